@@ -1,0 +1,250 @@
+//! Fused evaluation of a program on the CPU: the output is cut into chunks that stay in cache,
+//! every step of the program is applied to one chunk before moving to the next, and chunks run
+//! in parallel on rayon's pool. No intermediate result ever goes to main memory.
+
+use std::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use super::kernels::{select, CpuMath, Src};
+use crate::dim4::Dim4;
+use crate::jit::{Data, Instr, Program};
+use crate::storage::{convert, with_dtype, with_vec, Element, HostVec};
+
+use crate::backend::Buffer;
+
+/// Elements per chunk: a few temporaries of this size fit in L2.
+const CHUNK: usize = 4096;
+
+/// The value of one step over one chunk.
+enum Val<'a> {
+    Owned(HostVec),
+    /// `len` elements of a ready buffer starting at `start`, read in place.
+    View(&'a HostVec, usize),
+    /// One value for the whole chunk.
+    Splat(HostVec),
+}
+
+impl Val<'_> {
+    fn src<T: Element>(&self, len: usize) -> Src<'_, T> {
+        match self {
+            Val::Owned(h) => Src::Slice(h.as_slice::<T>()),
+            Val::View(h, start) => Src::Slice(&h.as_slice::<T>()[*start..*start + len]),
+            Val::Splat(h) => Src::Splat(h.as_slice::<T>()[0]),
+        }
+    }
+    fn is_splat(&self) -> bool {
+        matches!(self, Val::Splat(_))
+    }
+}
+
+/// Evaluates a program, returning one contiguous vector per output.
+pub(crate) fn run(p: &Program) -> Vec<HostVec> {
+    let n = p.dims.elements() as usize;
+    let mut outs: Vec<HostVec> = p
+        .outputs
+        .iter()
+        .map(|&o| with_dtype!(p.steps[o].dtype, T => T::wrap(Vec::<T>::with_capacity(n))))
+        .collect();
+    let ptrs: Vec<OutPtr> = outs
+        .iter_mut()
+        .map(|h| with_vec!(h, v, T => OutPtr(v.spare_capacity_mut().as_mut_ptr() as *mut u8)))
+        .collect();
+    let last = p.last_uses();
+    let nchunks = n.div_ceil(CHUNK);
+    let work = |c: usize| {
+        let start = c * CHUNK;
+        let len = CHUNK.min(n - start);
+        eval_chunk(p, &last, start, len, &ptrs);
+    };
+    if nchunks <= 1 {
+        (0..nchunks).for_each(work);
+    } else {
+        (0..nchunks).into_par_iter().for_each(work);
+    }
+    for h in &mut outs {
+        // SAFETY: every chunk wrote all of its elements of every output above.
+        with_vec!(h, v, T => unsafe { v.set_len(n) });
+    }
+    outs
+}
+
+/// Base pointer of an output's allocation; chunks write disjoint ranges of it.
+struct OutPtr(*mut u8);
+// SAFETY: the pointer is only used to write disjoint element ranges from different threads.
+unsafe impl Send for OutPtr {}
+unsafe impl Sync for OutPtr {}
+
+fn eval_chunk(p: &Program, last: &[usize], start: usize, len: usize, outs: &[OutPtr]) {
+    let mut vals: Vec<Option<Val>> = (0..p.steps.len()).map(|_| None).collect();
+    for (i, step) in p.steps.iter().enumerate() {
+        let get = |k: usize| vals[k].as_ref().expect("internal error: operand freed early");
+        let v = match &step.instr {
+            Instr::Input(d) => load(d, step.dims, p.dims, start, len),
+            Instr::Scalar(h) => Val::Splat(h.clone()),
+            Instr::Range(dim) => Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, |c| {
+                c[*dim as usize]
+            })),
+            Instr::Iota(b) => {
+                let b: [usize; 4] = std::array::from_fn(|k| b[k] as usize);
+                Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, move |c| {
+                    c[0] % b[0] + b[0] * (c[1] % b[1] + b[1] * (c[2] % b[2] + b[2] * (c[3] % b[3])))
+                }))
+            }
+            Instr::Unary(op, a) => {
+                let t = p.steps[*a].dtype;
+                let a = get(*a);
+                with_dtype!(t, T => {
+                    match a.src::<T>(len) {
+                        Src::Slice(s) => Val::Owned(T::unary(*op, s)),
+                        Src::Splat(x) => Val::Splat(T::unary(*op, &[x])),
+                    }
+                })
+            }
+            Instr::Binary(op, a, b) => {
+                let t = p.steps[*a].dtype;
+                let (va, vb) = (get(*a), get(*b));
+                let out = with_dtype!(t, T => T::binary(*op, va.src::<T>(len), vb.src::<T>(len)));
+                if va.is_splat() && vb.is_splat() {
+                    Val::Splat(out)
+                } else {
+                    Val::Owned(out)
+                }
+            }
+            Instr::Cast(a) => {
+                let va = get(*a);
+                let from = p.steps[*a].dtype;
+                let out = with_dtype!(from, S => with_dtype!(step.dtype, D => {
+                    match va.src::<S>(len) {
+                        Src::Slice(s) => D::wrap(crate::storage::cast_slice::<S, D>(s)),
+                        Src::Splat(x) => D::wrap(vec![convert::<S, D>(x)]),
+                    }
+                }));
+                if va.is_splat() {
+                    Val::Splat(out)
+                } else {
+                    Val::Owned(out)
+                }
+            }
+            Instr::Select(c, a, b) => {
+                let (vc, va, vb) = (get(*c), get(*a), get(*b));
+                if vc.is_splat() && va.is_splat() && vb.is_splat() {
+                    with_dtype!(step.dtype, T => Val::Splat(T::wrap(select(
+                        vc.src::<bool>(1), va.src::<T>(1), vb.src::<T>(1), 1))))
+                } else {
+                    with_dtype!(step.dtype, T => Val::Owned(T::wrap(select(
+                        vc.src::<bool>(len), va.src::<T>(len), vb.src::<T>(len), len))))
+                }
+            }
+        };
+        vals[i] = Some(v);
+        for k in step.instr.operands() {
+            if last[k] == i {
+                vals[k] = None;
+            }
+        }
+    }
+    for (o, &idx) in p.outputs.iter().enumerate() {
+        let v = vals[idx].as_ref().expect("internal error: output missing");
+        with_dtype!(p.steps[idx].dtype, T => {
+            // SAFETY: `outs[o]` points to an allocation of at least `start + len` elements of
+            // type T, and no other chunk writes this range.
+            let dst = unsafe {
+                std::slice::from_raw_parts_mut((outs[o].0 as *mut MaybeUninit<T>).add(start), len)
+            };
+            match v.src::<T>(len) {
+                Src::Slice(s) => {
+                    for (d, &x) in dst.iter_mut().zip(s) {
+                        d.write(x);
+                    }
+                }
+                Src::Splat(x) => {
+                    for d in dst.iter_mut() {
+                        d.write(x);
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Coordinates of linear index `i` in `dims`.
+fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
+    let mut c = [0; 4];
+    for (d, cd) in c.iter_mut().enumerate() {
+        let n = dims[d] as usize;
+        *cd = i % n;
+        i /= n;
+    }
+    c
+}
+
+/// Calls `f(first_position, run_length, coords)` for the runs along dimension 0 that cover
+/// output elements `start..start+len`.
+fn for_runs(out: Dim4, start: usize, len: usize, mut f: impl FnMut(usize, usize, [usize; 4])) {
+    let mut c = coords(start, out);
+    let mut done = 0;
+    let d0 = out[0] as usize;
+    while done < len {
+        let run = (d0 - c[0]).min(len - done);
+        f(done, run, c);
+        done += run;
+        c[0] = 0;
+        for d in 1..4 {
+            c[d] += 1;
+            if c[d] < out[d] as usize {
+                break;
+            }
+            c[d] = 0;
+        }
+    }
+}
+
+/// Reads the elements of a ready input for an output chunk, in place when it is laid out like
+/// the output.
+fn load<'a>(d: &'a Data, dims: Dim4, out: Dim4, start: usize, len: usize) -> Val<'a> {
+    let Buffer::Host(h) = &*d.buf;
+    if dims.elements() == 1 {
+        return Val::Splat(h.sub(d.offset..d.offset + 1));
+    }
+    if dims == out && d.is_contiguous(dims) {
+        return Val::View(h, d.offset + start);
+    }
+    let es: [i64; 4] = std::array::from_fn(|k| if dims[k] == 1 { 0 } else { d.strides[k] });
+    with_vec!(h, v, T => {
+        let mut o: Vec<T> = Vec::with_capacity(len);
+        for_runs(out, start, len, |_, run, c| {
+            let base = d.offset as i64 + (1..4).map(|k| c[k] as i64 * es[k]).sum::<i64>();
+            for j in 0..run {
+                o.push(v[(base + (c[0] + j) as i64 * es[0]) as usize]);
+            }
+        });
+        Val::Owned(T::wrap(o))
+    })
+}
+
+/// Values computed from coordinates (for `range` and `iota`); a dimension along which the node
+/// is broadcast reads as coordinate 0.
+fn index_values(
+    dtype: crate::dtype::DType,
+    dims: Dim4,
+    out: Dim4,
+    start: usize,
+    len: usize,
+    f: impl Fn([usize; 4]) -> usize,
+) -> HostVec {
+    let mut idx: Vec<u64> = Vec::with_capacity(len);
+    for_runs(out, start, len, |_, run, c| {
+        for j in 0..run {
+            let mut cc = c;
+            cc[0] += j;
+            for k in 0..4 {
+                if dims[k] == 1 {
+                    cc[k] = 0;
+                }
+            }
+            idx.push(f(cc) as u64);
+        }
+    });
+    with_dtype!(dtype, T => T::wrap(crate::storage::cast_slice::<u64, T>(&idx)))
+}

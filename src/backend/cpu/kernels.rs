@@ -1,0 +1,402 @@
+//! Element-wise kernels of the CPU backend over typed slices, one implementation per family of
+//! element types (real floats, complex, integers, bool, f16). The semantics written here are the
+//! reference the CUDA code generator follows; `docs/src/lazy-evaluation.md` lists the rules for
+//! integer division by zero and out-of-range shifts.
+
+use crate::dtype::{c32, c64};
+use crate::jit::{BinOp, UnOp};
+use crate::storage::{Element, HostVec};
+use half::f16;
+
+use super::vmath;
+
+/// An operand: a run of elements, or one value standing for all of them.
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'a, T> {
+    Slice(&'a [T]),
+    Splat(T),
+}
+
+impl<T: Copy> Src<'_, T> {
+    /// The elements as a vector of `n` (materialising a splat).
+    fn to_vec(self, n: usize) -> Vec<T> {
+        match self {
+            Src::Slice(s) => s.to_vec(),
+            Src::Splat(v) => vec![v; n],
+        }
+    }
+}
+
+#[inline(always)]
+fn map<T: Copy, U>(a: &[T], f: impl Fn(T) -> U) -> Vec<U> {
+    a.iter().map(|&x| f(x)).collect()
+}
+
+/// Applies `f` pairwise; a splat operand is repeated. At least one operand is a slice unless
+/// both are splats, in which case one element is produced.
+#[inline(always)]
+fn zip<T: Copy, U>(a: Src<T>, b: Src<T>, f: impl Fn(T, T) -> U) -> Vec<U> {
+    match (a, b) {
+        (Src::Slice(x), Src::Slice(y)) => x.iter().zip(y).map(|(&p, &q)| f(p, q)).collect(),
+        (Src::Slice(x), Src::Splat(q)) => x.iter().map(|&p| f(p, q)).collect(),
+        (Src::Splat(p), Src::Slice(y)) => y.iter().map(|&q| f(p, q)).collect(),
+        (Src::Splat(p), Src::Splat(q)) => vec![f(p, q)],
+    }
+}
+
+/// Per-type element-wise arithmetic.
+pub(crate) trait CpuMath: Element {
+    fn unary(op: UnOp, a: &[Self]) -> HostVec;
+    fn binary(op: BinOp, a: Src<Self>, b: Src<Self>) -> HostVec;
+}
+
+fn unsupported(what: &str, op: impl std::fmt::Debug, t: &str) -> ! {
+    panic!("internal error: {what} {op:?} reached the CPU kernels for type {t}")
+}
+
+macro_rules! real_float {
+    ($t:ident, $var:ident, $cx:ident, $sin:path, $cos:path, $exp:path, $log:path, $tanh:path,
+     $sigmoid:path) => {
+        impl CpuMath for $t {
+            fn unary(op: UnOp, a: &[$t]) -> HostVec {
+                use UnOp::*;
+                let fast = |f: fn(&[$t], &mut [$t])| {
+                    let mut out = vec![0.0 as $t; a.len()];
+                    f(a, &mut out);
+                    HostVec::$var(out)
+                };
+                let m = |f: fn($t) -> $t| HostVec::$var(map(a, f));
+                let b = |f: fn($t) -> bool| HostVec::B8(map(a, f));
+                match op {
+                    Neg => m(|x| -x),
+                    Not | IsZero => b(|x| x == 0.0),
+                    IsInf => b(|x| x.is_infinite()),
+                    IsNan => b(|x| x.is_nan()),
+                    Abs => m(|x| x.abs()),
+                    Arg => m(|x| if x.is_nan() { x } else if x < 0.0 { std::$t::consts::PI } else { 0.0 }),
+                    Sign => m(|x| if x < 0.0 { 1.0 } else { 0.0 }),
+                    Round => m(|x| x.round()),
+                    Trunc => m(|x| x.trunc()),
+                    Floor => m(|x| x.floor()),
+                    Ceil => m(|x| x.ceil()),
+                    Sigmoid => fast($sigmoid),
+                    Expm1 => m(|x| x.exp_m1()),
+                    Erf => m(|x| libm::erf(x as f64) as $t),
+                    Erfc => m(|x| libm::erfc(x as f64) as $t),
+                    Log10 => m(|x| x.log10()),
+                    Log1p => m(|x| x.ln_1p()),
+                    Log2 => m(|x| x.log2()),
+                    Cbrt => m(|x| x.cbrt()),
+                    Tgamma => m(|x| libm::tgamma(x as f64) as $t),
+                    Lgamma => m(|x| libm::lgamma(x as f64) as $t),
+                    Factorial => m(|x| libm::tgamma(x as f64 + 1.0) as $t),
+                    Sin => fast($sin),
+                    Cos => fast($cos),
+                    Tan => m(|x| x.tan()),
+                    Asin => m(|x| x.asin()),
+                    Acos => m(|x| x.acos()),
+                    Atan => m(|x| x.atan()),
+                    Sinh => m(|x| x.sinh()),
+                    Cosh => m(|x| x.cosh()),
+                    Tanh => fast($tanh),
+                    Asinh => m(|x| x.asinh()),
+                    Acosh => m(|x| x.acosh()),
+                    Atanh => m(|x| x.atanh()),
+                    Exp => fast($exp),
+                    Log => fast($log),
+                    Sqrt => m(|x| x.sqrt()),
+                    Rsqrt => m(|x| 1.0 / x.sqrt()),
+                    Pow2 => m(|x| x.exp2()),
+                    Real => m(|x| x),
+                    Imag => m(|_| 0.0),
+                    Conjg | BitNot => unsupported("unary", op, stringify!($t)),
+                }
+            }
+
+            fn binary(op: BinOp, a: Src<$t>, b: Src<$t>) -> HostVec {
+                use BinOp::*;
+                let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
+                let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
+                match op {
+                    Add => m(|x, y| x + y),
+                    Sub => m(|x, y| x - y),
+                    Mul => m(|x, y| x * y),
+                    Div => m(|x, y| x / y),
+                    Rem => m(|x, y| x % y),
+                    Mod => m(|x, y| {
+                        let r = x % y;
+                        if r != 0.0 && ((r < 0.0) != (y < 0.0)) { r + y } else { r }
+                    }),
+                    Pow => m(|x, y| x.powf(y)),
+                    Root => m(|n, v| v.powf(1.0 / n)),
+                    Atan2 => m(|y, x| y.atan2(x)),
+                    Hypot => m(|x, y| x.hypot(y)),
+                    Min => m(|x, y| x.min(y)),
+                    Max => m(|x, y| x.max(y)),
+                    Cplx2 => HostVec::$cx(zip(a, b, |x, y| num_complex::Complex::new(x, y))),
+                    Lt => c(|x, y| x < y),
+                    Gt => c(|x, y| x > y),
+                    Le => c(|x, y| x <= y),
+                    Ge => c(|x, y| x >= y),
+                    Eq => c(|x, y| x == y),
+                    Neq => c(|x, y| x != y),
+                    And => c(|x, y| x != 0.0 && y != 0.0),
+                    Or => c(|x, y| x != 0.0 || y != 0.0),
+                    BitAnd | BitOr | BitXor | Shl | Shr => unsupported("binary", op, stringify!($t)),
+                }
+            }
+        }
+    };
+}
+
+real_float!(f32, F32, C32, vmath::sin_f32, vmath::cos_f32, vmath::exp_f32, vmath::log_f32,
+    vmath::tanh_f32, vmath::sigmoid_f32);
+real_float!(f64, F64, C64, vmath::sin_f64, vmath::cos_f64, vmath::exp_f64, vmath::log_f64,
+    vmath::tanh_f64, vmath::sigmoid_f64);
+
+/// `|z|` ordering used by comparisons and min/max of complex numbers, as ArrayFire does.
+macro_rules! complex {
+    ($t:ident, $var:ident, $re:ident, $revar:ident) => {
+        impl CpuMath for $t {
+            fn unary(op: UnOp, a: &[$t]) -> HostVec {
+                use UnOp::*;
+                let m = |f: fn($t) -> $t| HostVec::$var(map(a, f));
+                let r = |f: fn($t) -> $re| HostVec::$revar(map(a, f));
+                let b = |f: fn($t) -> bool| HostVec::B8(map(a, f));
+                let ln2: $re = std::$re::consts::LN_2;
+                match op {
+                    Neg => m(|z| -z),
+                    Not | IsZero => b(|z| z.re == 0.0 && z.im == 0.0),
+                    IsInf => b(|z| z.re.is_infinite() || z.im.is_infinite()),
+                    IsNan => b(|z| z.re.is_nan() || z.im.is_nan()),
+                    Abs => r(|z| z.re.hypot(z.im)),
+                    Arg => r(|z| z.im.atan2(z.re)),
+                    Real => r(|z| z.re),
+                    Imag => r(|z| z.im),
+                    Conjg => m(|z| z.conj()),
+                    Sin => m(|z| z.sin()),
+                    Cos => m(|z| z.cos()),
+                    Tan => m(|z| z.tan()),
+                    Asin => m(|z| z.asin()),
+                    Acos => m(|z| z.acos()),
+                    Atan => m(|z| z.atan()),
+                    Sinh => m(|z| z.sinh()),
+                    Cosh => m(|z| z.cosh()),
+                    Tanh => m(|z| z.tanh()),
+                    Asinh => m(|z| z.asinh()),
+                    Acosh => m(|z| z.acosh()),
+                    Atanh => m(|z| z.atanh()),
+                    Exp => m(|z| z.exp()),
+                    Log => m(|z| z.ln()),
+                    Log10 => m(|z| z.ln() / std::$re::consts::LN_10),
+                    Log2 => m(|z| z.ln() / std::$re::consts::LN_2),
+                    Sqrt => m(|z| z.sqrt()),
+                    Rsqrt => m(|z| z.sqrt().inv()),
+                    Pow2 => HostVec::$var(map(a, |z| (z * ln2).exp())),
+                    _ => unsupported("unary", op, stringify!($t)),
+                }
+            }
+
+            fn binary(op: BinOp, a: Src<$t>, b: Src<$t>) -> HostVec {
+                use BinOp::*;
+                let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
+                let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
+                let nz = |z: $t| z.re != 0.0 || z.im != 0.0;
+                match op {
+                    Add => m(|x, y| x + y),
+                    Sub => m(|x, y| x - y),
+                    Mul => m(|x, y| x * y),
+                    Div => m(|x, y| x / y),
+                    Pow => m(|x, y| x.powc(y)),
+                    Min => m(|x, y| if y.norm_sqr() < x.norm_sqr() { y } else { x }),
+                    Max => m(|x, y| if y.norm_sqr() > x.norm_sqr() { y } else { x }),
+                    Lt => c(|x, y| x.norm_sqr() < y.norm_sqr()),
+                    Gt => c(|x, y| x.norm_sqr() > y.norm_sqr()),
+                    Le => c(|x, y| x.norm_sqr() <= y.norm_sqr()),
+                    Ge => c(|x, y| x.norm_sqr() >= y.norm_sqr()),
+                    Eq => c(|x, y| x == y),
+                    Neq => c(|x, y| x != y),
+                    And => HostVec::B8(zip(a, b, |x, y| nz(x) && nz(y))),
+                    Or => HostVec::B8(zip(a, b, |x, y| nz(x) || nz(y))),
+                    _ => unsupported("binary", op, stringify!($t)),
+                }
+            }
+        }
+    };
+}
+
+complex!(c32, C32, f32, F32);
+complex!(c64, C64, f64, F64);
+
+/// Integer power by squaring with wrapping; negative exponents give the truncated reciprocal
+/// (0 unless the base is 1 or -1).
+macro_rules! int_pow {
+    ($t:ty, signed) => {
+        |x: $t, y: $t| -> $t {
+            if y < 0 {
+                return match x {
+                    1 => 1,
+                    -1 => if y % 2 == 0 { 1 } else { -1 },
+                    _ => 0,
+                };
+            }
+            x.wrapping_pow(y.min(u32::MAX as $t as $t) as u32)
+        }
+    };
+    ($t:ty, unsigned) => {
+        |x: $t, y: $t| -> $t { x.wrapping_pow(y.min(u32::MAX as $t) as u32) }
+    };
+}
+
+macro_rules! integer {
+    ($t:ident, $var:ident, $sign:ident) => {
+        impl CpuMath for $t {
+            fn unary(op: UnOp, a: &[$t]) -> HostVec {
+                use UnOp::*;
+                match op {
+                    Neg => HostVec::$var(map(a, |x| x.wrapping_neg())),
+                    BitNot => HostVec::$var(map(a, |x| !x)),
+                    Not | IsZero => HostVec::B8(map(a, |x| x == 0)),
+                    IsInf | IsNan => HostVec::B8(vec![false; a.len()]),
+                    _ => unsupported("unary", op, stringify!($t)),
+                }
+            }
+
+            fn binary(op: BinOp, a: Src<$t>, b: Src<$t>) -> HostVec {
+                use BinOp::*;
+                const BITS: $t = <$t>::BITS as $t;
+                let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
+                let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
+                let via_f64 = |f: fn(f64, f64) -> f64| {
+                    HostVec::$var(zip(a, b, move |x, y| f(x as f64, y as f64) as $t))
+                };
+                match op {
+                    Add => m(|x, y| x.wrapping_add(y)),
+                    Sub => m(|x, y| x.wrapping_sub(y)),
+                    Mul => m(|x, y| x.wrapping_mul(y)),
+                    Div => m(|x, y| if y == 0 { 0 } else { x.wrapping_div(y) }),
+                    Rem => m(|x, y| if y == 0 { 0 } else { x.wrapping_rem(y) }),
+                    #[allow(unused_comparisons)]
+                    Mod => m(|x, y| {
+                        if y == 0 {
+                            return 0;
+                        }
+                        let r = x.wrapping_rem(y);
+                        if r != 0 && ((r < 0) != (y < 0)) { r.wrapping_add(y) } else { r }
+                    }),
+                    Pow => m(int_pow!($t, $sign)),
+                    Root => via_f64(|n, v| v.powf(1.0 / n)),
+                    Atan2 => via_f64(f64::atan2),
+                    Hypot => via_f64(f64::hypot),
+                    Min => m(|x, y| x.min(y)),
+                    Max => m(|x, y| x.max(y)),
+                    BitAnd => m(|x, y| x & y),
+                    BitOr => m(|x, y| x | y),
+                    BitXor => m(|x, y| x ^ y),
+                    #[allow(unused_comparisons)]
+                    Shl => m(|x, y| if y < 0 || y >= BITS { 0 } else { x << y }),
+                    #[allow(unused_comparisons)]
+                    Shr => m(|x, y| {
+                        if y < 0 || y >= BITS {
+                            if x < 0 { !0 } else { 0 }
+                        } else {
+                            x >> y
+                        }
+                    }),
+                    Lt => c(|x, y| x < y),
+                    Gt => c(|x, y| x > y),
+                    Le => c(|x, y| x <= y),
+                    Ge => c(|x, y| x >= y),
+                    Eq => c(|x, y| x == y),
+                    Neq => c(|x, y| x != y),
+                    And => c(|x, y| x != 0 && y != 0),
+                    Or => c(|x, y| x != 0 || y != 0),
+                    Cplx2 => unsupported("binary", op, stringify!($t)),
+                }
+            }
+        }
+    };
+}
+
+integer!(u8, U8, unsigned);
+integer!(u16, U16, unsigned);
+integer!(u32, U32, unsigned);
+integer!(u64, U64, unsigned);
+integer!(i16, S16, signed);
+integer!(i32, S32, signed);
+integer!(i64, S64, signed);
+
+/// Converts the result of an operation computed in a wider type back to `B8`/`F16` where the
+/// operation's result type is the narrow type (comparisons already give `B8`).
+fn narrow(v: HostVec, to: crate::dtype::DType) -> HostVec {
+    if v.dtype() == crate::dtype::DType::B8 || v.dtype().is_complex() {
+        v
+    } else {
+        v.cast(to)
+    }
+}
+
+fn widen<T: Element, W: Element>(s: Src<T>) -> (Vec<W>, bool) {
+    match s {
+        Src::Slice(x) => (crate::storage::cast_slice(x), false),
+        Src::Splat(v) => (vec![crate::storage::convert(v)], true),
+    }
+}
+
+fn src_of<W>((v, splat): &(Vec<W>, bool)) -> Src<'_, W>
+where
+    W: Copy,
+{
+    if *splat {
+        Src::Splat(v[0])
+    } else {
+        Src::Slice(v)
+    }
+}
+
+// bool arithmetic is computed on 0/1 bytes and the result read back as "not zero", as C does
+// for its char-sized booleans; f16 arithmetic is computed in f32 and rounded once.
+impl CpuMath for bool {
+    fn unary(op: UnOp, a: &[bool]) -> HostVec {
+        narrow(u8::unary(op, &crate::storage::cast_slice::<bool, u8>(a)), crate::dtype::DType::B8)
+    }
+    fn binary(op: BinOp, a: Src<bool>, b: Src<bool>) -> HostVec {
+        let (wa, wb) = (widen::<bool, u8>(a), widen::<bool, u8>(b));
+        narrow(u8::binary(op, src_of(&wa), src_of(&wb)), crate::dtype::DType::B8)
+    }
+}
+
+impl CpuMath for f16 {
+    fn unary(op: UnOp, a: &[f16]) -> HostVec {
+        narrow(f32::unary(op, &crate::storage::cast_slice::<f16, f32>(a)), crate::dtype::DType::F16)
+    }
+    fn binary(op: BinOp, a: Src<f16>, b: Src<f16>) -> HostVec {
+        let (wa, wb) = (widen::<f16, f32>(a), widen::<f16, f32>(b));
+        narrow(f32::binary(op, src_of(&wa), src_of(&wb)), crate::dtype::DType::F16)
+    }
+}
+
+/// `cond ? a : b` element by element.
+pub(crate) fn select<T: Copy>(cond: Src<bool>, a: Src<T>, b: Src<T>, n: usize) -> Vec<T> {
+    match (cond, a, b) {
+        (Src::Splat(c), a, b) => {
+            if c {
+                a.to_vec(n)
+            } else {
+                b.to_vec(n)
+            }
+        }
+        (Src::Slice(c), Src::Slice(x), Src::Slice(y)) => {
+            c.iter().zip(x).zip(y).map(|((&c, &x), &y)| if c { x } else { y }).collect()
+        }
+        (Src::Slice(c), Src::Slice(x), Src::Splat(y)) => {
+            c.iter().zip(x).map(|(&c, &x)| if c { x } else { y }).collect()
+        }
+        (Src::Slice(c), Src::Splat(x), Src::Slice(y)) => {
+            c.iter().zip(y).map(|(&c, &y)| if c { x } else { y }).collect()
+        }
+        (Src::Slice(c), Src::Splat(x), Src::Splat(y)) => {
+            c.iter().map(|&c| if c { x } else { y }).collect()
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The CPU backend: fused, chunked, parallel evaluation of expression graphs.
+
+pub(crate) mod eval;
+pub(crate) mod kernels;
+pub(crate) mod vmath;

@@ -1,0 +1,329 @@
+//! Backends and devices: choosing where arrays live, and what the machine offers.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use crate::backend::BackendKind;
+use crate::error::{Error, Result};
+
+/// A compute backend, named as in arrayfire-rust.
+///
+/// ```
+/// use emberfire::{get_active_backend, Backend};
+/// let b = get_active_backend();
+/// assert!(b == Backend::CPU || b == Backend::CUDA);
+/// ```
+#[allow(clippy::upper_case_acronyms)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The best available: CUDA where a GPU and driver are present, else CPU.
+    DEFAULT,
+    /// The multi-threaded CPU backend.
+    CPU,
+    /// NVIDIA GPUs through CUDA.
+    CUDA,
+    /// Not provided by emberfire; listed so code naming it compiles.
+    OPENCL,
+}
+
+/// The backend chosen by `EMBERFIRE_BACKEND` (or the best available), decided once per process.
+fn process_default() -> Result<BackendKind> {
+    static DEFAULT: OnceLock<Result<BackendKind>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| match std::env::var("EMBERFIRE_BACKEND") {
+            Err(_) => Ok(best_available()),
+            Ok(v) => match v.to_ascii_lowercase().as_str() {
+                "" | "default" => Ok(best_available()),
+                "cpu" => Ok(BackendKind::Cpu),
+                "cuda" => kind_of(Backend::CUDA),
+                other => Err(Error::BackendUnavailable(format!(
+                    "EMBERFIRE_BACKEND={other}: expected `cpu` or `cuda`"
+                ))),
+            },
+        })
+        .clone()
+}
+
+fn best_available() -> BackendKind {
+    BackendKind::Cpu
+}
+
+fn kind_of(b: Backend) -> Result<BackendKind> {
+    match b {
+        Backend::DEFAULT => Ok(best_available()),
+        Backend::CPU => Ok(BackendKind::Cpu),
+        Backend::CUDA => Err(Error::BackendUnavailable(
+            "CUDA: this build of emberfire has no CUDA backend yet".into(),
+        )),
+        Backend::OPENCL => {
+            Err(Error::BackendUnavailable("OpenCL is not provided by emberfire".into()))
+        }
+    }
+}
+
+thread_local! {
+    static ACTIVE: Cell<Option<BackendKind>> = const { Cell::new(None) };
+}
+
+/// The backend new arrays are created on in this thread. Panics with the reason if
+/// `EMBERFIRE_BACKEND` names a backend that cannot be used.
+pub(crate) fn active_kind() -> BackendKind {
+    ACTIVE.with(|a| match a.get() {
+        Some(k) => k,
+        None => {
+            let k = process_default().unwrap_or_else(|e| panic!("{e}"));
+            a.set(Some(k));
+            k
+        }
+    })
+}
+
+/// Makes `backend` the active backend of this thread; arrays created afterwards live there.
+/// Panics if it is not available (see [`try_set_backend`]).
+///
+/// ```
+/// use emberfire::{set_backend, get_active_backend, Backend};
+/// set_backend(Backend::CPU);
+/// assert_eq!(get_active_backend(), Backend::CPU);
+/// ```
+pub fn set_backend(backend: Backend) {
+    try_set_backend(backend).unwrap_or_else(|e| panic!("set_backend({backend:?}): {e}"))
+}
+
+/// Like [`set_backend`], returning an error instead of panicking.
+///
+/// ```
+/// assert!(emberfire::try_set_backend(emberfire::Backend::OPENCL).is_err());
+/// ```
+pub fn try_set_backend(backend: Backend) -> Result<()> {
+    let k = kind_of(backend)?;
+    ACTIVE.with(|a| a.set(Some(k)));
+    Ok(())
+}
+
+/// The active backend of this thread.
+///
+/// ```
+/// assert_ne!(emberfire::get_active_backend(), emberfire::Backend::DEFAULT);
+/// ```
+pub fn get_active_backend() -> Backend {
+    match active_kind() {
+        BackendKind::Cpu => Backend::CPU,
+    }
+}
+
+/// The backends usable on this machine.
+///
+/// ```
+/// assert!(emberfire::get_available_backends().contains(&emberfire::Backend::CPU));
+/// ```
+pub fn get_available_backends() -> Vec<Backend> {
+    [Backend::CPU, Backend::CUDA].into_iter().filter(|b| kind_of(*b).is_ok()).collect()
+}
+
+/// How many backends are usable on this machine.
+///
+/// ```
+/// assert!(emberfire::get_backend_count() >= 1);
+/// ```
+pub fn get_backend_count() -> u32 {
+    get_available_backends().len() as u32
+}
+
+/// emberfire's version as (major, minor, patch).
+///
+/// ```
+/// let (major, minor, _) = emberfire::get_version();
+/// assert!(major >= 0 && minor >= 0);
+/// ```
+pub fn get_version() -> (i32, i32, i32) {
+    let p = |s: &str| s.parse().unwrap_or(0);
+    (
+        p(env!("CARGO_PKG_VERSION_MAJOR")),
+        p(env!("CARGO_PKG_VERSION_MINOR")),
+        p(env!("CARGO_PKG_VERSION_PATCH")),
+    )
+}
+
+/// The version as text.
+///
+/// ```
+/// assert!(!emberfire::get_revision().is_empty());
+/// ```
+pub fn get_revision() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Number of devices of the active backend (1 on the CPU).
+///
+/// ```
+/// assert!(emberfire::device_count() >= 1);
+/// ```
+pub fn device_count() -> i32 {
+    match active_kind() {
+        BackendKind::Cpu => 1,
+    }
+}
+
+/// The active device of this thread.
+///
+/// ```
+/// assert_eq!(emberfire::get_device(), 0);
+/// ```
+pub fn get_device() -> i32 {
+    match active_kind() {
+        BackendKind::Cpu => 0,
+    }
+}
+
+/// Makes `device` the active device of this thread. Panics if it does not exist (see
+/// [`try_set_device`]).
+///
+/// ```
+/// emberfire::set_device(0);
+/// ```
+pub fn set_device(device: i32) {
+    try_set_device(device).unwrap_or_else(|e| panic!("set_device: {e}"))
+}
+
+/// Like [`set_device`], returning an error for a device that does not exist.
+///
+/// ```
+/// assert!(emberfire::try_set_device(99).is_err());
+/// ```
+pub fn try_set_device(device: i32) -> Result<()> {
+    let count = device_count();
+    if device < 0 || device >= count {
+        return Err(Error::InvalidDevice { requested: device, count });
+    }
+    Ok(())
+}
+
+fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|n| n.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// (device name, platform, toolkit version, compute capability) of the active device.
+///
+/// ```
+/// let (name, platform, _, _) = emberfire::device_info();
+/// assert!(!name.is_empty() && !platform.is_empty());
+/// ```
+pub fn device_info() -> (String, String, String, String) {
+    match active_kind() {
+        BackendKind::Cpu => (
+            cpu_name(),
+            "CPU".to_string(),
+            format!("rayon, {} threads", rayon::current_num_threads()),
+            std::env::consts::ARCH.to_string(),
+        ),
+    }
+}
+
+/// A description of the backend and its devices, as [`info`] prints it.
+///
+/// ```
+/// assert!(emberfire::info_string(false).contains("emberfire"));
+/// ```
+pub fn info_string(verbose: bool) -> String {
+    let (name, platform, toolkit, compute) = device_info();
+    let mut s = format!(
+        "emberfire v{} ({platform}, {}-bit {})\n[0] {name}, {toolkit}",
+        get_revision(),
+        usize::BITS,
+        std::env::consts::OS
+    );
+    if verbose {
+        s.push_str(&format!(", {compute}"));
+    }
+    s.push('\n');
+    s
+}
+
+/// Prints [`info_string`]`(false)` to standard output.
+///
+/// ```
+/// emberfire::info();
+/// ```
+pub fn info() {
+    print!("{}", info_string(false));
+}
+
+/// Waits until all work queued on `device` has finished. CPU work is synchronous, so on the
+/// CPU this returns at once.
+///
+/// ```
+/// emberfire::sync(emberfire::get_device());
+/// ```
+pub fn sync(device: i32) {
+    try_set_device(device).unwrap_or_else(|e| panic!("sync: {e}"));
+}
+
+/// Whether the device computes in f64.
+///
+/// ```
+/// assert!(emberfire::is_double_available(0));
+/// ```
+pub fn is_double_available(_device: i32) -> bool {
+    true
+}
+
+/// Whether the device computes in f16 (on the CPU, f16 is computed in f32 and rounded).
+///
+/// ```
+/// assert!(emberfire::is_half_available(0));
+/// ```
+pub fn is_half_available(_device: i32) -> bool {
+    true
+}
+
+pub(crate) static HOST_BYTES: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static HOST_BUFFERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Memory held by arrays on the active device: (allocated bytes, allocated buffers, locked
+/// bytes, locked buffers). On the CPU nothing is locked and nothing is cached.
+///
+/// ```
+/// use emberfire::{Array, dim4, device_mem_info};
+/// let before = device_mem_info();
+/// let a = Array::new(&[1.0f32; 256], dim4!(256));
+/// assert!(device_mem_info().0 >= before.0);
+/// drop(a);
+/// ```
+pub fn device_mem_info() -> (usize, usize, usize, usize) {
+    match active_kind() {
+        BackendKind::Cpu => {
+            (HOST_BYTES.load(Ordering::Relaxed), HOST_BUFFERS.load(Ordering::Relaxed), 0, 0)
+        }
+    }
+}
+
+/// Prints [`device_mem_info`] for `device` with a title.
+///
+/// ```
+/// emberfire::print_mem_info("after setup".to_string(), 0);
+/// ```
+pub fn print_mem_info(msg: String, device: i32) {
+    let (bytes, buffers, lbytes, lbuffers) = device_mem_info();
+    println!(
+        "{msg}\nMemory on device {device}: {bytes} bytes in {buffers} buffers allocated, \
+         {lbytes} bytes in {lbuffers} buffers locked"
+    );
+}
+
+/// Returns cached memory of the active device to the system. The CPU backend caches nothing,
+/// so there it has no effect.
+///
+/// ```
+/// emberfire::device_gc();
+/// ```
+pub fn device_gc() {}

@@ -1,0 +1,52 @@
+//! Failures of the environment, returned by the `try_` forms of calls.
+//!
+//! Programmer errors (shapes that do not match, a host slice of the wrong length, an index out
+//! of range) are not `Error`s: they panic with a message naming the function, the argument and
+//! the shapes, as std and ndarray do.
+
+use std::fmt;
+
+/// What went wrong outside the caller's control.
+///
+/// ```
+/// let e = emberfire::Error::BackendUnavailable("CUDA: no driver".into());
+/// assert!(e.to_string().contains("no driver"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The requested backend cannot be used on this machine; the text says why.
+    BackendUnavailable(String),
+    /// A device id outside `0..device_count()`.
+    InvalidDevice {
+        /// The id asked for.
+        requested: i32,
+        /// How many devices there are.
+        count: i32,
+    },
+    /// Memory could not be allocated, even after returning cached memory to the system.
+    OutOfMemory {
+        /// The size of the failed request, in bytes.
+        bytes: usize,
+    },
+    /// A driver, compiler or library call failed; the text carries its message.
+    Driver(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BackendUnavailable(why) => write!(f, "backend unavailable: {why}"),
+            Error::InvalidDevice { requested, count } => {
+                write!(f, "invalid device {requested}: there are {count} device(s)")
+            }
+            Error::OutOfMemory { bytes } => write!(f, "out of memory allocating {bytes} bytes"),
+            Error::Driver(msg) => write!(f, "driver error: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `Result` with emberfire's error.
+pub type Result<T> = std::result::Result<T, Error>;

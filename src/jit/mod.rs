@@ -1,0 +1,10 @@
+//! The lazy expression graph shared by every backend: nodes, operations, and the flattened
+//! programs that backends evaluate.
+
+pub(crate) mod node;
+pub(crate) mod op;
+pub(crate) mod program;
+
+pub(crate) use node::{Data, Expr, Node};
+pub(crate) use op::{BinOp, UnOp};
+pub(crate) use program::{Instr, Program};

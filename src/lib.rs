@@ -1,0 +1,61 @@
+//! # emberfire
+//!
+//! Lazily evaluated arrays for Rust, in the spirit of ArrayFire: one [`Array`] type, up to four
+//! dimensions, thirteen element types, on a fast multi-threaded CPU backend (and CUDA where a
+//! GPU is present). Element-wise operations build an expression graph; nothing is computed
+//! until a value is needed, and then a whole tree is computed in one fused pass.
+//!
+//! The API follows arrayfire-rust's names and signatures, so code written for it ports by
+//! changing one `use` line.
+//!
+//! ```
+//! use emberfire::*;
+//! let x = Array::new(&[1.0f32, 2.0, 3.0, 4.0], dim4!(2, 2));
+//! let y = sin(&x) * cos(&x) + &x * 0.5f32; // lazy: one fused pass when read
+//! let v = y.to_vec();
+//! assert!((v[0] - (1f32.sin() * 1f32.cos() + 0.5)).abs() < 1e-6);
+//! ```
+//!
+//! Programmer errors (mismatched shapes, host slices of the wrong length) panic with a message
+//! naming the function and the shapes; failures of the environment are [`Error`]s returned by
+//! the `try_` forms.
+
+#![warn(missing_docs)]
+
+mod array;
+mod backend;
+mod device;
+mod dim4;
+mod dtype;
+mod error;
+mod evaluation;
+mod jit;
+mod macros;
+mod ops;
+mod print_format;
+mod storage;
+
+pub use array::{print, print_gen, Array};
+pub use device::{
+    device_count, device_gc, device_info, device_mem_info, get_active_backend,
+    get_available_backends, get_backend_count, get_device, get_revision, get_version, info,
+    info_string, is_double_available, is_half_available, print_mem_info, set_backend, set_device,
+    sync, try_set_backend, try_set_device, Backend,
+};
+pub use dim4::Dim4;
+pub use dtype::{
+    c32, c64, ComplexFloating, ConfidenceCCInput, CovarianceComputable, DType, DeconvInput,
+    EdgeComputable, FloatingPoint, Fromf64, GrayRGBConvertible, HasAfEnum, ImageFilterType,
+    ImageNativeType, ImplicitPromote, IndexableType, IntegralType, MedianComputable,
+    MomentsComputable, RealFloating, RealNumber, ReduceByKeyInput, Scanable,
+};
+pub use error::{Error, Result};
+pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
+pub use ops::arith::*;
+pub use ops::data::{
+    constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,
+    select, selectl, selectr, upper, ConstGenerator,
+};
+
+/// Re-exported so that users can name `f16` without adding the crate.
+pub use half::f16;

@@ -1,0 +1,5 @@
+//! The public operations, one file per family.
+
+pub(crate) mod arith;
+pub(crate) mod build;
+pub(crate) mod data;

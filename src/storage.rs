@@ -1,0 +1,225 @@
+//! Typed host storage behind a type-erased tag: `HostVec` holds a `Vec<T>` of any element type,
+//! and `Element` links each Rust type to its variant. Casting between element types lives here
+//! too, so both backends (and host reads) share one definition of what a cast means.
+
+use crate::dtype::{c32, c64, DType};
+use half::f16;
+
+/// A vector of elements of one of the thirteen element types.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostVec {
+    F32(Vec<f32>),
+    C32(Vec<c32>),
+    F64(Vec<f64>),
+    C64(Vec<c64>),
+    B8(Vec<bool>),
+    S32(Vec<i32>),
+    U32(Vec<u32>),
+    U8(Vec<u8>),
+    S64(Vec<i64>),
+    U64(Vec<u64>),
+    S16(Vec<i16>),
+    U16(Vec<u16>),
+    F16(Vec<f16>),
+}
+
+/// Runs `$body` with `$v` bound to the typed vector inside a `HostVec` (by value, reference or
+/// mutable reference, following how `$hv` is given) and the element type available as `$T`.
+macro_rules! with_vec {
+    ($hv:expr, $v:ident, $T:ident => $body:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::storage::HostVec as __H;
+        match $hv {
+            __H::F32($v) => { #[allow(dead_code)] type $T = f32; $body }
+            __H::C32($v) => { #[allow(dead_code)] type $T = $crate::dtype::c32; $body }
+            __H::F64($v) => { #[allow(dead_code)] type $T = f64; $body }
+            __H::C64($v) => { #[allow(dead_code)] type $T = $crate::dtype::c64; $body }
+            __H::B8($v) => { #[allow(dead_code)] type $T = bool; $body }
+            __H::S32($v) => { #[allow(dead_code)] type $T = i32; $body }
+            __H::U32($v) => { #[allow(dead_code)] type $T = u32; $body }
+            __H::U8($v) => { #[allow(dead_code)] type $T = u8; $body }
+            __H::S64($v) => { #[allow(dead_code)] type $T = i64; $body }
+            __H::U64($v) => { #[allow(dead_code)] type $T = u64; $body }
+            __H::S16($v) => { #[allow(dead_code)] type $T = i16; $body }
+            __H::U16($v) => { #[allow(dead_code)] type $T = u16; $body }
+            __H::F16($v) => { #[allow(dead_code)] type $T = half::f16; $body }
+        }
+    }};
+}
+pub(crate) use with_vec;
+
+/// Runs `$body` with `$T` bound to the Rust type of a `DType` value.
+macro_rules! with_dtype {
+    ($dt:expr, $T:ident => $body:expr) => {{
+        use $crate::dtype::DType as __D;
+        match $dt {
+            __D::F32 => { type $T = f32; $body }
+            __D::C32 => { type $T = $crate::dtype::c32; $body }
+            __D::F64 => { type $T = f64; $body }
+            __D::C64 => { type $T = $crate::dtype::c64; $body }
+            __D::B8 => { type $T = bool; $body }
+            __D::S32 => { type $T = i32; $body }
+            __D::U32 => { type $T = u32; $body }
+            __D::U8 => { type $T = u8; $body }
+            __D::S64 => { type $T = i64; $body }
+            __D::U64 => { type $T = u64; $body }
+            __D::S16 => { type $T = i16; $body }
+            __D::U16 => { type $T = u16; $body }
+            __D::F16 => { type $T = half::f16; $body }
+        }
+    }};
+}
+pub(crate) use with_dtype;
+
+/// A value of any element type, widened without loss, used to define casts once.
+#[derive(Clone, Copy, Debug)]
+pub enum Lit {
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Real(f64),
+    Cplx(c64),
+}
+
+pub(crate) mod sealed {
+    use super::*;
+    /// Links a Rust element type to its `HostVec` variant and to `Lit`.
+    pub trait Element: Copy + Send + Sync + 'static {
+        /// The tag of this type.
+        const DTYPE: DType;
+        /// Wraps a vector.
+        fn wrap(v: Vec<Self>) -> HostVec;
+        /// Borrows the vector if the tag matches.
+        fn slice(h: &HostVec) -> Option<&[Self]>;
+        /// Takes the vector if the tag matches.
+        fn unwrap(h: HostVec) -> Option<Vec<Self>>;
+        /// Widens to a `Lit`.
+        fn to_lit(self) -> Lit;
+        /// Narrows from a `Lit` with the cast rules documented on `Array::cast`.
+        fn from_lit(l: Lit) -> Self;
+    }
+}
+pub(crate) use sealed::Element;
+
+macro_rules! element {
+    ($t:ty, $var:ident, $self_:ident => $to:expr, $l:ident => $from:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$var;
+            fn wrap(v: Vec<Self>) -> HostVec {
+                HostVec::$var(v)
+            }
+            fn slice(h: &HostVec) -> Option<&[Self]> {
+                match h {
+                    HostVec::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn unwrap(h: HostVec) -> Option<Vec<Self>> {
+                match h {
+                    HostVec::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn to_lit($self_) -> Lit {
+                $to
+            }
+            #[inline(always)]
+            fn from_lit($l: Lit) -> Self {
+                $from
+            }
+        }
+    };
+}
+
+// Numeric narrowing follows Rust's `as`: floats to integers truncate toward zero and saturate
+// (NaN gives 0), integers wrap. Complex to real keeps the real part. Anything to bool is
+// "not zero"; bool to a number is 0 or 1.
+macro_rules! prim_element {
+    ($t:ty, $var:ident, $kind:ident) => {
+        element!($t, $var, self => Lit::$kind(self as _), l => match l {
+            Lit::Bool(b) => b as u8 as $t,
+            Lit::Int(i) => i as $t,
+            Lit::Uint(u) => u as $t,
+            Lit::Real(f) => f as $t,
+            Lit::Cplx(c) => c.re as $t,
+        });
+    };
+}
+prim_element!(f32, F32, Real);
+prim_element!(f64, F64, Real);
+prim_element!(u8, U8, Uint);
+prim_element!(u16, U16, Uint);
+prim_element!(u32, U32, Uint);
+prim_element!(u64, U64, Uint);
+prim_element!(i16, S16, Int);
+prim_element!(i32, S32, Int);
+prim_element!(i64, S64, Int);
+
+element!(bool, B8, self => Lit::Bool(self), l => match l {
+    Lit::Bool(b) => b,
+    Lit::Int(i) => i != 0,
+    Lit::Uint(u) => u != 0,
+    Lit::Real(f) => f != 0.0,
+    Lit::Cplx(c) => c.re != 0.0 || c.im != 0.0,
+});
+element!(f16, F16, self => Lit::Real(self.to_f64()), l => f16::from_f64(f64::from_lit(l)));
+element!(c32, C32, self => Lit::Cplx(c64::new(self.re as f64, self.im as f64)), l => match l {
+    Lit::Cplx(c) => c32::new(c.re as f32, c.im as f32),
+    other => c32::new(f32::from_lit(other), 0.0),
+});
+element!(c64, C64, self => Lit::Cplx(self), l => match l {
+    Lit::Cplx(c) => c,
+    other => c64::new(f64::from_lit(other), 0.0),
+});
+
+/// Converts one element to another element type.
+#[inline(always)]
+pub(crate) fn convert<S: Element, D: Element>(s: S) -> D {
+    D::from_lit(s.to_lit())
+}
+
+impl HostVec {
+    /// The element type.
+    pub(crate) fn dtype(&self) -> DType {
+        with_vec!(self, _v, T => <T as Element>::DTYPE)
+    }
+
+    /// Number of elements.
+    pub(crate) fn len(&self) -> usize {
+        with_vec!(self, v, T => v.len())
+    }
+
+    /// A vector of `len` default (zero) elements of a type.
+    pub(crate) fn zeros(dtype: DType, len: usize) -> HostVec {
+        with_dtype!(dtype, T => T::wrap(vec![T::default(); len]))
+    }
+
+    /// Converts every element to `to` (see `Element` for the rules).
+    pub(crate) fn cast(&self, to: DType) -> HostVec {
+        if self.dtype() == to {
+            return self.clone();
+        }
+        with_vec!(self, v, S => with_dtype!(to, D => D::wrap(cast_slice::<S, D>(v))))
+    }
+
+    /// Elements `range` as a new vector.
+    pub(crate) fn sub(&self, range: std::ops::Range<usize>) -> HostVec {
+        with_vec!(self, v, T => T::wrap(v[range].to_vec()))
+    }
+
+    /// Typed view of the elements; panics if the type does not match (an internal bug).
+    pub(crate) fn as_slice<T: Element>(&self) -> &[T] {
+        T::slice(self).expect("internal error: element type mismatch")
+    }
+
+    /// Typed vector; panics if the type does not match (an internal bug).
+    pub(crate) fn into_vec<T: Element>(self) -> Vec<T> {
+        T::unwrap(self).expect("internal error: element type mismatch")
+    }
+}
+
+/// Converts a slice of one element type into a vector of another.
+pub(crate) fn cast_slice<S: Element, D: Element>(src: &[S]) -> Vec<D> {
+    src.iter().map(|&s| convert::<S, D>(s)).collect()
+}
