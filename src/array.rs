@@ -10,7 +10,7 @@ use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
 use crate::error::Result;
 use crate::jit::{Data, Expr, Node};
-use crate::storage::{with_vec, Element, HostVec};
+use crate::storage::{with_vec, HostVec};
 
 /// An array of up to four dimensions, stored column-major, evaluated lazily.
 ///

@@ -4,6 +4,7 @@
 //! backend-neutral; a backend receives flattened `Program`s and returns buffers.
 
 pub(crate) mod cpu;
+pub(crate) mod cuda;
 
 use crate::dim4::Dim4;
 use crate::jit::{Data, Program};

@@ -101,7 +101,8 @@ impl UnOp {
         match self {
             Neg | Not | IsZero | IsInf | IsNan => true,
             BitNot => t.is_integer() || t == DType::B8,
-            Abs | Arg | Real | Imag | Conjg | Sin | Cos | Tan | Asin | Acos | Atan | Sinh
+            Conjg => t.is_complex(),
+            Abs | Arg | Real | Imag | Sin | Cos | Tan | Asin | Acos | Atan | Sinh
             | Cosh | Tanh | Asinh | Acosh | Atanh | Exp | Log | Sqrt | Rsqrt | Pow2 | Log10
             | Log2 => t.is_floating(),
             Sign | Round | Trunc | Floor | Ceil | Sigmoid | Expm1 | Erf | Erfc | Log1p | Cbrt

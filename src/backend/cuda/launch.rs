@@ -1,0 +1,1 @@
+//! CUDA launch (in progress).

@@ -1,0 +1,4 @@
+//! The CUDA backend.
+
+pub(crate) mod codegen;
+pub(crate) mod launch;
