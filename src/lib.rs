@@ -29,6 +29,8 @@ mod dim4;
 mod dtype;
 mod error;
 mod evaluation;
+#[cfg(feature = "ndarray")]
+mod interop_ndarray;
 mod jit;
 mod macros;
 mod ops;
@@ -59,3 +61,8 @@ pub use ops::data::{
 
 /// Re-exported so that users can name `f16` without adding the crate.
 pub use half::f16;
+
+// The README's example runs as a doc test, so it cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
