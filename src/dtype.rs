@@ -102,13 +102,7 @@ impl DType {
     pub fn is_integer(self) -> bool {
         matches!(
             self,
-            DType::S32
-                | DType::U32
-                | DType::U8
-                | DType::S64
-                | DType::U64
-                | DType::S16
-                | DType::U16
+            DType::S32 | DType::U32 | DType::U8 | DType::S64 | DType::U64 | DType::S16 | DType::U16
         )
     }
 
@@ -151,10 +145,7 @@ impl DType {
 
 pub(crate) mod private {
     /// Seals `HasAfEnum`: the crate's evaluation code relies on knowing every element type.
-    pub trait Sealed:
-        std::fmt::Debug + Copy + Default + Send + Sync + PartialEq + 'static
-    {
-    }
+    pub trait Sealed: std::fmt::Debug + Copy + Default + Send + Sync + PartialEq + 'static {}
 }
 
 /// The element types an `Array` can hold, with the output types of operations on them.
@@ -270,7 +261,7 @@ mod promote {
     implicit!(u64 => c64: c64, c32: c32, f64: f64, f32: f32, i64: u64, i32: u64, u32: u64, i16: u64, u16: u64, bool: u64, u8: u64, f16: f16);
     implicit!(i32 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, u32: u32, i16: i32, u16: i32, bool: i32, u8: i32, f16: f16);
     implicit!(u32 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: u32, i16: u32, u16: u32, bool: u32, u8: u32, f16: f16);
-    implicit!(i16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, u16: u16, bool: u16, u8: u16, f16: f16);
+    implicit!(i16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, u16: u16, bool: i16, u8: i16, f16: f16);
     implicit!(u16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: u16, bool: u16, u8: u16, f16: f16);
     implicit!(u8 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: i16, u16: u16, bool: u8, f16: f16);
     implicit!(bool => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: i16, u16: u16, u8: u8, f16: f16);

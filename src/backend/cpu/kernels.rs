@@ -54,6 +54,28 @@ fn unsupported(what: &str, op: impl std::fmt::Debug, t: &str) -> ! {
     panic!("internal error: {what} {op:?} reached the CPU kernels for type {t}")
 }
 
+/// acosh(x) = ln(x + sqrt(x² - 1)), written as log1p(t + sqrt(2t + t²)) with t = x - 1 below
+/// 2: the library form loses most digits to rounding next to 1. f32 calls this too and rounds
+/// the f64 result once.
+fn acosh_f64(x: f64) -> f64 {
+    if x < 1.0 {
+        return f64::NAN;
+    }
+    let t = x - 1.0;
+    if t < 1.0 {
+        (t + (2.0 * t + t * t).sqrt()).ln_1p()
+    } else {
+        x.acosh()
+    }
+}
+
+/// atanh(x) = sign(x) · log1p(2|x| / (1 - |x|)) / 2: working on |x| keeps the argument of
+/// log1p away from -1, where the library form loses digits for x next to -1.
+fn atanh_f64(x: f64) -> f64 {
+    let a = x.abs();
+    (0.5 * (2.0 * a / (1.0 - a)).ln_1p()).copysign(x)
+}
+
 macro_rules! real_float {
     ($t:ident, $var:ident, $cx:ident, $sin:path, $cos:path, $exp:path, $log:path, $tanh:path,
      $sigmoid:path) => {
@@ -73,7 +95,15 @@ macro_rules! real_float {
                     IsInf => b(|x| x.is_infinite()),
                     IsNan => b(|x| x.is_nan()),
                     Abs => m(|x| x.abs()),
-                    Arg => m(|x| if x.is_nan() { x } else if x < 0.0 { std::$t::consts::PI } else { 0.0 }),
+                    Arg => m(|x| {
+                        if x.is_nan() {
+                            x
+                        } else if x < 0.0 {
+                            std::$t::consts::PI
+                        } else {
+                            0.0
+                        }
+                    }),
                     Sign => m(|x| if x < 0.0 { 1.0 } else { 0.0 }),
                     Round => m(|x| x.round()),
                     Trunc => m(|x| x.trunc()),
@@ -100,8 +130,8 @@ macro_rules! real_float {
                     Cosh => m(|x| x.cosh()),
                     Tanh => fast($tanh),
                     Asinh => m(|x| x.asinh()),
-                    Acosh => m(|x| x.acosh()),
-                    Atanh => m(|x| x.atanh()),
+                    Acosh => m(|x| acosh_f64(x as f64) as $t),
+                    Atanh => m(|x| atanh_f64(x as f64) as $t),
                     Exp => fast($exp),
                     Log => fast($log),
                     Sqrt => m(|x| x.sqrt()),
@@ -125,7 +155,11 @@ macro_rules! real_float {
                     Rem => m(|x, y| x % y),
                     Mod => m(|x, y| {
                         let r = x % y;
-                        if r != 0.0 && ((r < 0.0) != (y < 0.0)) { r + y } else { r }
+                        if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
+                            r + y
+                        } else {
+                            r
+                        }
                     }),
                     Pow => m(|x, y| x.powf(y)),
                     Root => m(|n, v| v.powf(1.0 / n)),
@@ -142,19 +176,82 @@ macro_rules! real_float {
                     Neq => c(|x, y| x != y),
                     And => c(|x, y| x != 0.0 && y != 0.0),
                     Or => c(|x, y| x != 0.0 || y != 0.0),
-                    BitAnd | BitOr | BitXor | Shl | Shr => unsupported("binary", op, stringify!($t)),
+                    BitAnd | BitOr | BitXor | Shl | Shr => {
+                        unsupported("binary", op, stringify!($t))
+                    }
                 }
             }
         }
     };
 }
 
-real_float!(f32, F32, C32, vmath::sin_f32, vmath::cos_f32, vmath::exp_f32, vmath::log_f32,
-    vmath::tanh_f32, vmath::sigmoid_f32);
-real_float!(f64, F64, C64, vmath::sin_f64, vmath::cos_f64, vmath::exp_f64, vmath::log_f64,
-    vmath::tanh_f64, vmath::sigmoid_f64);
+real_float!(
+    f32,
+    F32,
+    C32,
+    vmath::sin_f32,
+    vmath::cos_f32,
+    vmath::exp_f32,
+    vmath::log_f32,
+    vmath::tanh_f32,
+    vmath::sigmoid_f32
+);
+real_float!(
+    f64,
+    F64,
+    C64,
+    vmath::sin_f64,
+    vmath::cos_f64,
+    vmath::exp_f64,
+    vmath::log_f64,
+    vmath::tanh_f64,
+    vmath::sigmoid_f64
+);
 
-/// `|z|` ordering used by comparisons and min/max of complex numbers, as ArrayFire does.
+/// Complex transcendental functions, evaluated in c64 (c32 results are rounded once, so they
+/// are accurate to about an ulp of `|z|` instead of losing digits to the cancellations that
+/// the textbook formulas suffer in single precision).
+mod cmath {
+    use crate::dtype::c64;
+
+    /// `a / b` with both scaled by the larger part of `b`, so that `|b|²` neither overflows nor
+    /// underflows.
+    pub(super) fn div(a: c64, b: c64) -> c64 {
+        let s = b.re.abs().max(b.im.abs());
+        if s == 0.0 || !s.is_finite() {
+            return a / b;
+        }
+        let (a, b) = (a / s, b / s);
+        let d = b.re * b.re + b.im * b.im;
+        c64::new((a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d)
+    }
+
+    /// tan(a + ib) = (sin 2a + i sinh 2b) / (2 (cos² a + sinh² b)): the denominator is a sum
+    /// of squares, so it does not cancel near the poles as `cos 2a + cosh 2b` does.
+    pub(super) fn tan(z: c64) -> c64 {
+        let (a, b) = (z.re, z.im);
+        if b.abs() > 20.0 {
+            // cosh 2b dominates: tan = 2 sin 2a e^(-2|b|) + i sign(b), to double precision.
+            return c64::new(2.0 * (2.0 * a).sin() * (-2.0 * b.abs()).exp(), 1f64.copysign(b));
+        }
+        let (c, sh) = (a.cos(), b.sinh());
+        let d = 2.0 * (c * c + sh * sh);
+        c64::new((2.0 * a).sin() / d, (2.0 * b).sinh() / d)
+    }
+
+    /// tanh(z) = -i tan(iz).
+    pub(super) fn tanh(z: c64) -> c64 {
+        let t = tan(c64::new(-z.im, z.re));
+        c64::new(t.im, -t.re)
+    }
+
+    /// 2^z = e^(z ln 2).
+    pub(super) fn pow2(z: c64) -> c64 {
+        (z * std::f64::consts::LN_2).exp()
+    }
+}
+
+/// Comparisons and min/max of complex numbers order them by `|z|`, as ArrayFire does.
 macro_rules! complex {
     ($t:ident, $var:ident, $re:ident, $revar:ident) => {
         impl CpuMath for $t {
@@ -163,7 +260,13 @@ macro_rules! complex {
                 let m = |f: fn($t) -> $t| HostVec::$var(map(a, f));
                 let r = |f: fn($t) -> $re| HostVec::$revar(map(a, f));
                 let b = |f: fn($t) -> bool| HostVec::B8(map(a, f));
-                let ln2: $re = std::$re::consts::LN_2;
+                // Evaluated in c64 and rounded once.
+                let w = |f: fn(c64) -> c64| {
+                    HostVec::$var(map(a, |z| {
+                        let v = f(c64::new(z.re as f64, z.im as f64));
+                        $t::new(v.re as $re, v.im as $re)
+                    }))
+                };
                 match op {
                     Neg => m(|z| -z),
                     Not | IsZero => b(|z| z.re == 0.0 && z.im == 0.0),
@@ -174,25 +277,25 @@ macro_rules! complex {
                     Real => r(|z| z.re),
                     Imag => r(|z| z.im),
                     Conjg => m(|z| z.conj()),
-                    Sin => m(|z| z.sin()),
-                    Cos => m(|z| z.cos()),
-                    Tan => m(|z| z.tan()),
-                    Asin => m(|z| z.asin()),
-                    Acos => m(|z| z.acos()),
-                    Atan => m(|z| z.atan()),
-                    Sinh => m(|z| z.sinh()),
-                    Cosh => m(|z| z.cosh()),
-                    Tanh => m(|z| z.tanh()),
-                    Asinh => m(|z| z.asinh()),
-                    Acosh => m(|z| z.acosh()),
-                    Atanh => m(|z| z.atanh()),
-                    Exp => m(|z| z.exp()),
-                    Log => m(|z| z.ln()),
-                    Log10 => m(|z| z.ln() / std::$re::consts::LN_10),
-                    Log2 => m(|z| z.ln() / std::$re::consts::LN_2),
-                    Sqrt => m(|z| z.sqrt()),
-                    Rsqrt => m(|z| z.sqrt().inv()),
-                    Pow2 => HostVec::$var(map(a, |z| (z * ln2).exp())),
+                    Sin => w(|z| z.sin()),
+                    Cos => w(|z| z.cos()),
+                    Tan => w(cmath::tan),
+                    Asin => w(|z| z.asin()),
+                    Acos => w(|z| z.acos()),
+                    Atan => w(|z| z.atan()),
+                    Sinh => w(|z| z.sinh()),
+                    Cosh => w(|z| z.cosh()),
+                    Tanh => w(cmath::tanh),
+                    Asinh => w(|z| z.asinh()),
+                    Acosh => w(|z| z.acosh()),
+                    Atanh => w(|z| z.atanh()),
+                    Exp => w(|z| z.exp()),
+                    Log => w(|z| z.ln()),
+                    Log10 => w(|z| z.ln() / std::f64::consts::LN_10),
+                    Log2 => w(|z| z.ln() / std::f64::consts::LN_2),
+                    Sqrt => w(|z| z.sqrt()),
+                    Rsqrt => w(|z| cmath::div(c64::new(1.0, 0.0), z.sqrt())),
+                    Pow2 => w(cmath::pow2),
                     _ => unsupported("unary", op, stringify!($t)),
                 }
             }
@@ -202,12 +305,22 @@ macro_rules! complex {
                 let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
                 let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
                 let nz = |z: $t| z.re != 0.0 || z.im != 0.0;
+                // Evaluated in c64 and rounded once.
+                let w = |f: fn(c64, c64) -> c64| {
+                    HostVec::$var(zip(a, b, |x, y| {
+                        let v = f(
+                            c64::new(x.re as f64, x.im as f64),
+                            c64::new(y.re as f64, y.im as f64),
+                        );
+                        $t::new(v.re as $re, v.im as $re)
+                    }))
+                };
                 match op {
                     Add => m(|x, y| x + y),
                     Sub => m(|x, y| x - y),
                     Mul => m(|x, y| x * y),
-                    Div => m(|x, y| x / y),
-                    Pow => m(|x, y| x.powc(y)),
+                    Div => w(cmath::div),
+                    Pow => w(|x, y| x.powc(y)),
                     Min => m(|x, y| if y.norm_sqr() < x.norm_sqr() { y } else { x }),
                     Max => m(|x, y| if y.norm_sqr() > x.norm_sqr() { y } else { x }),
                     Lt => c(|x, y| x.norm_sqr() < y.norm_sqr()),
@@ -228,23 +341,44 @@ macro_rules! complex {
 complex!(c32, C32, f32, F32);
 complex!(c64, C64, f64, F64);
 
-/// Integer power by squaring with wrapping; negative exponents give the truncated reciprocal
-/// (0 unless the base is 1 or -1).
+/// `base^e` by squaring with wrapping multiplication, over every bit of the exponent.
+fn wrapping_pow<T: Copy + num_traits::WrappingMul + num_traits::One>(mut base: T, mut e: u64) -> T {
+    let mut acc = T::one();
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc.wrapping_mul(&base);
+        }
+        e >>= 1;
+        if e > 0 {
+            base = base.wrapping_mul(&base);
+        }
+    }
+    acc
+}
+
+/// Integer power with wrapping; negative exponents give the truncated reciprocal (0 unless the
+/// base is 1 or -1).
 macro_rules! int_pow {
     ($t:ty, signed) => {
         |x: $t, y: $t| -> $t {
             if y < 0 {
                 return match x {
                     1 => 1,
-                    -1 => if y % 2 == 0 { 1 } else { -1 },
+                    -1 => {
+                        if y % 2 == 0 {
+                            1
+                        } else {
+                            -1
+                        }
+                    }
                     _ => 0,
                 };
             }
-            x.wrapping_pow(y.min(u32::MAX as $t as $t) as u32)
+            wrapping_pow(x, y as u64)
         }
     };
     ($t:ty, unsigned) => {
-        |x: $t, y: $t| -> $t { x.wrapping_pow(y.min(u32::MAX as $t) as u32) }
+        |x: $t, y: $t| -> $t { wrapping_pow(x, y as u64) }
     };
 }
 
@@ -282,7 +416,11 @@ macro_rules! integer {
                             return 0;
                         }
                         let r = x.wrapping_rem(y);
-                        if r != 0 && ((r < 0) != (y < 0)) { r.wrapping_add(y) } else { r }
+                        if r != 0 && ((r < 0) != (y < 0)) {
+                            r.wrapping_add(y)
+                        } else {
+                            r
+                        }
                     }),
                     Pow => m(int_pow!($t, $sign)),
                     Root => via_f64(|n, v| v.powf(1.0 / n)),
@@ -298,7 +436,11 @@ macro_rules! integer {
                     #[allow(unused_comparisons)]
                     Shr => m(|x, y| {
                         if y < 0 || y >= BITS {
-                            if x < 0 { !0 } else { 0 }
+                            if x < 0 {
+                                !0
+                            } else {
+                                0
+                            }
                         } else {
                             x >> y
                         }
@@ -355,9 +497,13 @@ where
 }
 
 // bool arithmetic is computed on 0/1 bytes and the result read back as "not zero", as C does
-// for its char-sized booleans; f16 arithmetic is computed in f32 and rounded once.
+// for its char-sized booleans, except the complement, which is logical not (a bitwise
+// complement of 0 or 1 is never zero); f16 arithmetic is computed in f32 and rounded once.
 impl CpuMath for bool {
     fn unary(op: UnOp, a: &[bool]) -> HostVec {
+        if op == UnOp::BitNot {
+            return HostVec::B8(map(a, |x| !x));
+        }
         narrow(u8::unary(op, &crate::storage::cast_slice::<bool, u8>(a)), crate::dtype::DType::B8)
     }
     fn binary(op: BinOp, a: Src<bool>, b: Src<bool>) -> HostVec {
