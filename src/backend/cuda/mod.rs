@@ -1,4 +1,65 @@
 //! The CUDA backend.
+//!
+//! Layers, bottom up:
+//! - [`runtime`]: finding the driver and devices, one primary context and one emberfire stream
+//!   per device, host transfers;
+//! - [`memory`]: the per-device caching, stream-ordered memory manager;
+//! - [`nvrtc`]: compiling CUDA C at run time with NVRTC for the device's own architecture,
+//!   cached in memory and on disk;
+//! - [`codegen`] and [`launch`]: kernels for expression-graph programs, and running them.
+//!
+//! CUDA is loaded with `dlopen` when first needed (cudarc's `dynamic-loading`), so the crate
+//! builds and runs on machines without a GPU; [`runtime::device_count`] says why CUDA is not
+//! usable instead of panicking.
+
+// The layers below are used by the code generator and the backend glue as those land; until
+// then parts of them are only reached from tests.
+#[allow(dead_code)]
+pub(crate) mod memory;
+#[allow(dead_code)]
+pub(crate) mod nvrtc;
+#[allow(dead_code)]
+pub(crate) mod runtime;
 
 pub(crate) mod codegen;
 pub(crate) mod launch;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Mutex;
+
+use crate::error::Error;
+use cudarc::driver::DriverError;
+
+/// Opens the first library among cudarc's candidate file names for `names` (e.g. `["cuda",
+/// "nvcuda"]`: `libcuda.so`, ..., `libcuda.so.1`) and keeps it open for the process. Returns
+/// whether one opened.
+///
+/// Why not cudarc's `is_culib_present`: it closes the library again, so cudarc's first real
+/// call loads (and initialises) it a second time. Opening it here, in cudarc's own order, and
+/// keeping the handle makes cudarc's later `dlopen` of the same name a reference-count bump.
+pub(crate) fn keep_loaded(names: &[&str]) -> bool {
+    static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
+    for name in names {
+        for candidate in cudarc::get_lib_name_candidates(name) {
+            // SAFETY: loading a CUDA library runs its initialisers, which using it requires.
+            if let Ok(lib) = unsafe { libloading::Library::new(&candidate) } {
+                KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(lib);
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// An [`Error::Driver`] naming what was being done and the driver's own name and text for the
+/// failure (e.g. "launching `k`: CUDA_ERROR_INVALID_VALUE: invalid argument").
+pub(crate) fn driver_error(doing: &str, e: DriverError) -> Error {
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned());
+    let text = e.error_string().map(|s| s.to_string_lossy().into_owned());
+    match (name, text) {
+        (Ok(n), Ok(t)) => Error::Driver(format!("{doing}: {n}: {t}")),
+        _ => Error::Driver(format!("{doing}: CUresult {}", e.0 as u32)),
+    }
+}
