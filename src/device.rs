@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use crate::backend::BackendKind;
+use crate::backend::{cuda, BackendKind};
 use crate::error::{Error, Result};
 
 /// A compute backend, named as in arrayfire-rust.
@@ -45,17 +45,23 @@ fn process_default() -> Result<BackendKind> {
         .clone()
 }
 
+/// CUDA where a driver and a device are present, else the CPU.
 fn best_available() -> BackendKind {
-    BackendKind::Cpu
+    kind_of(Backend::CUDA).unwrap_or(BackendKind::Cpu)
+}
+
+fn cuda_count() -> Result<usize> {
+    match cuda::runtime::device_count()? {
+        0 => Err(Error::BackendUnavailable("CUDA: no CUDA device found".into())),
+        n => Ok(n),
+    }
 }
 
 fn kind_of(b: Backend) -> Result<BackendKind> {
     match b {
         Backend::DEFAULT => Ok(best_available()),
         Backend::CPU => Ok(BackendKind::Cpu),
-        Backend::CUDA => Err(Error::BackendUnavailable(
-            "CUDA: this build of emberfire has no CUDA backend yet".into(),
-        )),
+        Backend::CUDA => cuda_count().map(|_| BackendKind::Cuda(0)),
         Backend::OPENCL => {
             Err(Error::BackendUnavailable("OpenCL is not provided by emberfire".into()))
         }
@@ -98,7 +104,10 @@ pub fn set_backend(backend: Backend) {
 /// ```
 pub fn try_set_backend(backend: Backend) -> Result<()> {
     let k = kind_of(backend)?;
-    ACTIVE.with(|a| a.set(Some(k)));
+    // switching back to a backend keeps its device choice when it is already active
+    if std::mem::discriminant(&k) != std::mem::discriminant(&active_kind()) {
+        ACTIVE.with(|a| a.set(Some(k)));
+    }
     Ok(())
 }
 
@@ -110,6 +119,7 @@ pub fn try_set_backend(backend: Backend) -> Result<()> {
 pub fn get_active_backend() -> Backend {
     match active_kind() {
         BackendKind::Cpu => Backend::CPU,
+        BackendKind::Cuda(_) => Backend::CUDA,
     }
 }
 
@@ -163,6 +173,7 @@ pub fn get_revision() -> &'static str {
 pub fn device_count() -> i32 {
     match active_kind() {
         BackendKind::Cpu => 1,
+        BackendKind::Cuda(_) => cuda_count().unwrap_or(0) as i32,
     }
 }
 
@@ -174,6 +185,7 @@ pub fn device_count() -> i32 {
 pub fn get_device() -> i32 {
     match active_kind() {
         BackendKind::Cpu => 0,
+        BackendKind::Cuda(d) => d as i32,
     }
 }
 
@@ -196,6 +208,10 @@ pub fn try_set_device(device: i32) -> Result<()> {
     let count = device_count();
     if device < 0 || device >= count {
         return Err(Error::InvalidDevice { requested: device, count });
+    }
+    if let BackendKind::Cuda(_) = active_kind() {
+        cuda::runtime::device(device as usize)?;
+        ACTIVE.with(|a| a.set(Some(BackendKind::Cuda(device as usize))));
     }
     Ok(())
 }
@@ -226,6 +242,21 @@ pub fn device_info() -> (String, String, String, String) {
             format!("rayon, {} threads", rayon::current_num_threads()),
             std::env::consts::ARCH.to_string(),
         ),
+        BackendKind::Cuda(d) => match cuda::runtime::device(d) {
+            Ok(dev) => {
+                let (major, minor) = dev.compute_capability();
+                let driver = cuda::runtime::driver_version()
+                    .map(|(a, b)| format!("CUDA driver {a}.{b}"))
+                    .unwrap_or_else(|e| e.to_string());
+                (
+                    dev.name().to_string(),
+                    "CUDA".to_string(),
+                    format!("{driver}, {} GiB", dev.total_memory() >> 30),
+                    format!("{major}.{minor}"),
+                )
+            }
+            Err(e) => (e.to_string(), "CUDA".into(), String::new(), String::new()),
+        },
     }
 }
 
@@ -265,7 +296,15 @@ pub fn info() {
 /// emberfire::sync(emberfire::get_device());
 /// ```
 pub fn sync(device: i32) {
-    try_set_device(device).unwrap_or_else(|e| panic!("sync: {e}"));
+    let count = device_count();
+    if device < 0 || device >= count {
+        panic!("sync: {}", Error::InvalidDevice { requested: device, count });
+    }
+    if let BackendKind::Cuda(_) = active_kind() {
+        cuda::runtime::device(device as usize)
+            .and_then(|d| d.sync())
+            .unwrap_or_else(|e| panic!("sync: {e}"));
+    }
 }
 
 /// Whether the device computes in f64.
@@ -304,6 +343,9 @@ pub fn device_mem_info() -> (usize, usize, usize, usize) {
         BackendKind::Cpu => {
             (HOST_BYTES.load(Ordering::Relaxed), HOST_BUFFERS.load(Ordering::Relaxed), 0, 0)
         }
+        BackendKind::Cuda(d) => cuda::runtime::device(d)
+            .map(|dev| dev.memory().info())
+            .unwrap_or((0, 0, 0, 0)),
     }
 }
 
@@ -326,4 +368,10 @@ pub fn print_mem_info(msg: String, device: i32) {
 /// ```
 /// emberfire::device_gc();
 /// ```
-pub fn device_gc() {}
+pub fn device_gc() {
+    if let BackendKind::Cuda(d) = active_kind() {
+        if let Ok(dev) = cuda::runtime::device(d) {
+            dev.gc();
+        }
+    }
+}

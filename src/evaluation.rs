@@ -45,11 +45,11 @@ pub fn is_manual_eval() -> bool {
 /// ```
 pub fn eval_multiple<T: HasAfEnum>(arrays: Vec<&Array<T>>) {
     let nodes: Vec<Arc<Node>> = arrays.iter().map(|a| a.node().clone()).collect();
-    eval_nodes(&nodes);
+    eval_nodes(&nodes).unwrap_or_else(|e| panic!("eval_multiple: {e}"));
 }
 
 /// Evaluates the lazy nodes among `nodes`, grouping those that can share one pass.
-pub(crate) fn eval_nodes(nodes: &[Arc<Node>]) {
+pub(crate) fn eval_nodes(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
     let mut groups: Vec<Vec<Arc<Node>>> = Vec::new();
     for n in nodes {
         if n.data().is_some() || groups.iter().flatten().any(|m| Arc::ptr_eq(m, n)) {
@@ -62,7 +62,7 @@ pub(crate) fn eval_nodes(nodes: &[Arc<Node>]) {
     }
     for g in groups {
         let program = Program::build(&g);
-        let bufs = g[0].backend.run(&program);
+        let bufs = g[0].backend.run(&program)?;
         for (node, buf) in g.iter().zip(bufs) {
             let strides = node.dims.strides();
             node.set_ready(Data {
@@ -72,4 +72,5 @@ pub(crate) fn eval_nodes(nodes: &[Arc<Node>]) {
             });
         }
     }
+    Ok(())
 }

@@ -59,6 +59,21 @@ pub use ops::data::{
     select, selectl, selectr, upper, ConstGenerator,
 };
 
+pub use backend::cuda::nvrtc::JitStats;
+
+/// How many kernels have been compiled, and how many lookups the in-memory and on-disk kernel
+/// caches answered, since the process started (all zero on the CPU backend, which compiles
+/// nothing).
+///
+/// ```
+/// let before = emberfire::jit_stats();
+/// let after = emberfire::jit_stats();
+/// assert!(after.compiles >= before.compiles);
+/// ```
+pub fn jit_stats() -> JitStats {
+    backend::cuda::nvrtc::jit_stats()
+}
+
 /// Re-exported so that users can name `f16` without adding the crate.
 pub use half::f16;
 

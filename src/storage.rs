@@ -223,3 +223,34 @@ impl HostVec {
 pub(crate) fn cast_slice<S: Element, D: Element>(src: &[S]) -> Vec<D> {
     src.iter().map(|&s| convert::<S, D>(s)).collect()
 }
+
+impl HostVec {
+    /// The elements' bytes in memory order (what a device copy moves).
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        with_vec!(self, v, T => {
+            // SAFETY: every element type is plain data without padding (bool is one byte that
+            // is 0 or 1, f16 two bytes, complex two packed floats), so its bytes may be read.
+            unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(&v[..])) }
+        })
+    }
+
+    /// Elements of type `dtype` from their bytes. bool bytes are read as "not zero", so foreign
+    /// memory holding other values cannot produce an invalid bool.
+    pub(crate) fn from_bytes(dtype: DType, bytes: &[u8]) -> HostVec {
+        if dtype == DType::B8 {
+            return HostVec::B8(bytes.iter().map(|&b| b != 0).collect());
+        }
+        with_dtype!(dtype, T => {
+            let n = bytes.len() / std::mem::size_of::<T>();
+            assert_eq!(n * std::mem::size_of::<T>(), bytes.len(), "internal error: partial element");
+            let mut v: Vec<T> = Vec::with_capacity(n);
+            // SAFETY: every bit pattern is a valid value of the non-bool element types, and the
+            // destination has room for `n` elements.
+            unsafe {
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr() as *mut u8, bytes.len());
+                v.set_len(n);
+            }
+            T::wrap(v)
+        })
+    }
+}

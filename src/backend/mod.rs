@@ -6,22 +6,28 @@
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 
-use crate::dim4::Dim4;
-use crate::jit::{Data, Program};
-use crate::device::{HOST_BUFFERS, HOST_BYTES};
-use crate::storage::HostVec;
 use std::sync::atomic::Ordering;
+
+use crate::device::{HOST_BUFFERS, HOST_BYTES};
+use crate::dim4::Dim4;
+use crate::error::Error;
+use crate::jit::program::Step;
+use crate::jit::{Data, Instr, Program};
+use crate::storage::HostVec;
 
 /// The backend (and device) an array lives on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum BackendKind {
     Cpu,
+    /// A CUDA device, by ordinal.
+    Cuda(usize),
 }
 
 /// Memory owned by a backend.
 #[derive(Debug)]
 pub(crate) enum Buffer {
     Host(HostVec),
+    Cuda(cuda::memory::DeviceMem),
 }
 
 impl Buffer {
@@ -35,50 +41,70 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        match self {
-            Buffer::Host(h) => {
-                HOST_BYTES.fetch_sub(h.len() * h.dtype().size(), Ordering::Relaxed);
-                HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
-            }
+        if let Buffer::Host(h) = self {
+            HOST_BYTES.fetch_sub(h.len() * h.dtype().size(), Ordering::Relaxed);
+            HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
 
 impl BackendKind {
     /// Evaluates a program; one buffer per output, contiguous, in order.
-    pub(crate) fn run(self, p: &Program) -> Vec<Buffer> {
+    pub(crate) fn run(self, p: &Program) -> Result<Vec<Buffer>, Error> {
         match self {
-            BackendKind::Cpu => cpu::eval::run(p).into_iter().map(Buffer::host).collect(),
+            BackendKind::Cpu => Ok(cpu::eval::run(p).into_iter().map(Buffer::host).collect()),
+            BackendKind::Cuda(d) => {
+                Ok(cuda::launch::run(d, p)?.into_iter().map(Buffer::Cuda).collect())
+            }
         }
     }
 
     /// Moves host elements into a new buffer of this backend.
-    pub(crate) fn upload(self, h: HostVec) -> Buffer {
+    pub(crate) fn upload(self, h: HostVec) -> Result<Buffer, Error> {
         match self {
-            BackendKind::Cpu => Buffer::host(h),
+            BackendKind::Cpu => Ok(Buffer::host(h)),
+            BackendKind::Cuda(d) => {
+                let dev = cuda::runtime::device(d)?;
+                let bytes = h.as_bytes();
+                let mem = dev.memory().alloc(bytes.len().max(1))?;
+                dev.write(&mem, 0, bytes)?;
+                Ok(Buffer::Cuda(mem))
+            }
         }
     }
 }
 
 /// Copies the elements of ready data with shape `dims` to a contiguous host vector.
-pub(crate) fn download(d: &Data, dims: Dim4) -> HostVec {
+pub(crate) fn download(d: &Data, dims: Dim4, dtype: crate::dtype::DType) -> Result<HostVec, Error> {
     let n = dims.elements() as usize;
+    if !d.is_contiguous(dims) {
+        // gather into a contiguous buffer on the data's own backend first
+        let p = Program {
+            steps: vec![Step { instr: Instr::Input(d.clone()), dtype, dims }],
+            outputs: vec![0],
+            dims,
+        };
+        let kind = match &*d.buf {
+            Buffer::Host(_) => BackendKind::Cpu,
+            Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
+        };
+        let buf = kind.run(&p)?.pop().expect("one output");
+        let strides = dims.strides();
+        let dense = Data {
+            buf: std::sync::Arc::new(buf),
+            offset: 0,
+            strides: std::array::from_fn(|k| strides[k] as i64),
+        };
+        return download(&dense, dims, dtype);
+    }
     match &*d.buf {
-        Buffer::Host(h) => {
-            if d.is_contiguous(dims) {
-                h.sub(d.offset..d.offset + n)
-            } else {
-                let p = Program {
-                    steps: vec![crate::jit::program::Step {
-                        instr: crate::jit::Instr::Input(d.clone()),
-                        dtype: h.dtype(),
-                        dims,
-                    }],
-                    outputs: vec![0],
-                    dims,
-                };
-                cpu::eval::run(&p).pop().expect("one output")
-            }
+        Buffer::Host(h) => Ok(h.sub(d.offset..d.offset + n)),
+        Buffer::Cuda(m) => {
+            let dev = cuda::runtime::device(m.ordinal())?;
+            let size = dtype.size();
+            let mut bytes = vec![0u8; n * size];
+            dev.download(m, d.offset * size, &mut bytes)?;
+            Ok(HostVec::from_bytes(dtype, &bytes))
         }
     }
 }

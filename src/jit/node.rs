@@ -135,12 +135,17 @@ impl Node {
         *self.state.write().unwrap() = State::Ready(data);
     }
 
-    /// Evaluates the node if it is lazy and returns its data.
+    /// Evaluates the node if it is lazy and returns its data; panics if the backend fails.
     pub(crate) fn eval(self: &Arc<Self>) -> Data {
+        self.try_eval().unwrap_or_else(|e| panic!("evaluation failed: {e}"))
+    }
+
+    /// Evaluates the node if it is lazy and returns its data.
+    pub(crate) fn try_eval(self: &Arc<Self>) -> Result<Data, crate::error::Error> {
         if let Some(d) = self.data() {
-            return d;
+            return Ok(d);
         }
-        crate::evaluation::eval_nodes(&[self.clone()]);
-        self.data().expect("internal error: node not ready after evaluation")
+        crate::evaluation::eval_nodes(&[self.clone()])?;
+        Ok(self.data().expect("internal error: node not ready after evaluation"))
     }
 }

@@ -1,1 +1,131 @@
-//! CUDA launch (in progress).
+//! Running a program on a CUDA device: choose the kernel's form, find or compile it, pack its
+//! parameters and launch it on the device's emberfire stream.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::codegen::{self, Access};
+use super::memory::DeviceMem;
+use super::nvrtc::KernelFn;
+use super::runtime::{self, Device};
+use crate::backend::Buffer;
+use crate::error::Error;
+use crate::jit::{Instr, Program};
+
+/// Threads per block of element-wise kernels.
+const BLOCK: u32 = 256;
+/// Resident blocks per multiprocessor the grid is sized for; more would only add scheduling.
+const BLOCKS_PER_SM: u32 = 16;
+
+/// Kernels by (device, structural key): the fast path that avoids generating source text for a
+/// tree whose structure was seen before.
+fn kernels() -> &'static Mutex<HashMap<(usize, Vec<u8>), Arc<KernelFn>>> {
+    static K: OnceLock<Mutex<HashMap<(usize, Vec<u8>), Arc<KernelFn>>>> = OnceLock::new();
+    K.get_or_init(Default::default)
+}
+
+/// The device pointer and element offset of an input step.
+fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
+    match &*d.buf {
+        Buffer::Cuda(m) => m.ptr() + (d.offset * size) as u64,
+        Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA program"),
+    }
+}
+
+/// Evaluates `p` on device `ordinal`, returning one new buffer per output.
+pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> {
+    let dev = runtime::device(ordinal)?;
+    let n = p.dims.elements() as usize;
+    let mut outs = Vec::with_capacity(p.outputs.len());
+    for &o in &p.outputs {
+        outs.push(dev.memory().alloc((n * p.steps[o].dtype.size()).max(1))?);
+    }
+    if n == 0 {
+        return Ok(outs);
+    }
+    let linear: Vec<bool> = p
+        .steps
+        .iter()
+        .map(|s| match &s.instr {
+            Instr::Input(d) => s.dims == p.dims && d.is_contiguous(s.dims),
+            _ => false,
+        })
+        .collect();
+    let aligned = |w: usize| {
+        p.steps.iter().zip(&linear).all(|(s, &lin)| match &s.instr {
+            Instr::Input(d) if lin => {
+                let size = s.dtype.size();
+                input_ptr(d, size) % (w * size) as u64 == 0
+            }
+            _ => true,
+        })
+    };
+    let plan = codegen::plan(p, &linear, aligned);
+    let func = kernel(dev, p, &plan)?;
+
+    // Parameter values live in 16-byte slots so that every type (up to c64) fits and is
+    // aligned; the launch reads each parameter's declared size from its slot.
+    let mut slots: Vec<[u64; 2]> = Vec::with_capacity(8 + p.steps.len() * 5);
+    let push_u64 = |slots: &mut Vec<[u64; 2]>, v: u64| slots.push([v, 0]);
+    push_u64(&mut slots, n as u64);
+    if plan.coords {
+        for k in 0..3 {
+            push_u64(&mut slots, p.dims[k]);
+        }
+    }
+    for (i, s) in p.steps.iter().enumerate() {
+        match &s.instr {
+            Instr::Input(d) => {
+                push_u64(&mut slots, input_ptr(d, s.dtype.size()));
+                if plan.access[i] == Some(Access::Strided) {
+                    for k in 0..4 {
+                        let st = if s.dims[k] == 1 { 0 } else { d.strides[k] };
+                        push_u64(&mut slots, st as u64);
+                    }
+                }
+            }
+            Instr::Scalar(h) => {
+                let mut slot = [0u64; 2];
+                let b = h.as_bytes();
+                // SAFETY: a slot has 16 bytes and a scalar at most 16 (c64).
+                unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len()) };
+                slots.push(slot);
+            }
+            Instr::Iota(b) => {
+                for k in 0..4 {
+                    push_u64(&mut slots, b[k]);
+                }
+            }
+            _ => {}
+        }
+    }
+    for m in &outs {
+        push_u64(&mut slots, m.ptr());
+    }
+    let mut params: Vec<*mut c_void> =
+        slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+
+    let iters = if plan.vector > 1 { (n / plan.vector).max(1) } else { n };
+    let max_grid = dev.sm_count() * BLOCKS_PER_SM;
+    let grid = (iters.div_ceil(BLOCK as usize) as u64).clamp(1, max_grid as u64) as u32;
+    // SAFETY: the parameters match the kernel's signature in order and size (see
+    // `codegen::source`), every pointer refers to live device memory of the right length held
+    // by `p` or `outs`, and the launch is ordered on the device's stream before any use of
+    // `outs`.
+    unsafe { func.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut params)? };
+    Ok(outs)
+}
+
+/// The compiled kernel for `p` under `plan`, compiling it on first use.
+fn kernel(dev: &Device, p: &Program, plan: &codegen::Plan) -> Result<Arc<KernelFn>, Error> {
+    let key = (dev.ordinal(), codegen::key(p, plan));
+    if let Some(k) = kernels().lock().unwrap().get(&key) {
+        super::nvrtc::count_memory_hit();
+        return Ok(k.clone());
+    }
+    let src = codegen::source(p, plan);
+    let k = Arc::new(dev.kernels().get(dev, &src, codegen::ENTRY)?);
+    kernels().lock().unwrap().insert(key, k.clone());
+    Ok(k)
+}
