@@ -51,6 +51,8 @@ fn best_available() -> BackendKind {
 }
 
 fn cuda_count() -> Result<usize> {
+    // kernels are compiled at run time, so CUDA without NVRTC cannot evaluate anything
+    cuda::nvrtc::nvrtc_version()?;
     match cuda::runtime::device_count()? {
         0 => Err(Error::BackendUnavailable("CUDA: no CUDA device found".into())),
         n => Ok(n),
@@ -341,7 +343,8 @@ pub(crate) static HOST_BUFFERS: AtomicUsize = AtomicUsize::new(0);
 pub fn device_mem_info() -> (usize, usize, usize, usize) {
     match active_kind() {
         BackendKind::Cpu => {
-            (HOST_BYTES.load(Ordering::Relaxed), HOST_BUFFERS.load(Ordering::Relaxed), 0, 0)
+            let (lbytes, lbuffers) = crate::array_device::host_locked();
+            (HOST_BYTES.load(Ordering::Relaxed), HOST_BUFFERS.load(Ordering::Relaxed), lbytes, lbuffers)
         }
         BackendKind::Cuda(d) => cuda::runtime::device(d)
             .map(|dev| dev.memory().info())
@@ -374,4 +377,29 @@ pub fn device_gc() {
             dev.gc();
         }
     }
+}
+
+/// The CUDA ordinal (native id) of emberfire device `id` of the active backend. emberfire's ids
+/// are CUDA's ordinals, so this is the identity on CUDA; on the CPU it is 0.
+///
+/// ```
+/// assert_eq!(emberfire::get_device_native_id(0), 0);
+/// ```
+pub fn get_device_native_id(id: i32) -> i32 {
+    match active_kind() {
+        BackendKind::Cpu => 0,
+        BackendKind::Cuda(_) => id,
+    }
+}
+
+/// Makes the device with CUDA ordinal `native_id` the active device of this thread.
+///
+/// ```
+/// emberfire::set_device_native_id(emberfire::get_device_native_id(0));
+/// ```
+pub fn set_device_native_id(native_id: i32) {
+    set_device(match active_kind() {
+        BackendKind::Cpu => 0,
+        BackendKind::Cuda(_) => native_id,
+    })
 }

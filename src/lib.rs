@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 mod array;
+mod array_device;
 mod backend;
 mod device;
 mod dim4;
@@ -40,8 +41,8 @@ mod storage;
 pub use array::{print, print_gen, Array};
 pub use device::{
     device_count, device_gc, device_info, device_mem_info, get_active_backend,
-    get_available_backends, get_backend_count, get_device, get_revision, get_version, info,
-    info_string, is_double_available, is_half_available, print_mem_info, set_backend, set_device,
+    get_available_backends, get_backend_count, get_device, get_device_native_id, get_revision, get_version, info,
+    info_string, is_double_available, is_half_available, print_mem_info, set_backend, set_device, set_device_native_id,
     sync, try_set_backend, try_set_device, Backend,
 };
 pub use dim4::Dim4;

@@ -1,0 +1,169 @@
+//! Raw memory access: `device_ptr`, `lock`/`unlock`, and adopting foreign memory with
+//! `new_from_device_ptr`, with ArrayFire's contract.
+//!
+//! A locked buffer is the user's: emberfire never reuses or frees it, even after every array
+//! using it is dropped, until it is unlocked. `device_ptr` evaluates the array, makes its memory
+//! its own contiguous buffer if it was a view, locks it and returns the address of the first
+//! element. `new_from_device_ptr` adopts memory the user allocated, and frees it exactly once.
+
+use std::collections::HashSet;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use crate::array::Array;
+use crate::backend::{cuda, BackendKind, Buffer};
+use crate::device::active_kind;
+use crate::dim4::Dim4;
+use crate::dtype::HasAfEnum;
+use crate::jit::{Data, Node};
+
+/// Host buffers locked by the user, by address of their first element (the CPU backend has no
+/// memory manager to keep the flag in).
+fn host_locks() -> &'static Mutex<HashSet<usize>> {
+    static L: std::sync::OnceLock<Mutex<HashSet<usize>>> = std::sync::OnceLock::new();
+    L.get_or_init(Default::default)
+}
+
+/// Bytes and buffers of host memory locked by the user.
+pub(crate) fn host_locked() -> (usize, usize) {
+    (0, host_locks().lock().unwrap().len())
+}
+
+fn buffer_addr(b: &Buffer) -> usize {
+    match b {
+        Buffer::Host(h) => h.as_bytes().as_ptr() as usize,
+        Buffer::Cuda(m) => m.ptr() as usize,
+    }
+}
+
+impl<T: HasAfEnum> Array<T> {
+    /// The evaluated data, made contiguous and owned by this array if it was a view.
+    fn own_data(&self) -> Data {
+        let d = self.node().eval();
+        if d.offset == 0 && d.is_contiguous(self.dims()) {
+            return d;
+        }
+        let c = self.copy();
+        let d = c.node().eval();
+        self.node().set_ready(d.clone());
+        d
+    }
+
+    /// Evaluates the array, locks its memory and returns the address of its first element
+    /// (device memory on CUDA, host memory on the CPU). The memory stays valid, and is never
+    /// reused by emberfire, until [`Array::unlock`] — even if the array is dropped.
+    ///
+    /// ```
+    /// use emberfire::{Array, dim4};
+    /// let a = Array::new(&[1.0f32, 2.0], dim4!(2));
+    /// let p = a.device_ptr();
+    /// assert!(!p.is_null() && a.is_locked());
+    /// a.unlock();
+    /// assert!(!a.is_locked());
+    /// ```
+    pub fn device_ptr(&self) -> *mut c_void {
+        let d = self.own_data();
+        self.lock();
+        (buffer_addr(&d.buf) + d.offset * T::DTYPE.size()) as *mut c_void
+    }
+
+    /// Locks the array's memory: emberfire will neither reuse nor free it until
+    /// [`Array::unlock`].
+    ///
+    /// ```
+    /// use emberfire::{Array, dim4};
+    /// let a = Array::new(&[1u8, 2], dim4!(2));
+    /// a.lock();
+    /// assert!(a.is_locked());
+    /// a.unlock();
+    /// ```
+    pub fn lock(&self) {
+        let d = self.own_data();
+        match &*d.buf {
+            Buffer::Host(_) => {
+                host_locks().lock().unwrap().insert(buffer_addr(&d.buf));
+            }
+            Buffer::Cuda(m) => m.lock(),
+        }
+    }
+
+    /// Returns the array's memory to emberfire's management.
+    ///
+    /// ```
+    /// use emberfire::{Array, dim4};
+    /// let a = Array::new(&[1u8, 2], dim4!(2));
+    /// a.lock();
+    /// a.unlock();
+    /// assert!(!a.is_locked());
+    /// ```
+    pub fn unlock(&self) {
+        let d = self.node().eval();
+        match &*d.buf {
+            Buffer::Host(_) => {
+                host_locks().lock().unwrap().remove(&buffer_addr(&d.buf));
+            }
+            Buffer::Cuda(m) => m.unlock(),
+        }
+    }
+
+    /// Whether the array's memory is locked by the user.
+    ///
+    /// ```
+    /// use emberfire::{Array, dim4};
+    /// assert!(!Array::new(&[1u8], dim4!(1)).is_locked());
+    /// ```
+    pub fn is_locked(&self) -> bool {
+        match self.node().data() {
+            None => false,
+            Some(d) => match &*d.buf {
+                Buffer::Host(_) => host_locks().lock().unwrap().contains(&buffer_addr(&d.buf)),
+                Buffer::Cuda(m) => m.is_locked(),
+            },
+        }
+    }
+
+    /// An array of shape `dims` that takes ownership of `dev_ptr`, memory of the active
+    /// backend holding `dims.elements()` elements: on CUDA, device memory from `cuMemAlloc` (or
+    /// `cudaMalloc`) on the active device, freed with `cuMemFree` exactly once when the last
+    /// array using it is dropped; on the CPU, the pointer of a `Box<[T]>` of exactly that length
+    /// (from `Box::into_raw`), freed as that box.
+    ///
+    /// # Safety
+    ///
+    /// `dev_ptr` must be as described, hold initialised elements, and not be freed or used by
+    /// anything else afterwards; on CUDA, work that writes it must be complete or ordered
+    /// before emberfire's stream.
+    ///
+    /// ```
+    /// use emberfire::{Array, Backend, dim4, get_active_backend};
+    /// if get_active_backend() == Backend::CPU {
+    ///     let raw = Box::into_raw(vec![1.0f32, 2.0, 3.0].into_boxed_slice()) as *mut f32;
+    ///     let a = unsafe { Array::new_from_device_ptr(raw, dim4!(3)) };
+    ///     assert_eq!(a.to_vec(), vec![1.0, 2.0, 3.0]);
+    /// }
+    /// ```
+    pub unsafe fn new_from_device_ptr(dev_ptr: *mut T, dims: Dim4) -> Array<T> {
+        let n = dims.elements() as usize;
+        let kind = active_kind();
+        let buf = match kind {
+            BackendKind::Cpu => {
+                // SAFETY: the caller gives us a `Box<[T]>` of `n` elements.
+                let b: Box<[T]> = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(dev_ptr, n)) };
+                Buffer::host(T::wrap(b.into_vec()))
+            }
+            BackendKind::Cuda(d) => {
+                let dev = cuda::runtime::device(d)
+                    .unwrap_or_else(|e| panic!("Array::new_from_device_ptr: {e}"));
+                // SAFETY: the caller gives us a cuMemAlloc allocation of n elements on `d`.
+                Buffer::Cuda(unsafe { dev.memory().adopt(dev_ptr as u64, n * T::DTYPE.size()) })
+            }
+        };
+        let strides = dims.strides();
+        let data = Data {
+            buf: Arc::new(buf),
+            offset: 0,
+            strides: std::array::from_fn(|k| strides[k] as i64),
+        };
+        Array::from_node(Node::ready(T::DTYPE, dims, kind, data))
+    }
+}
