@@ -203,7 +203,9 @@ fn for_runs(out: Dim4, start: usize, len: usize, mut f: impl FnMut(usize, usize,
 /// Reads the elements of a ready input for an output chunk, in place when it is laid out like
 /// the output.
 fn load<'a>(d: &'a Data, dims: Dim4, out: Dim4, start: usize, len: usize) -> Val<'a> {
-    let Buffer::Host(h) = &*d.buf;
+    let Buffer::Host(h) = &*d.buf else {
+        unreachable!("internal error: device buffer in a CPU program")
+    };
     if dims.elements() == 1 {
         return Val::Splat(h.sub(d.offset..d.offset + 1));
     }
