@@ -55,19 +55,14 @@ impl<T: HasAfEnum> Array<T> {
 
     /// An array on the active backend holding the given host elements.
     pub(crate) fn from_host(h: HostVec, dims: Dim4) -> Self {
-        Self::try_from_host(h, dims).unwrap_or_else(|e| panic!("creating an array: {e}"))
-    }
-
-    /// Like `from_host`, returning the backend's failure.
-    pub(crate) fn try_from_host(h: HostVec, dims: Dim4) -> Result<Self> {
         let kind = active_kind();
         let strides = dims.strides();
         let data = Data {
-            buf: Arc::new(kind.upload(h)?),
+            buf: Arc::new(kind.upload(h)),
             offset: 0,
             strides: std::array::from_fn(|k| strides[k] as i64),
         };
-        Ok(Array::from_node(Node::ready(T::DTYPE, dims, kind, data)))
+        Array::from_node(Node::ready(T::DTYPE, dims, kind, data))
     }
 
     /// A lazy array computing `expr`, on the backend of `like` (or the active one).
@@ -153,7 +148,6 @@ impl<T: HasAfEnum> Array<T> {
     pub fn get_backend(&self) -> Backend {
         match self.node.backend {
             BackendKind::Cpu => Backend::CPU,
-            BackendKind::Cuda(_) => Backend::CUDA,
         }
     }
 
@@ -166,7 +160,6 @@ impl<T: HasAfEnum> Array<T> {
     pub fn get_device_id(&self) -> i32 {
         match self.node.backend {
             BackendKind::Cpu => 0,
-            BackendKind::Cuda(d) => d as i32,
         }
     }
 
@@ -251,36 +244,42 @@ impl<T: HasAfEnum> Array<T> {
         self.elements() == 1
     }
 
-    /// True for a 1×n array.
+    /// True for a 1×n array with n > 1 (as in ArrayFire, a single element is not a row).
     ///
     /// ```
     /// use emberfire::{Array, dim4};
     /// assert!(Array::<u8>::new_empty(dim4!(1, 5)).is_row());
+    /// assert!(!Array::<u8>::new_empty(dim4!(1)).is_row());
     /// ```
     pub fn is_row(&self) -> bool {
         let d = self.dims();
-        d[0] == 1 && d[2] == 1 && d[3] == 1
+        d[0] == 1 && d[1] > 1 && d[2] == 1 && d[3] == 1
     }
 
-    /// True for an n×1 array.
+    /// True for an n×1 array with n > 1 (as in ArrayFire, a single element is not a column).
     ///
     /// ```
     /// use emberfire::{Array, dim4};
     /// assert!(Array::<u8>::new_empty(dim4!(5)).is_column());
+    /// assert!(!Array::<u8>::new_empty(dim4!(1)).is_column());
     /// ```
     pub fn is_column(&self) -> bool {
         let d = self.dims();
-        d[1] == 1 && d[2] == 1 && d[3] == 1
+        d[0] > 1 && d[1] == 1 && d[2] == 1 && d[3] == 1
     }
 
-    /// True when at most one dimension is larger than 1.
+    /// True when exactly one dimension is larger than 1 and the others are 1 (as in ArrayFire:
+    /// a single element or an empty array is not a vector).
     ///
     /// ```
     /// use emberfire::{Array, dim4};
     /// assert!(Array::<u8>::new_empty(dim4!(1, 1, 7)).is_vector());
+    /// assert!(!Array::<u8>::new_empty(dim4!(1)).is_vector());
     /// ```
     pub fn is_vector(&self) -> bool {
-        self.dims().get().iter().filter(|&&x| x > 1).count() <= 1 && !self.is_empty()
+        let d = self.dims();
+        d.get().iter().filter(|&&x| x > 1).count() == 1
+            && d.get().iter().filter(|&&x| x == 1).count() == 3
     }
 
     /// True for c32 and c64.
@@ -400,9 +399,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(Array::new(&[1.0f32, 2.0], dim4!(2)).is_owner());
     /// ```
     pub fn is_owner(&self) -> bool {
-        self.node
-            .data()
-            .is_none_or(|d| d.offset == 0 && d.is_contiguous(self.dims()))
+        self.node.data().is_none_or(|d| d.offset == 0 && d.is_contiguous(self.dims()))
     }
 
     /// Computes the array now if it is lazy.
@@ -424,7 +421,8 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(Array::new(&[1.0f32], dim4!(1)).try_eval().is_ok());
     /// ```
     pub fn try_eval(&self) -> Result<()> {
-        self.node.try_eval().map(|_| ())
+        self.node.eval();
+        Ok(())
     }
 
     /// An independent deep copy.
@@ -436,41 +434,13 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(b.to_vec(), a.to_vec());
     /// ```
     pub fn copy(&self) -> Self {
-        let dims = self.dims();
-        let program = crate::jit::Program {
-            steps: vec![crate::jit::program::Step {
-                instr: crate::jit::Instr::Input(self.node.eval()),
-                dtype: T::DTYPE,
-                dims,
-            }],
-            outputs: vec![0],
-            dims,
-        };
-        let buf = self
-            .node
-            .backend
-            .run(&program)
-            .unwrap_or_else(|e| panic!("Array::copy: {e}"))
-            .pop()
-            .expect("one output");
-        let strides = dims.strides();
-        let data = Data {
-            buf: Arc::new(buf),
-            offset: 0,
-            strides: std::array::from_fn(|k| strides[k] as i64),
-        };
-        Array::from_node(Node::ready(T::DTYPE, dims, self.node.backend, data))
+        Array::from_host(self.host_vec(), self.dims())
     }
 
     /// The elements as a contiguous host vector of any type.
     pub(crate) fn host_vec(&self) -> HostVec {
-        self.try_host_vec().unwrap_or_else(|e| panic!("reading an array: {e}"))
-    }
-
-    /// Like `host_vec`, returning the backend's failure.
-    pub(crate) fn try_host_vec(&self) -> Result<HostVec> {
-        let d = self.node.try_eval()?;
-        download(&d, self.dims(), self.get_type())
+        let d = self.node.eval();
+        download(&d, self.dims())
     }
 
     /// Copies the elements, column-major, into `data`.
@@ -506,7 +476,7 @@ impl<T: HasAfEnum> Array<T> {
             self.dims(),
             self.elements()
         );
-        let h = self.try_host_vec()?;
+        let h = self.host_vec();
         data.copy_from_slice(h.as_slice::<T>());
         Ok(())
     }
@@ -581,7 +551,11 @@ pub fn print_gen<T: HasAfEnum>(msg: String, input: &Array<T>, precision: Option<
 }
 
 /// The text [`print_gen`] prints.
-pub(crate) fn format_gen<T: HasAfEnum>(msg: &str, input: &Array<T>, precision: Option<i32>) -> String {
+pub(crate) fn format_gen<T: HasAfEnum>(
+    msg: &str,
+    input: &Array<T>,
+    precision: Option<i32>,
+) -> String {
     let p = precision.map_or(crate::print_format::DEFAULT_PRECISION, |p| p.max(0) as usize);
     let h = input.host_vec();
     with_vec!(&h, v, E => crate::print_format::format_array(msg, *input.dims().get(), v, p))

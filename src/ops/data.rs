@@ -39,19 +39,17 @@ pub fn constant<T: ConstGenerator>(cnst: T, dims: Dim4) -> Array<T::OutType> {
     cnst.generate(dims)
 }
 
-fn check_dim(func: &str, d: i32) -> u8 {
-    assert!((0..4).contains(&d), "{func}: dimension {d} is not in 0..4");
-    d as u8
-}
-
-/// The index along dimension `seq_dim`, for every element of shape `dims`.
+/// The index along dimension `seq_dim`, for every element of shape `dims`. A negative
+/// `seq_dim` means dimension 0, as in ArrayFire (whose C++ default is -1); 4 or more panics.
 ///
 /// ```
 /// use emberfire::{range, dim4};
 /// assert_eq!(range::<i32>(dim4!(2, 3), 1).to_vec(), vec![0, 0, 1, 1, 2, 2]);
+/// assert_eq!(range::<i32>(dim4!(2, 3), -1).to_vec(), vec![0, 1, 0, 1, 0, 1]);
 /// ```
 pub fn range<T: HasAfEnum>(dims: Dim4, seq_dim: i32) -> Array<T> {
-    let d = check_dim("range", seq_dim);
+    assert!(seq_dim < 4, "range: dimension {seq_dim} is not in 0..4");
+    let d = seq_dim.max(0) as u8;
     Array::lazy(dims, active_kind(), Expr::Range(d))
 }
 
@@ -227,7 +225,12 @@ pub fn selectr<T: HasAfEnum>(a: &Array<T>, cond: &Array<bool>, b: f64) -> Array<
 pub fn replace<T: HasAfEnum>(a: &mut Array<T>, cond: &Array<bool>, b: &Array<T>) {
     let dims = a.dims();
     let r: Array<T> = build::select_nodes("replace", cond.node(), a.node(), b.node());
-    assert!(r.dims() == dims, "replace: cond {} and b {} would change the shape of a {dims}", cond.dims(), b.dims());
+    assert!(
+        r.dims() == dims,
+        "replace: cond {} and b {} would change the shape of a {dims}",
+        cond.dims(),
+        b.dims()
+    );
     *a = r;
 }
 
@@ -243,6 +246,10 @@ pub fn replace_scalar<T: HasAfEnum>(a: &mut Array<T>, cond: &Array<bool>, b: f64
     let dims = a.dims();
     let r: Array<T> =
         build::select_nodes("replace_scalar", cond.node(), a.node(), scalar_of::<T>(b).node());
-    assert!(r.dims() == dims, "replace_scalar: cond {} would change the shape of a {dims}", cond.dims());
+    assert!(
+        r.dims() == dims,
+        "replace_scalar: cond {} would change the shape of a {dims}",
+        cond.dims()
+    );
     *a = r;
 }
