@@ -55,14 +55,19 @@ impl<T: HasAfEnum> Array<T> {
 
     /// An array on the active backend holding the given host elements.
     pub(crate) fn from_host(h: HostVec, dims: Dim4) -> Self {
+        Self::try_from_host(h, dims).unwrap_or_else(|e| panic!("creating an array: {e}"))
+    }
+
+    /// Like `from_host`, returning the backend's failure.
+    pub(crate) fn try_from_host(h: HostVec, dims: Dim4) -> Result<Self> {
         let kind = active_kind();
         let strides = dims.strides();
         let data = Data {
-            buf: Arc::new(kind.upload(h)),
+            buf: Arc::new(kind.upload(h)?),
             offset: 0,
             strides: std::array::from_fn(|k| strides[k] as i64),
         };
-        Array::from_node(Node::ready(T::DTYPE, dims, kind, data))
+        Ok(Array::from_node(Node::ready(T::DTYPE, dims, kind, data)))
     }
 
     /// A lazy array computing `expr`, on the backend of `like` (or the active one).
@@ -148,6 +153,7 @@ impl<T: HasAfEnum> Array<T> {
     pub fn get_backend(&self) -> Backend {
         match self.node.backend {
             BackendKind::Cpu => Backend::CPU,
+            BackendKind::Cuda(_) => Backend::CUDA,
         }
     }
 
@@ -160,6 +166,7 @@ impl<T: HasAfEnum> Array<T> {
     pub fn get_device_id(&self) -> i32 {
         match self.node.backend {
             BackendKind::Cpu => 0,
+            BackendKind::Cuda(d) => d as i32,
         }
     }
 
@@ -421,8 +428,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(Array::new(&[1.0f32], dim4!(1)).try_eval().is_ok());
     /// ```
     pub fn try_eval(&self) -> Result<()> {
-        self.node.eval();
-        Ok(())
+        self.node.try_eval().map(|_| ())
     }
 
     /// An independent deep copy.
@@ -434,13 +440,41 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(b.to_vec(), a.to_vec());
     /// ```
     pub fn copy(&self) -> Self {
-        Array::from_host(self.host_vec(), self.dims())
+        let dims = self.dims();
+        let program = crate::jit::Program {
+            steps: vec![crate::jit::program::Step {
+                instr: crate::jit::Instr::Input(self.node.eval()),
+                dtype: T::DTYPE,
+                dims,
+            }],
+            outputs: vec![0],
+            dims,
+        };
+        let buf = self
+            .node
+            .backend
+            .run(&program)
+            .unwrap_or_else(|e| panic!("Array::copy: {e}"))
+            .pop()
+            .expect("one output");
+        let strides = dims.strides();
+        let data = Data {
+            buf: Arc::new(buf),
+            offset: 0,
+            strides: std::array::from_fn(|k| strides[k] as i64),
+        };
+        Array::from_node(Node::ready(T::DTYPE, dims, self.node.backend, data))
     }
 
     /// The elements as a contiguous host vector of any type.
     pub(crate) fn host_vec(&self) -> HostVec {
-        let d = self.node.eval();
-        download(&d, self.dims())
+        self.try_host_vec().unwrap_or_else(|e| panic!("reading an array: {e}"))
+    }
+
+    /// Like `host_vec`, returning the backend's failure.
+    pub(crate) fn try_host_vec(&self) -> Result<HostVec> {
+        let d = self.node.try_eval()?;
+        download(&d, self.dims(), self.get_type())
     }
 
     /// Copies the elements, column-major, into `data`.
@@ -476,7 +510,7 @@ impl<T: HasAfEnum> Array<T> {
             self.dims(),
             self.elements()
         );
-        let h = self.host_vec();
+        let h = self.try_host_vec()?;
         data.copy_from_slice(h.as_slice::<T>());
         Ok(())
     }
