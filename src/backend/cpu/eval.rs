@@ -17,7 +17,7 @@ use crate::backend::Buffer;
 const CHUNK: usize = 4096;
 
 /// The value of one step over one chunk.
-enum Val<'a> {
+pub(crate) enum Val<'a> {
     Owned(HostVec),
     /// `len` elements of a ready buffer starting at `start`, read in place.
     View(&'a HostVec, usize),
@@ -26,7 +26,7 @@ enum Val<'a> {
 }
 
 impl Val<'_> {
-    fn src<T: Element>(&self, len: usize) -> Src<'_, T> {
+    pub(crate) fn src<T: Element>(&self, len: usize) -> Src<'_, T> {
         match self {
             Val::Owned(h) => Src::Slice(h.as_slice::<T>()),
             Val::View(h, start) => Src::Slice(&h.as_slice::<T>()[*start..*start + len]),
@@ -76,15 +76,50 @@ unsafe impl Send for OutPtr {}
 unsafe impl Sync for OutPtr {}
 
 fn eval_chunk(p: &Program, last: &[usize], start: usize, len: usize, outs: &[OutPtr]) {
-    let mut vals: Vec<Option<Val>> = (0..p.steps.len()).map(|_| None).collect();
+    let vals = eval_steps(p, last, start, len);
+    for (o, &idx) in p.outputs.iter().enumerate() {
+        let v = vals[idx].as_ref().expect("internal error: output missing");
+        with_dtype!(p.steps[idx].dtype, T => {
+            // SAFETY: `outs[o]` points to an allocation of at least `start + len` elements of
+            // type T, and no other chunk writes this range.
+            let dst = unsafe {
+                std::slice::from_raw_parts_mut((outs[o].0 as *mut MaybeUninit<T>).add(start), len)
+            };
+            match v.src::<T>(len) {
+                Src::Slice(s) => {
+                    for (d, &x) in dst.iter_mut().zip(s) {
+                        d.write(x);
+                    }
+                }
+                Src::Splat(x) => {
+                    for d in dst.iter_mut() {
+                        d.write(x);
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Evaluates every step of a program over elements `start..start + len`; the values of the
+/// outputs are kept, the others are dropped after their last use.
+pub(crate) fn eval_steps<'a>(
+    p: &'a Program,
+    last: &[usize],
+    start: usize,
+    len: usize,
+) -> Vec<Option<Val<'a>>> {
+    let mut vals: Vec<Option<Val<'a>>> = (0..p.steps.len()).map(|_| None).collect();
     for (i, step) in p.steps.iter().enumerate() {
         let get = |k: usize| vals[k].as_ref().expect("internal error: operand freed early");
         let v = match &step.instr {
             Instr::Input(d) => load(d, step.dims, p.dims, start, len),
             Instr::Scalar(h) => Val::Splat(h.clone()),
-            Instr::Range(dim) => Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, |c| {
-                c[*dim as usize]
-            })),
+            Instr::Range(dim) => {
+                Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, |c| {
+                    c[*dim as usize]
+                }))
+            }
             Instr::Iota(b) => {
                 let b: [usize; 4] = std::array::from_fn(|k| b[k] as usize);
                 Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, move |c| {
@@ -144,28 +179,7 @@ fn eval_chunk(p: &Program, last: &[usize], start: usize, len: usize, outs: &[Out
             }
         }
     }
-    for (o, &idx) in p.outputs.iter().enumerate() {
-        let v = vals[idx].as_ref().expect("internal error: output missing");
-        with_dtype!(p.steps[idx].dtype, T => {
-            // SAFETY: `outs[o]` points to an allocation of at least `start + len` elements of
-            // type T, and no other chunk writes this range.
-            let dst = unsafe {
-                std::slice::from_raw_parts_mut((outs[o].0 as *mut MaybeUninit<T>).add(start), len)
-            };
-            match v.src::<T>(len) {
-                Src::Slice(s) => {
-                    for (d, &x) in dst.iter_mut().zip(s) {
-                        d.write(x);
-                    }
-                }
-                Src::Splat(x) => {
-                    for d in dst.iter_mut() {
-                        d.write(x);
-                    }
-                }
-            }
-        });
-    }
+    vals
 }
 
 /// Coordinates of linear index `i` in `dims`.
