@@ -39,6 +39,7 @@ macro_rules! binary_test {
     ($f:ident, $forms:ident, $out:ty, [$($t:ty),*], $ga:expr, $gb:expr, $reference:expr, $tol:expr) => {
         #[test]
         fn $f() {
+            #[allow(clippy::multiple_bound_locations)] // `$out` is sometimes `T` itself
             fn case<T: Elem>(d: Dim4, s: u64) -> Result<(), String>
             where
                 $out: Elem,

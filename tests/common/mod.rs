@@ -266,9 +266,9 @@ macro_rules! float_elem {
 #[rustfmt::skip]
 mod floats {
     use super::*;
-    float_elem!(f32, F32, 1e-6, 1.401298464324817e-45, 38.0, |x: f64| x as f32, |i: i128| i as f32, |x: f32| x as f64);
-    float_elem!(f64, F64, 1e-13, 4.9406564584124654e-324, 300.0, |x: f64| x, |i: i128| i as f64, |x: f64| x);
-    float_elem!(f16, F16, 1e-3, 5.960464477539063e-8, 4.5, f16::from_f64, |i: i128| f16::from_f64(i as f64), |x: f16| x.to_f64());
+    float_elem!(f32, F32, 1e-6, (f32::MIN_POSITIVE * f32::EPSILON) as f64, 38.0, |x: f64| x as f32, |i: i128| i as f32, |x: f32| x as f64);
+    float_elem!(f64, F64, 1e-13, f64::MIN_POSITIVE * f64::EPSILON, 300.0, |x: f64| x, |i: i128| i as f64, |x: f64| x);
+    float_elem!(f16, F16, 1e-3, 5.960_464_477_539_063e-8, 4.5, f16::from_f64, |i: i128| f16::from_f64(i as f64), |x: f16| x.to_f64());
 }
 
 macro_rules! complex_elem {
@@ -293,7 +293,7 @@ macro_rules! complex_elem {
                 }
             }
             fn any(r: &mut Rng64) -> Self {
-                let mut part = |r: &mut Rng64| {
+                let part = |r: &mut Rng64| {
                     if r.gen_bool(0.03) {
                         [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0][r.gen_range(0..4)]
                     } else {
@@ -310,8 +310,8 @@ macro_rules! complex_elem {
     };
 }
 
-complex_elem!(c32, f32, C32, 1e-6, 1.401298464324817e-45);
-complex_elem!(c64, f64, C64, 1e-13, 4.9406564584124654e-324);
+complex_elem!(c32, f32, C32, 1e-6, (f32::MIN_POSITIVE * f32::EPSILON) as f64);
+complex_elem!(c64, f64, C64, 1e-13, f64::MIN_POSITIVE * f64::EPSILON);
 
 /// How close a result must be to the reference.
 #[derive(Clone, Copy, Debug)]
@@ -548,12 +548,19 @@ pub fn binary_shapes(dims: Dim4, r: &mut Rng64, scalars: bool) -> (Dim4, Dim4, b
     }
 }
 
+/// A binary function of two arrays with a batch flag.
+pub type ArraysFn<'a, A, B, O> = &'a dyn Fn(&Array<A>, &Array<B>, bool) -> Array<O>;
+/// A binary function of an array and a scalar on the right.
+pub type ScalarRhsFn<'a, A, B, O> = &'a dyn Fn(&Array<A>, &B) -> Array<O>;
+/// A binary function of a scalar on the left and an array.
+pub type ScalarLhsFn<'a, A, B, O> = &'a dyn Fn(&A, &Array<B>) -> Array<O>;
+
 /// A binary operation in its forms: two arrays, and (for the functions that accept them)
 /// a scalar on either side.
 pub struct BinOp<'a, A: HasAfEnum, B: HasAfEnum, O: HasAfEnum> {
-    pub arrays: &'a dyn Fn(&Array<A>, &Array<B>, bool) -> Array<O>,
-    pub scalar_rhs: Option<&'a dyn Fn(&Array<A>, &B) -> Array<O>>,
-    pub scalar_lhs: Option<&'a dyn Fn(&A, &Array<B>) -> Array<O>>,
+    pub arrays: ArraysFn<'a, A, B, O>,
+    pub scalar_rhs: Option<ScalarRhsFn<'a, A, B, O>>,
+    pub scalar_lhs: Option<ScalarLhsFn<'a, A, B, O>>,
 }
 
 /// Runs one random case of a binary operation against `reference`, which receives the exact

@@ -431,11 +431,10 @@ macro_rules! integer {
                     BitAnd => m(|x, y| x & y),
                     BitOr => m(|x, y| x | y),
                     BitXor => m(|x, y| x ^ y),
-                    #[allow(unused_comparisons)]
-                    Shl => m(|x, y| if y < 0 || y >= BITS { 0 } else { x << y }),
+                    Shl => m(|x, y| if !(0..BITS).contains(&y) { 0 } else { x << y }),
                     #[allow(unused_comparisons)]
                     Shr => m(|x, y| {
-                        if y < 0 || y >= BITS {
+                        if !(0..BITS).contains(&y) {
                             if x < 0 {
                                 !0
                             } else {
