@@ -3,3 +3,4 @@
 pub(crate) mod arith;
 pub(crate) mod build;
 pub(crate) mod data;
+pub(crate) mod reduce;

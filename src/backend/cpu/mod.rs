@@ -2,4 +2,5 @@
 
 pub(crate) mod eval;
 pub(crate) mod kernels;
+pub(crate) mod reduce;
 pub(crate) mod vmath;

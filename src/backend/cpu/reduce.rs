@@ -1,0 +1,495 @@
+//! Reductions fused with their element-wise producer on the CPU.
+//!
+//! The producer (a `Program` with one output) is evaluated chunk by chunk exactly as
+//! `eval::run` does, but each chunk's values are folded into accumulators instead of being
+//! written out, so `sum(&(&a * &b), 0)` reads `a` and `b` once and never stores `a * b`.
+//!
+//! Work is cut into tasks that depend only on the shape (never on the thread count), each task
+//! produces partial results for a contiguous range of output elements, and the partials are
+//! combined in task order: results are the same on every run and every machine.
+//!
+//! Accumulators are wider than the elements: f64 for f16, f32 and f64; c64 for c32 and c64;
+//! i64 or u64 (wrapping) for integers and bool. Integer sums and products therefore wrap in
+//! the output type, exactly as if they had been computed in it.
+
+use rayon::prelude::*;
+
+use super::eval::eval_steps;
+use super::kernels::Src;
+use crate::dtype::{c32, c64, DType};
+use crate::jit::Program;
+use crate::storage::{with_dtype, Element, HostVec, Lit};
+use half::f16;
+
+/// Elements per chunk, as in `eval`: a few temporaries of this size stay in L2.
+const CHUNK: usize = 4096;
+/// Elements of the producer one contiguous task covers.
+const PIECE: usize = 1 << 16;
+/// Rows (steps along the reduced dimension) one task covers when the output runs are long.
+const ROWS: usize = 64;
+
+/// What a reduction computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ReduceOp {
+    Sum,
+    Product,
+    Min,
+    Max,
+    AllTrue,
+    AnyTrue,
+    Count,
+    /// Sum with NaN replaced by the value.
+    SumNan(f64),
+    /// Product with NaN replaced by the value.
+    ProductNan(f64),
+}
+
+/// Reduces the single output of `p` along `dim`, or over all of its elements (taken in
+/// column-major order) when `dim` is `None`. The result holds `out` elements: the producer's
+/// shape with `dim` set to 1 (one element for `None`).
+pub(crate) fn reduce(p: &Program, op: ReduceOp, dim: Option<usize>, out: DType) -> HostVec {
+    let t = p.steps[p.outputs[0]].dtype;
+    with_dtype!(t, T => match op {
+        ReduceOp::Sum => drive::<T, _>(p, &Sum, dim, out),
+        ReduceOp::Product => drive::<T, _>(p, &Prod, dim, out),
+        ReduceOp::Min => drive::<T, _>(p, &Min, dim, out),
+        ReduceOp::Max => drive::<T, _>(p, &Max, dim, out),
+        ReduceOp::AllTrue => drive::<T, _>(p, &All, dim, out),
+        ReduceOp::AnyTrue => drive::<T, _>(p, &Any, dim, out),
+        ReduceOp::Count => drive::<T, _>(p, &Count, dim, out),
+        ReduceOp::SumNan(v) => drive::<T, _>(p, &SumNan(v), dim, out),
+        ReduceOp::ProductNan(v) => drive::<T, _>(p, &ProdNan(v), dim, out),
+    })
+}
+
+/// An accumulator value: f64, i64, u64 or c64.
+trait Acc: Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// The smaller, ignoring NaN unless both are NaN; complex values compare by magnitude and
+    /// the first wins a tie.
+    fn min(self, o: Self) -> Self;
+    /// The larger, with the rules of `min`.
+    fn max(self, o: Self) -> Self;
+    fn nonzero(self) -> bool;
+    /// `v` (with a zero imaginary part) where `self` is NaN.
+    fn nan_to(self, v: f64) -> Self;
+    fn lit(self) -> Lit;
+}
+
+impl Acc for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    #[inline(always)]
+    fn add(self, o: f64) -> f64 {
+        self + o
+    }
+    #[inline(always)]
+    fn mul(self, o: f64) -> f64 {
+        self * o
+    }
+    #[inline(always)]
+    fn min(self, o: f64) -> f64 {
+        f64::min(self, o)
+    }
+    #[inline(always)]
+    fn max(self, o: f64) -> f64 {
+        f64::max(self, o)
+    }
+    #[inline(always)]
+    fn nonzero(self) -> bool {
+        self != 0.0
+    }
+    #[inline(always)]
+    fn nan_to(self, v: f64) -> f64 {
+        if self.is_nan() {
+            v
+        } else {
+            self
+        }
+    }
+    fn lit(self) -> Lit {
+        Lit::Real(self)
+    }
+}
+
+macro_rules! int_acc {
+    ($t:ty, $lit:ident) => {
+        impl Acc for $t {
+            const ZERO: $t = 0;
+            const ONE: $t = 1;
+            #[inline(always)]
+            fn add(self, o: $t) -> $t {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: $t) -> $t {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn min(self, o: $t) -> $t {
+                Ord::min(self, o)
+            }
+            #[inline(always)]
+            fn max(self, o: $t) -> $t {
+                Ord::max(self, o)
+            }
+            #[inline(always)]
+            fn nonzero(self) -> bool {
+                self != 0
+            }
+            #[inline(always)]
+            fn nan_to(self, _: f64) -> $t {
+                self
+            }
+            fn lit(self) -> Lit {
+                Lit::$lit(self)
+            }
+        }
+    };
+}
+int_acc!(i64, Int);
+int_acc!(u64, Uint);
+
+impl Acc for c64 {
+    const ZERO: c64 = c64::new(0.0, 0.0);
+    const ONE: c64 = c64::new(1.0, 0.0);
+    #[inline(always)]
+    fn add(self, o: c64) -> c64 {
+        self + o
+    }
+    #[inline(always)]
+    fn mul(self, o: c64) -> c64 {
+        self * o
+    }
+    fn min(self, o: c64) -> c64 {
+        if self.is_nan() || (!o.is_nan() && o.norm_sqr() < self.norm_sqr()) {
+            o
+        } else {
+            self
+        }
+    }
+    fn max(self, o: c64) -> c64 {
+        if self.is_nan() || (!o.is_nan() && o.norm_sqr() > self.norm_sqr()) {
+            o
+        } else {
+            self
+        }
+    }
+    #[inline(always)]
+    fn nonzero(self) -> bool {
+        self.re != 0.0 || self.im != 0.0
+    }
+    fn nan_to(self, v: f64) -> c64 {
+        if self.is_nan() {
+            c64::new(v, 0.0)
+        } else {
+            self
+        }
+    }
+    fn lit(self) -> Lit {
+        Lit::Cplx(self)
+    }
+}
+
+/// An element type with its accumulator and the identities of `min` and `max`.
+trait Widen: Element {
+    type W: Acc;
+    /// The start of a minimum: NaN for floating types, the type's largest value otherwise.
+    const MIN_ID: Self::W;
+    /// The start of a maximum: NaN for floating types, the type's smallest value otherwise.
+    const MAX_ID: Self::W;
+    fn widen(self) -> Self::W;
+}
+
+macro_rules! widen {
+    ($t:ty, $w:ty, $min:expr, $max:expr, $x:ident => $e:expr) => {
+        impl Widen for $t {
+            type W = $w;
+            const MIN_ID: $w = $min;
+            const MAX_ID: $w = $max;
+            #[inline(always)]
+            fn widen(self) -> $w {
+                let $x = self;
+                $e
+            }
+        }
+    };
+}
+widen!(f32, f64, f64::NAN, f64::NAN, x => x as f64);
+widen!(f64, f64, f64::NAN, f64::NAN, x => x);
+widen!(f16, f64, f64::NAN, f64::NAN, x => x.to_f64());
+widen!(c32, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN),
+    x => c64::new(x.re as f64, x.im as f64));
+widen!(c64, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN), x => x);
+widen!(bool, u64, 1, 0, x => x as u64);
+widen!(u8, u64, u8::MAX as u64, 0, x => x as u64);
+widen!(u16, u64, u16::MAX as u64, 0, x => x as u64);
+widen!(u32, u64, u32::MAX as u64, 0, x => x as u64);
+widen!(u64, u64, u64::MAX, 0, x => x);
+widen!(i16, i64, i16::MAX as i64, i16::MIN as i64, x => x as i64);
+widen!(i32, i64, i32::MAX as i64, i32::MIN as i64, x => x as i64);
+widen!(i64, i64, i64::MAX, i64::MIN, x => x);
+
+/// One reduction over elements of type `T`.
+trait Fold<T>: Sync {
+    type A: Copy + Send + Sync;
+    fn id(&self) -> Self::A;
+    fn step(&self, a: Self::A, x: T) -> Self::A;
+    fn merge(&self, a: Self::A, b: Self::A) -> Self::A;
+    fn lit(&self, a: Self::A) -> Lit;
+}
+
+struct Sum;
+struct Prod;
+struct Min;
+struct Max;
+struct All;
+struct Any;
+struct Count;
+struct SumNan(f64);
+struct ProdNan(f64);
+
+macro_rules! wide_fold {
+    ($s:ident, $id:expr, |$me:ident, $a:ident, $x:ident| $step:expr, $merge:ident) => {
+        impl<T: Widen> Fold<T> for $s {
+            type A = T::W;
+            #[inline(always)]
+            fn id(&self) -> T::W {
+                $id
+            }
+            #[inline(always)]
+            fn step(&self, $a: T::W, $x: T) -> T::W {
+                let $me = self;
+                let _ = $me;
+                $step
+            }
+            #[inline(always)]
+            fn merge(&self, a: T::W, b: T::W) -> T::W {
+                a.$merge(b)
+            }
+            fn lit(&self, a: T::W) -> Lit {
+                a.lit()
+            }
+        }
+    };
+}
+wide_fold!(Sum, T::W::ZERO, |s, a, x| a.add(x.widen()), add);
+wide_fold!(Prod, T::W::ONE, |s, a, x| a.mul(x.widen()), mul);
+wide_fold!(Min, T::MIN_ID, |s, a, x| a.min(x.widen()), min);
+wide_fold!(Max, T::MAX_ID, |s, a, x| a.max(x.widen()), max);
+wide_fold!(SumNan, T::W::ZERO, |s, a, x| a.add(x.widen().nan_to(s.0)), add);
+wide_fold!(ProdNan, T::W::ONE, |s, a, x| a.mul(x.widen().nan_to(s.0)), mul);
+
+macro_rules! bool_fold {
+    ($s:ident, $a_ty:ty, $id:expr, |$a:ident, $x:ident| $step:expr, |$p:ident, $q:ident| $merge:expr, $lit:ident) => {
+        impl<T: Widen> Fold<T> for $s {
+            type A = $a_ty;
+            #[inline(always)]
+            fn id(&self) -> $a_ty {
+                $id
+            }
+            #[inline(always)]
+            fn step(&self, $a: $a_ty, x: T) -> $a_ty {
+                let $x = x.widen().nonzero();
+                $step
+            }
+            #[inline(always)]
+            fn merge(&self, $p: $a_ty, $q: $a_ty) -> $a_ty {
+                $merge
+            }
+            fn lit(&self, a: $a_ty) -> Lit {
+                Lit::$lit(a)
+            }
+        }
+    };
+}
+bool_fold!(All, bool, true, |a, x| a & x, |p, q| p & q, Bool);
+bool_fold!(Any, bool, false, |a, x| a | x, |p, q| p | q, Bool);
+bool_fold!(Count, u64, 0, |a, x| a + x as u64, |p, q| p + q, Uint);
+
+/// Folds a run of values into one accumulator, in eight independent lanes so that the loop
+/// vectorises (and, for sums, rounds less than one running total would).
+#[inline(always)]
+fn fold_run<T: Copy, F: Fold<T>>(f: &F, xs: &[T]) -> F::A {
+    let mut lanes = [f.id(); 8];
+    let mut it = xs.chunks_exact(8);
+    for c in &mut it {
+        for k in 0..8 {
+            lanes[k] = f.step(lanes[k], c[k]);
+        }
+    }
+    let mut a = f.id();
+    for l in lanes {
+        a = f.merge(a, l);
+    }
+    for &x in it.remainder() {
+        a = f.step(a, x);
+    }
+    a
+}
+
+/// Folds `xs` element-wise into `acc`.
+#[inline(always)]
+fn fold_into<T: Copy, F: Fold<T>>(f: &F, acc: &mut [F::A], xs: &[T]) {
+    for (a, &x) in acc.iter_mut().zip(xs) {
+        *a = f.step(*a, x);
+    }
+}
+
+/// The reduction seen as `outer` slabs of `r` rows of `inner` contiguous elements; the
+/// output element `(i, o)` reduces the `r` producer elements `i + inner * (j + r * o)`.
+#[derive(Clone, Copy)]
+struct Shape {
+    inner: usize,
+    r: usize,
+}
+
+/// A unit of parallel work; it yields partials for a contiguous range of output elements.
+enum Task {
+    /// Producer elements `a..b`, read in order.
+    Range { a: usize, b: usize },
+    /// Output elements `o * inner + i0 .. o * inner + i1`, over rows `j0..j1`.
+    Rows { o: usize, i0: usize, i1: usize, j0: usize, j1: usize },
+}
+
+fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>, out: DType) -> HostVec {
+    let dims = p.dims;
+    let n = dims.elements() as usize;
+    let (inner, r, outer) = match dim {
+        None => (1, n, 1),
+        Some(d) => {
+            let prod = |ks: std::ops::Range<usize>| ks.map(|k| dims[k] as usize).product::<usize>();
+            (prod(0..d), dims[d] as usize, prod(d + 1..4))
+        }
+    };
+    let out_n = inner * outer;
+    let mut acc = vec![f.id(); out_n];
+    if n > 0 {
+        let sh = Shape { inner, r };
+        let mut tasks = Vec::new();
+        if inner >= 2 * CHUNK {
+            for o in 0..outer {
+                for i0 in (0..inner).step_by(CHUNK) {
+                    for j0 in (0..r).step_by(ROWS) {
+                        let (i1, j1) = ((i0 + CHUNK).min(inner), (j0 + ROWS).min(r));
+                        tasks.push(Task::Rows { o, i0, i1, j0, j1 });
+                    }
+                }
+            }
+        } else {
+            for a in (0..n).step_by(PIECE) {
+                tasks.push(Task::Range { a, b: (a + PIECE).min(n) });
+            }
+        }
+        let last = p.last_uses();
+        let run = |t: &Task| run_task(p, &last, f, sh, t);
+        let parts: Vec<(usize, Vec<F::A>)> = if tasks.len() == 1 {
+            tasks.iter().map(run).collect()
+        } else {
+            tasks.par_iter().map(run).collect()
+        };
+        for (start, part) in parts {
+            for (a, b) in acc[start..start + part.len()].iter_mut().zip(part) {
+                *a = f.merge(*a, b);
+            }
+        }
+    }
+    with_dtype!(out, O => O::wrap(acc.into_iter().map(|a| O::from_lit(f.lit(a))).collect()))
+}
+
+/// The producer's values for elements `start..start + len`, as a slice.
+fn with_chunk<T: Element, R>(
+    p: &Program,
+    last: &[usize],
+    start: usize,
+    len: usize,
+    g: impl FnOnce(&[T]) -> R,
+) -> R {
+    let mut vals = eval_steps(p, last, start, len);
+    let v = vals[p.outputs[0]].take().expect("internal error: output missing");
+    match v.src::<T>(len) {
+        Src::Slice(s) => g(s),
+        Src::Splat(x) => g(&vec![x; len]),
+    }
+}
+
+fn run_task<T: Widen, F: Fold<T>>(
+    p: &Program,
+    last: &[usize],
+    f: &F,
+    sh: Shape,
+    t: &Task,
+) -> (usize, Vec<F::A>) {
+    let Shape { inner, r } = sh;
+    let slab = inner * r;
+    match *t {
+        Task::Rows { o, i0, i1, j0, j1 } => {
+            let mut acc = vec![f.id(); i1 - i0];
+            for j in j0..j1 {
+                let start = o * slab + j * inner + i0;
+                with_chunk(p, last, start, i1 - i0, |xs: &[T]| fold_into(f, &mut acc, xs));
+            }
+            (o * inner + i0, acc)
+        }
+        Task::Range { a, b } => {
+            let (o_first, o_last) = (a / slab, (b - 1) / slab);
+            let mut acc = vec![f.id(); (o_last - o_first + 1) * inner];
+            for c in (a..b).step_by(CHUNK) {
+                let len = CHUNK.min(b - c);
+                with_chunk(p, last, c, len, |xs: &[T]| {
+                    let mut q = c;
+                    while q < c + len {
+                        let o = q / slab;
+                        if inner == 1 {
+                            // a whole run along the reduced dimension folds to one value
+                            let end = ((o + 1) * slab).min(c + len);
+                            let k = o - o_first;
+                            acc[k] = f.merge(acc[k], fold_run(f, &xs[q - c..end - c]));
+                            q = end;
+                        } else {
+                            let i = q % inner;
+                            let end = (q + inner - i).min(c + len);
+                            let base = (o - o_first) * inner + i;
+                            fold_into(f, &mut acc[base..base + end - q], &xs[q - c..end - c]);
+                            q = end;
+                        }
+                    }
+                });
+            }
+            (o_first * inner, acc)
+        }
+    }
+}
+
+// The accumulators are exercised through every element type by tests/reduce.rs; these pin the
+// two rules that are easy to get wrong.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn real(l: Lit) -> f64 {
+        match l {
+            Lit::Real(x) => x,
+            other => panic!("not a real: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn min_max_ignore_nan_unless_all_are() {
+        let xs = [f32::NAN, 2.0, -1.0, f32::NAN];
+        assert_eq!(real(Fold::<f32>::lit(&Min, fold_run(&Min, &xs[..]))), -1.0);
+        assert_eq!(real(Fold::<f32>::lit(&Max, fold_run(&Max, &xs[..]))), 2.0);
+        let all_nan = [f32::NAN; 3];
+        assert!(real(Fold::<f32>::lit(&Max, fold_run(&Max, &all_nan[..]))).is_nan());
+    }
+
+    #[test]
+    fn integer_sums_wrap_in_the_output_type() {
+        let xs = [i32::MAX, 1];
+        let s = fold_run(&Sum, &xs[..]);
+        assert_eq!(i32::from_lit(Fold::<i32>::lit(&Sum, s)), i32::MIN);
+    }
+}

@@ -1,0 +1,361 @@
+//! Reductions along a dimension and over whole arrays, with arrayfire-rust's names and
+//! signatures.
+//!
+//! A reduction fuses its element-wise producer: `sum(&(&a * &b), 0)` reads `a` and `b` once
+//! and never writes `a * b` to memory (on the CPU backend; see below for CUDA).
+//!
+//! Semantics shared by every function here:
+//! - `dim` is 0 to 3, or -1 for the first dimension larger than 1 (0 if there is none), as in
+//!   ArrayFire. The result has the input's shape with `dim` set to 1.
+//! - Sums and products of floating types accumulate in f64 (c64 for complex), f16 included,
+//!   and are rounded once to the output type. Integer sums and products wrap in the output
+//!   type (`T::AggregateOutType`, `T::ProductOutType`), exactly as if computed in it.
+//! - `min` and `max` ignore NaN, like C's `fmin`/`fmax`; only an all-NaN run gives NaN.
+//!   Complex values compare by magnitude (the first of equal magnitudes wins).
+//! - Empty runs give the identity of the operation: 0 for sums and `count`, 1 for products,
+//!   `true` for `all_true`, `false` for `any_true`; `min` and `max` give NaN for floating
+//!   types and, for integer types, the type's largest value (min) or smallest value (max).
+//!   A reduced dimension of length 0 thus yields an output of length 1 along it.
+//! - Results are reproducible: the work is split by shape only, never by thread count, and
+//!   partial results are combined in a fixed order.
+//! - The `_all` forms return `(real, imaginary)`; the imaginary part is zero for real types.
+//!   64-bit integer results are exact (arrayfire-rust passes them through an f64).
+//!
+//! On the CUDA backend the producer is evaluated on the device, downloaded, and reduced on the
+//! host with the CPU code: correct, but slow until the device reduction kernels land with the
+//! CUDA reductions work.
+
+use std::sync::Arc;
+
+use half::f16;
+
+use crate::array::Array;
+use crate::backend::reduce::ReduceOp;
+use crate::dim4::Dim4;
+use crate::dtype::{Fromf64, HasAfEnum};
+use crate::jit::{Data, Node};
+use crate::storage::Lit;
+
+/// Converts to f16 by rounding to nearest, so `min_all` and `max_all` work on f16 arrays.
+impl Fromf64 for f16 {
+    fn fromf64(value: f64) -> Self {
+        f16::from_f64(value)
+    }
+}
+
+/// The dimension `dim` names for an array of shape `dims`.
+fn resolve_dim(func: &str, dims: Dim4, dim: i32) -> usize {
+    match dim {
+        0..=3 => dim as usize,
+        -1 => (0..4).find(|&k| dims[k] > 1).unwrap_or(0),
+        _ => panic!(
+            "{func}: `dim` is {dim}, but it must be 0, 1, 2 or 3 (or -1 for the first dimension \
+             larger than 1); the input's dims are {dims}"
+        ),
+    }
+}
+
+fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
+    func: &str,
+    input: &Array<T>,
+    dim: i32,
+    op: ReduceOp,
+) -> Array<O> {
+    let node = input.node();
+    let d = resolve_dim(func, node.dims, dim);
+    let mut dims = node.dims;
+    dims[d] = 1;
+    let buf = node
+        .backend
+        .reduce_dim(node, op, d, O::DTYPE)
+        .unwrap_or_else(|e| panic!("{func}: {e}"));
+    let strides = dims.strides();
+    let data = Data {
+        buf: Arc::new(buf),
+        offset: 0,
+        strides: std::array::from_fn(|k| strides[k] as i64),
+    };
+    Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
+}
+
+fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: ReduceOp) -> O {
+    let node = input.node();
+    let h = node.backend.reduce_all(node, op, O::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
+    h.as_slice::<O>()[0]
+}
+
+/// Splits a value into real and imaginary parts of type `B`.
+fn parts<O: HasAfEnum, B: HasAfEnum>(v: O) -> (B, B) {
+    match v.to_lit() {
+        Lit::Cplx(c) => (B::from_lit(Lit::Real(c.re)), B::from_lit(Lit::Real(c.im))),
+        l => (B::from_lit(l), B::from_lit(Lit::Uint(0))),
+    }
+}
+
+macro_rules! dim_reduce {
+    ($(#[$doc:meta])* $name:ident, $out:ty, $op:expr) => {
+        $(#[$doc])*
+        pub fn $name<T>(input: &Array<T>, dim: i32) -> Array<$out>
+        where
+            T: HasAfEnum,
+            $out: HasAfEnum,
+        {
+            reduce_dim::<T, $out>(stringify!($name), input, dim, $op)
+        }
+    };
+}
+
+dim_reduce!(
+    /// Sums the elements along `dim`; integer sums wrap in `T::AggregateOutType`.
+    ///
+    /// ```
+    /// use emberfire::{dim4, sum, Array};
+    /// let a = Array::new(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], dim4!(2, 3));
+    /// assert_eq!(sum(&a, 0).to_vec(), vec![3.0, 7.0, 11.0]);
+    /// assert_eq!(sum(&a, 1).to_vec(), vec![9.0, 12.0]);
+    /// // fused: `a * a` is never stored
+    /// assert_eq!(sum(&(&a * &a), 0).to_vec(), vec![5.0, 25.0, 61.0]);
+    /// ```
+    sum, T::AggregateOutType, ReduceOp::Sum
+);
+
+dim_reduce!(
+    /// Multiplies the elements along `dim`; integer products wrap in `T::ProductOutType`.
+    ///
+    /// ```
+    /// use emberfire::{dim4, product, Array};
+    /// let a = Array::new(&[1i32, 2, 3, 4, 5, 6], dim4!(2, 3));
+    /// assert_eq!(product(&a, 0).to_vec(), vec![2, 12, 30]);
+    /// assert_eq!(product(&a, 1).to_vec(), vec![15, 48]);
+    /// ```
+    product, T::ProductOutType, ReduceOp::Product
+);
+
+dim_reduce!(
+    /// The smallest element along `dim`, ignoring NaN (NaN only if all are NaN); complex
+    /// values compare by magnitude.
+    ///
+    /// ```
+    /// use emberfire::{dim4, min, Array};
+    /// let a = Array::new(&[3.0f64, f64::NAN, 1.0, 2.0], dim4!(2, 2));
+    /// assert_eq!(min(&a, 0).to_vec(), vec![3.0, 1.0]);
+    /// ```
+    min, T::InType, ReduceOp::Min
+);
+
+dim_reduce!(
+    /// The largest element along `dim`, ignoring NaN (NaN only if all are NaN); complex
+    /// values compare by magnitude.
+    ///
+    /// ```
+    /// use emberfire::{dim4, max, Array};
+    /// let a = Array::new(&[3u8, 7, 1, 2], dim4!(2, 2));
+    /// assert_eq!(max(&a, 1).to_vec(), vec![3, 7]);
+    /// ```
+    max, T::InType, ReduceOp::Max
+);
+
+dim_reduce!(
+    /// True where every element along `dim` is non-zero (NaN counts as non-zero).
+    ///
+    /// ```
+    /// use emberfire::{all_true, dim4, Array};
+    /// let a = Array::new(&[1i32, 2, 0, 3], dim4!(2, 2));
+    /// assert_eq!(all_true(&a, 0).to_vec(), vec![true, false]);
+    /// ```
+    all_true, bool, ReduceOp::AllTrue
+);
+
+dim_reduce!(
+    /// True where any element along `dim` is non-zero (NaN counts as non-zero).
+    ///
+    /// ```
+    /// use emberfire::{any_true, dim4, Array};
+    /// let a = Array::new(&[0.0f32, 0.0, 0.0, 0.5], dim4!(2, 2));
+    /// assert_eq!(any_true(&a, 0).to_vec(), vec![false, true]);
+    /// ```
+    any_true, bool, ReduceOp::AnyTrue
+);
+
+dim_reduce!(
+    /// The number of non-zero elements along `dim`.
+    ///
+    /// ```
+    /// use emberfire::{count, dim4, gt, Array};
+    /// let a = Array::new(&[0.1f32, 0.7, 0.9, 0.2], dim4!(2, 2));
+    /// let big = gt(&a, &0.5f32, false);
+    /// assert_eq!(count(&big, 0).to_vec(), vec![1, 1]);
+    /// ```
+    count, u32, ReduceOp::Count
+);
+
+/// Sums the elements along `dim` with every NaN replaced by `nanval`.
+///
+/// ```
+/// use emberfire::{dim4, sum_nan, Array};
+/// let a = Array::new(&[1.0f32, f32::NAN, 3.0, 4.0], dim4!(2, 2));
+/// assert_eq!(sum_nan(&a, 0, 10.0).to_vec(), vec![11.0, 7.0]);
+/// ```
+pub fn sum_nan<T>(input: &Array<T>, dim: i32, nanval: f64) -> Array<T::AggregateOutType>
+where
+    T: HasAfEnum,
+    T::AggregateOutType: HasAfEnum,
+{
+    reduce_dim("sum_nan", input, dim, ReduceOp::SumNan(nanval))
+}
+
+/// Multiplies the elements along `dim` with every NaN replaced by `nanval`.
+///
+/// ```
+/// use emberfire::{dim4, product_nan, Array};
+/// let a = Array::new(&[2.0f64, f64::NAN, 3.0, 4.0], dim4!(2, 2));
+/// assert_eq!(product_nan(&a, 0, 5.0).to_vec(), vec![10.0, 12.0]);
+/// ```
+pub fn product_nan<T>(input: &Array<T>, dim: i32, nanval: f64) -> Array<T::ProductOutType>
+where
+    T: HasAfEnum,
+    T::ProductOutType: HasAfEnum,
+{
+    reduce_dim("product_nan", input, dim, ReduceOp::ProductNan(nanval))
+}
+
+macro_rules! all_reduce {
+    ($(#[$doc:meta])* $name:ident, $assoc:ident, $op:expr) => {
+        $(#[$doc])*
+        #[allow(clippy::type_complexity)]
+        pub fn $name<T>(
+            input: &Array<T>,
+        ) -> (
+            <<T as HasAfEnum>::$assoc as HasAfEnum>::BaseType,
+            <<T as HasAfEnum>::$assoc as HasAfEnum>::BaseType,
+        )
+        where
+            T: HasAfEnum,
+            <T as HasAfEnum>::$assoc: HasAfEnum,
+            <<T as HasAfEnum>::$assoc as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
+        {
+            parts(reduce_all::<T, T::$assoc>(stringify!($name), input, $op))
+        }
+    };
+}
+
+all_reduce!(
+    /// The sum of all elements as `(real, imaginary)`; the imaginary part is zero for real
+    /// types. Reproducible: the same input gives the same bits on every run.
+    ///
+    /// ```
+    /// use emberfire::{dim4, sum_all, Array};
+    /// let x = Array::new(&[1.0f32, 2.0, 3.0], dim4!(3));
+    /// let y = Array::new(&[4.0f32, 5.0, 6.0], dim4!(3));
+    /// assert_eq!(sum_all(&x), (6.0, 0.0));
+    /// assert_eq!(sum_all(&(&x * &y)), (32.0, 0.0)); // a fused dot product
+    /// ```
+    sum_all, AggregateOutType, ReduceOp::Sum
+);
+
+all_reduce!(
+    /// The product of all elements as `(real, imaginary)`.
+    ///
+    /// ```
+    /// use emberfire::{c32, dim4, product_all, Array};
+    /// let a = Array::new(&[c32::new(0.0, 1.0), c32::new(0.0, 1.0)], dim4!(2));
+    /// assert_eq!(product_all(&a), (-1.0, 0.0));
+    /// ```
+    product_all, ProductOutType, ReduceOp::Product
+);
+
+all_reduce!(
+    /// The smallest element as `(real, imaginary)`, ignoring NaN.
+    ///
+    /// ```
+    /// use emberfire::{dim4, min_all, Array};
+    /// assert_eq!(min_all(&Array::new(&[4i16, -2, 9], dim4!(3))), (-2, 0));
+    /// ```
+    min_all, InType, ReduceOp::Min
+);
+
+all_reduce!(
+    /// The largest element as `(real, imaginary)`, ignoring NaN.
+    ///
+    /// ```
+    /// use emberfire::{dim4, max_all, Array};
+    /// assert_eq!(max_all(&Array::new(&[4.0f32, f32::NAN, 9.0], dim4!(3))), (9.0, 0.0));
+    /// ```
+    max_all, InType, ReduceOp::Max
+);
+
+/// The sum of all elements with every NaN replaced by `val`, as `(real, imaginary)`.
+///
+/// ```
+/// use emberfire::{dim4, sum_nan_all, Array};
+/// let a = Array::new(&[1.0f64, f64::NAN, 3.0], dim4!(3));
+/// assert_eq!(sum_nan_all(&a, 0.5), (4.5, 0.0));
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn sum_nan_all<T>(
+    input: &Array<T>,
+    val: f64,
+) -> (
+    <<T as HasAfEnum>::AggregateOutType as HasAfEnum>::BaseType,
+    <<T as HasAfEnum>::AggregateOutType as HasAfEnum>::BaseType,
+)
+where
+    T: HasAfEnum,
+    <T as HasAfEnum>::AggregateOutType: HasAfEnum,
+    <<T as HasAfEnum>::AggregateOutType as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
+{
+    parts(reduce_all::<T, T::AggregateOutType>("sum_nan_all", input, ReduceOp::SumNan(val)))
+}
+
+/// The product of all elements with every NaN replaced by `val`, as `(real, imaginary)`.
+///
+/// ```
+/// use emberfire::{dim4, product_nan_all, Array};
+/// let a = Array::new(&[2.0f32, f32::NAN, 3.0], dim4!(3));
+/// assert_eq!(product_nan_all(&a, 1.0), (6.0, 0.0));
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn product_nan_all<T>(
+    input: &Array<T>,
+    val: f64,
+) -> (
+    <<T as HasAfEnum>::ProductOutType as HasAfEnum>::BaseType,
+    <<T as HasAfEnum>::ProductOutType as HasAfEnum>::BaseType,
+)
+where
+    T: HasAfEnum,
+    <T as HasAfEnum>::ProductOutType: HasAfEnum,
+    <<T as HasAfEnum>::ProductOutType as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
+{
+    parts(reduce_all::<T, T::ProductOutType>("product_nan_all", input, ReduceOp::ProductNan(val)))
+}
+
+/// Whether every element is non-zero, as `(result, false)`.
+///
+/// ```
+/// use emberfire::{all_true_all, dim4, Array};
+/// assert_eq!(all_true_all(&Array::new(&[1u8, 2, 0], dim4!(3))), (false, false));
+/// ```
+pub fn all_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
+    (reduce_all::<T, bool>("all_true_all", input, ReduceOp::AllTrue), false)
+}
+
+/// Whether any element is non-zero, as `(result, false)`.
+///
+/// ```
+/// use emberfire::{any_true_all, dim4, Array};
+/// assert_eq!(any_true_all(&Array::new(&[0u8, 2, 0], dim4!(3))), (true, false));
+/// ```
+pub fn any_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
+    (reduce_all::<T, bool>("any_true_all", input, ReduceOp::AnyTrue), false)
+}
+
+/// The number of non-zero elements, as `(count, 0)`.
+///
+/// ```
+/// use emberfire::{count_all, dim4, Array};
+/// assert_eq!(count_all(&Array::new(&[0.0f32, 2.0, -1.0], dim4!(3))), (2, 0));
+/// ```
+pub fn count_all<T: HasAfEnum>(input: &Array<T>) -> (u64, u64) {
+    (reduce_all::<T, u64>("count_all", input, ReduceOp::Count), 0)
+}
