@@ -5,14 +5,15 @@
 //! remainder by zero give 0; `i32::MIN / -1` wraps to `i32::MIN`; shifting by a negative amount
 //! or by at least the width gives 0 (or -1 for a right shift of a negative value). `rem` keeps
 //! the sign of the dividend (like `%`), `modulo` the sign of the divisor (floored). `sign(x)` is
-//! 1 for negative values and 0 otherwise, as in ArrayFire. Ordering comparisons and min/max of
+//! 1 for negative values and 0 otherwise, as in ArrayFire. `root`, `atan2` and `hypot` of
+//! integers are computed in f64 and rounded to the nearest integer. Ordering comparisons and min/max of
 //! complex numbers compare magnitudes. bool arithmetic computes on 0/1 and reads the result
 //! back as "not zero"; f16 computes in f32 and rounds once.
 
 use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Shl, Shr, Sub};
 use std::ops::{
-    AddAssign, BitAndAssign, BitOrAssign, BitXorAssign, DivAssign, MulAssign, RemAssign,
-    ShlAssign, ShrAssign, SubAssign,
+    AddAssign, BitAndAssign, BitOrAssign, BitXorAssign, DivAssign, MulAssign, RemAssign, ShlAssign,
+    ShrAssign, SubAssign,
 };
 
 use half::f16;
@@ -981,8 +982,14 @@ macro_rules! scalar_bit_helper {
             U::OutType: ImplicitPromote<T::OutType>,
         {
             let (l, r) = (arg1.convert(), arg2.convert());
-            build::binary(stringify!($op), BinOp::$op, l.node(), r.node(),
-                <Promoted<T, U> as HasAfEnum>::get_af_dtype(), batch)
+            build::binary(
+                stringify!($op),
+                BinOp::$op,
+                l.node(),
+                r.node(),
+                <Promoted<T, U> as HasAfEnum>::get_af_dtype(),
+                batch,
+            )
         }
     };
 }

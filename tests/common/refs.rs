@@ -85,11 +85,12 @@ by_class!(modulo, |a, b, t| int: {
     complex: no_complex("modulo"));
 by_class!(pow, |a, b, t| int: V::I(ipow(a.i(), b.i())),
     float: V::F(a.f().powf(b.f())), complex: V::C(cpow(a.c(), b.c())));
-by_class!(root, |a, b, t| int: V::F(b.f().powf(1.0 / a.f())),
+// integer results of root, atan2 and hypot are rounded to the nearest integer
+by_class!(root, |a, b, t| int: V::F(b.f().powf(1.0 / a.f()).round()),
     float: V::F(b.f().powf(1.0 / a.f())), complex: no_complex("root"));
-by_class!(atan2, |a, b, t| int: V::F(a.f().atan2(b.f())),
+by_class!(atan2, |a, b, t| int: V::F(a.f().atan2(b.f()).round()),
     float: V::F(a.f().atan2(b.f())), complex: no_complex("atan2"));
-by_class!(hypot, |a, b, t| int: V::F(a.f().hypot(b.f())),
+by_class!(hypot, |a, b, t| int: V::F(a.f().hypot(b.f()).round()),
     float: V::F(a.f().hypot(b.f())), complex: no_complex("hypot"));
 by_class!(minof, |a, b, t| int: V::I(a.i().min(b.i())),
     float: V::F(fmin(a.f(), b.f())),

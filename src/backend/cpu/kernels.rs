@@ -401,8 +401,11 @@ macro_rules! integer {
                 const BITS: $t = <$t>::BITS as $t;
                 let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
                 let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
+                // computed in f64 and rounded to the nearest integer: truncating would turn
+                // results that are integers in exact arithmetic (root(3, 27), hypot(3, 4))
+                // into the integer below whenever the f64 result lands a hair under it
                 let via_f64 = |f: fn(f64, f64) -> f64| {
-                    HostVec::$var(zip(a, b, move |x, y| f(x as f64, y as f64) as $t))
+                    HostVec::$var(zip(a, b, move |x, y| f(x as f64, y as f64).round() as $t))
                 };
                 match op {
                     Add => m(|x, y| x.wrapping_add(y)),

@@ -211,6 +211,8 @@ __device__ __forceinline__ C catanh_(C z) { C o = cone((C*)0); C d = csub(clog_(
 __device__ __forceinline__ C cpow_(C a, C b) { if (a.re == 0 && a.im == 0) { if (b.re == 0 && b.im == 0) return cone((C*)0); return mk(0, 0, (C*)0); } return cexp_(cmul(b, clog_(a))); }
 CPLX_OPS(cf, float, sqrtf, expf, logf, sinf, cosf, sinhf, coshf, hypotf, atan2f)
 CPLX_OPS(cd, double, sqrt, exp, log, sin, cos, sinh, cosh, hypot, atan2)
+__device__ __forceinline__ cd c2d(cf a) { return mk((double)a.re, (double)a.im, (cd*)0); }
+__device__ __forceinline__ cf d2c(cd a) { return mk((float)a.re, (float)a.im, (cf*)0); }
 template <int B> struct Bytes;
 template <> struct Bytes<1> { typedef unsigned char T; };
 template <> struct Bytes<2> { typedef unsigned short T; };
@@ -307,6 +309,32 @@ fn max_literal(t: DType) -> String {
     }
 }
 
+/// Complex functions whose c32 form is computed in c64.
+fn transcendental(op: UnOp) -> bool {
+    use UnOp::*;
+    matches!(
+        op,
+        Sin | Cos
+            | Tan
+            | Asin
+            | Acos
+            | Atan
+            | Sinh
+            | Cosh
+            | Tanh
+            | Asinh
+            | Acosh
+            | Atanh
+            | Exp
+            | Log
+            | Log10
+            | Log2
+            | Sqrt
+            | Rsqrt
+            | Pow2
+    )
+}
+
 /// The C expression of a unary operation on `a` of type `t`.
 fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
     use UnOp::*;
@@ -329,6 +357,12 @@ fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
             IsInf | IsNan => "false".into(),
             _ => unreachable!("unary {op:?} on integers"),
         };
+    }
+    if t == DType::C32 && transcendental(op) {
+        // computed in double and rounded once, as the CPU does: the textbook formulas lose
+        // digits to cancellation in single precision (tan and tanh near their poles)
+        let d = unary_expr(op, &format!("c2d({a})"), DType::C64);
+        return format!("d2c({d})");
     }
     if t.is_complex() {
         let r = if t == DType::C32 { "float" } else { "double" };
@@ -439,7 +473,8 @@ fn binary_expr(op: BinOp, a: &str, b: &str, t: DType) -> String {
             DType::S32 => "(int)(-2147483647 - 1)",
             _ => "(long long)(-9223372036854775807LL - 1)",
         };
-        let via_f64 = |e: String| cast_expr(&e, DType::F64, t);
+        // computed in double and rounded to the nearest integer, as the CPU does
+        let via_f64 = |e: String| cast_expr(&format!("round({e})"), DType::F64, t);
         return match op {
             Add => format!("({rt})(({u}){a} + ({u}){b})"),
             Sub => format!("({rt})(({u}){a} - ({u}){b})"),
@@ -490,6 +525,7 @@ fn binary_expr(op: BinOp, a: &str, b: &str, t: DType) -> String {
             Sub => format!("csub({a}, {b})"),
             Mul => format!("cmul({a}, {b})"),
             Div => format!("cdiv({a}, {b})"),
+            Pow if t == DType::C32 => format!("d2c(cpow_(c2d({a}), c2d({b})))"),
             Pow => format!("cpow_({a}, {b})"),
             Min => format!("(cnorm2({b}) < cnorm2({a}) ? {b} : {a})"),
             Max => format!("(cnorm2({b}) > cnorm2({a}) ? {b} : {a})"),
@@ -600,7 +636,9 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
 
     let mut params: Vec<String> = vec!["const long long n".into()];
     if plan.coords {
-        params.extend(["const long long d0", "const long long d1", "const long long d2"].map(String::from));
+        params.extend(
+            ["const long long d0", "const long long d1", "const long long d2"].map(String::from),
+        );
     }
     for (i, st) in p.steps.iter().enumerate() {
         let ty = storage_type(st.dtype);
@@ -640,7 +678,11 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         let _ = writeln!(s, "    const long long i0 = v * {w};");
         for (i, st) in p.steps.iter().enumerate() {
             if let Instr::Input(_) = st.instr {
-                let _ = writeln!(s, "    {} r{i}[{w}]; vload(r{i}, in{i} + i0);", storage_type(st.dtype));
+                let _ = writeln!(
+                    s,
+                    "    {} r{i}[{w}]; vload(r{i}, in{i} + i0);",
+                    storage_type(st.dtype)
+                );
             }
         }
         for (o, &idx) in p.outputs.iter().enumerate() {
@@ -649,7 +691,11 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         let _ = writeln!(s, "#pragma unroll\n    for (int j = 0; j < {w}; j++) {{");
         body(&mut s, p, plan, "      ", |i| format!("r{i}[j]"));
         for (o, &idx) in p.outputs.iter().enumerate() {
-            let _ = writeln!(s, "      w{o}[j] = {};", store_expr(p.steps[idx].dtype, &format!("v{idx}")));
+            let _ = writeln!(
+                s,
+                "      w{o}[j] = {};",
+                store_expr(p.steps[idx].dtype, &format!("v{idx}"))
+            );
         }
         let _ = writeln!(s, "    }}");
         for o in 0..p.outputs.len() {
@@ -680,7 +726,8 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         }
     });
     for (o, &idx) in p.outputs.iter().enumerate() {
-        let _ = writeln!(s, "    out{o}[i] = {};", store_expr(p.steps[idx].dtype, &format!("v{idx}")));
+        let _ =
+            writeln!(s, "    out{o}[i] = {};", store_expr(p.steps[idx].dtype, &format!("v{idx}")));
     }
     s.push_str("  }\n}\n");
     s
@@ -807,10 +854,10 @@ mod tests {
     const UNARY: [UnOp; 44] = {
         use UnOp::*;
         [
-            Neg, Not, BitNot, Abs, Arg, Sign, Round, Trunc, Floor, Ceil, Sigmoid, Expm1, Erf,
-            Erfc, Log10, Log1p, Log2, Cbrt, Tgamma, Lgamma, Sin, Cos, Tan, Asin, Acos, Atan, Sinh,
-            Cosh, Tanh, Asinh, Acosh, Atanh, Exp, Log, Sqrt, Rsqrt, Real, Imag, Conjg, Pow2,
-            Factorial, IsZero, IsInf, IsNan,
+            Neg, Not, BitNot, Abs, Arg, Sign, Round, Trunc, Floor, Ceil, Sigmoid, Expm1, Erf, Erfc,
+            Log10, Log1p, Log2, Cbrt, Tgamma, Lgamma, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh,
+            Tanh, Asinh, Acosh, Atanh, Exp, Log, Sqrt, Rsqrt, Real, Imag, Conjg, Pow2, Factorial,
+            IsZero, IsInf, IsNan,
         ]
     };
     const BINARY: [BinOp; 26] = {
