@@ -148,7 +148,8 @@ impl<T: HasAfEnum> Array<T> {
         let buf = match kind {
             BackendKind::Cpu => {
                 // SAFETY: the caller gives us a `Box<[T]>` of `n` elements.
-                let b: Box<[T]> = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(dev_ptr, n)) };
+                let b: Box<[T]> =
+                    unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(dev_ptr, n)) };
                 Buffer::host(T::wrap(b.into_vec()))
             }
             BackendKind::Cuda(d) => {

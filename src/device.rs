@@ -344,11 +344,16 @@ pub fn device_mem_info() -> (usize, usize, usize, usize) {
     match active_kind() {
         BackendKind::Cpu => {
             let (lbytes, lbuffers) = crate::array_device::host_locked();
-            (HOST_BYTES.load(Ordering::Relaxed), HOST_BUFFERS.load(Ordering::Relaxed), lbytes, lbuffers)
+            (
+                HOST_BYTES.load(Ordering::Relaxed),
+                HOST_BUFFERS.load(Ordering::Relaxed),
+                lbytes,
+                lbuffers,
+            )
         }
-        BackendKind::Cuda(d) => cuda::runtime::device(d)
-            .map(|dev| dev.memory().info())
-            .unwrap_or((0, 0, 0, 0)),
+        BackendKind::Cuda(d) => {
+            cuda::runtime::device(d).map(|dev| dev.memory().info()).unwrap_or((0, 0, 0, 0))
+        }
     }
 }
 

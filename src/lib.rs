@@ -41,9 +41,9 @@ mod storage;
 pub use array::{print, print_gen, Array};
 pub use device::{
     device_count, device_gc, device_info, device_mem_info, get_active_backend,
-    get_available_backends, get_backend_count, get_device, get_device_native_id, get_revision, get_version, info,
-    info_string, is_double_available, is_half_available, print_mem_info, set_backend, set_device, set_device_native_id,
-    sync, try_set_backend, try_set_device, Backend,
+    get_available_backends, get_backend_count, get_device, get_device_native_id, get_revision,
+    get_version, info, info_string, is_double_available, is_half_available, print_mem_info,
+    set_backend, set_device, set_device_native_id, sync, try_set_backend, try_set_device, Backend,
 };
 pub use dim4::Dim4;
 pub use dtype::{
@@ -55,11 +55,11 @@ pub use dtype::{
 pub use error::{Error, Result};
 pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
-pub use ops::reduce::*;
 pub use ops::data::{
     constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,
     select, selectl, selectr, upper, ConstGenerator,
 };
+pub use ops::reduce::*;
 
 pub use backend::cuda::nvrtc::JitStats;
 

@@ -73,11 +73,7 @@ fn format_float(value: f64, precision: usize) -> String {
 /// Formats a complex value as `(re,im)`, like `std::complex`'s `operator<<`,
 /// with the precision applied to each part.
 fn format_complex(re: f64, im: f64, precision: usize) -> String {
-    format!(
-        "({},{})",
-        format_float(re, precision),
-        format_float(im, precision)
-    )
+    format!("({},{})", format_float(re, precision), format_float(im, precision))
 }
 
 impl PrintElem for f32 {
@@ -146,9 +142,7 @@ impl_print_elem_int!(
 /// could not have been copied to the host anyway).
 fn element_count(dims: [u64; 4], caller: &str) -> usize {
     dims.iter()
-        .try_fold(1usize, |acc, &d| {
-            usize::try_from(d).ok().and_then(|d| acc.checked_mul(d))
-        })
+        .try_fold(1usize, |acc, &d| usize::try_from(d).ok().and_then(|d| acc.checked_mul(d)))
         .unwrap_or_else(|| panic!("{caller}: dims {dims:?} overflow usize"))
 }
 
@@ -225,18 +219,9 @@ pub(crate) fn format_array<T: PrintElem>(
     // ArrayFire starts the recursion at `ndims() - 1` of the transposed dims,
     // where `ndims()` is 1 for a single element and otherwise the position of
     // the last dimension that is not 1.
-    let top_level = if count == 1 {
-        0
-    } else {
-        counts.iter().rposition(|&c| c != 1).unwrap_or(0)
-    };
+    let top_level = if count == 1 { 0 } else { counts.iter().rposition(|&c| c != 1).unwrap_or(0) };
 
-    let printer = Printer {
-        cells: &cells,
-        width,
-        counts,
-        strides,
-    };
+    let printer = Printer { cells: &cells, width, counts, strides };
     printer.write_level(&mut out, top_level, 0);
     out
 }
@@ -363,10 +348,7 @@ mod tests {
             "    2.2500    -0.1250 \n",
             "\n",
         );
-        assert_eq!(
-            format_array("&a + &b", [3, 2, 1, 1], &data, DEFAULT_PRECISION),
-            expected
-        );
+        assert_eq!(format_array("&a + &b", [3, 2, 1, 1], &data, DEFAULT_PRECISION), expected);
     }
 
     #[test]
@@ -488,13 +470,7 @@ mod tests {
         let expected = concat!("p\n", "[2 1 1 1]\n", "    3.14 \n", "    2.00 \n", "\n");
         assert_eq!(format_array("p", [2, 1, 1, 1], &data, 2), expected);
         // Precision 6: field of 12.
-        let expected = concat!(
-            "p\n",
-            "[2 1 1 1]\n",
-            "    3.141593 \n",
-            "    2.000000 \n",
-            "\n",
-        );
+        let expected = concat!("p\n", "[2 1 1 1]\n", "    3.141593 \n", "    2.000000 \n", "\n",);
         assert_eq!(format_array("p", [2, 1, 1, 1], &data, 6), expected);
         // Precision 0: no decimal point, as with C++ std::fixed.
         let expected = concat!("p\n", "[2 1 1 1]\n", "     3 \n", "     2 \n", "\n");
@@ -557,20 +533,11 @@ mod tests {
             "Array<f32> [2 2 1 1] [1.0000, 2.0000, 3.0000, 4.5000]"
         );
         assert_eq!(
-            format_debug(
-                [1, 2, 1, 1],
-                &[Complex::new(1.0f32, -1.0), Complex::new(0.0, 0.5)]
-            ),
+            format_debug([1, 2, 1, 1], &[Complex::new(1.0f32, -1.0), Complex::new(0.0, 0.5)]),
             "Array<c32> [1 2 1 1] [(1.0000,-1.0000), (0.0000,0.5000)]"
         );
-        assert_eq!(
-            format_debug([2, 1, 1, 1], &[true, false]),
-            "Array<bool> [2 1 1 1] [1, 0]"
-        );
-        assert_eq!(
-            format_debug::<u8>([0, 1, 1, 1], &[]),
-            "Array<u8> [0 1 1 1] []"
-        );
+        assert_eq!(format_debug([2, 1, 1, 1], &[true, false]), "Array<bool> [2 1 1 1] [1, 0]");
+        assert_eq!(format_debug::<u8>([0, 1, 1, 1], &[]), "Array<u8> [0 1 1 1] []");
     }
 
     #[test]

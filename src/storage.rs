@@ -30,19 +30,71 @@ macro_rules! with_vec {
         #[allow(unused_imports)]
         use $crate::storage::HostVec as __H;
         match $hv {
-            __H::F32($v) => { #[allow(dead_code)] type $T = f32; $body }
-            __H::C32($v) => { #[allow(dead_code)] type $T = $crate::dtype::c32; $body }
-            __H::F64($v) => { #[allow(dead_code)] type $T = f64; $body }
-            __H::C64($v) => { #[allow(dead_code)] type $T = $crate::dtype::c64; $body }
-            __H::B8($v) => { #[allow(dead_code)] type $T = bool; $body }
-            __H::S32($v) => { #[allow(dead_code)] type $T = i32; $body }
-            __H::U32($v) => { #[allow(dead_code)] type $T = u32; $body }
-            __H::U8($v) => { #[allow(dead_code)] type $T = u8; $body }
-            __H::S64($v) => { #[allow(dead_code)] type $T = i64; $body }
-            __H::U64($v) => { #[allow(dead_code)] type $T = u64; $body }
-            __H::S16($v) => { #[allow(dead_code)] type $T = i16; $body }
-            __H::U16($v) => { #[allow(dead_code)] type $T = u16; $body }
-            __H::F16($v) => { #[allow(dead_code)] type $T = half::f16; $body }
+            __H::F32($v) => {
+                #[allow(dead_code)]
+                type $T = f32;
+                $body
+            }
+            __H::C32($v) => {
+                #[allow(dead_code)]
+                type $T = $crate::dtype::c32;
+                $body
+            }
+            __H::F64($v) => {
+                #[allow(dead_code)]
+                type $T = f64;
+                $body
+            }
+            __H::C64($v) => {
+                #[allow(dead_code)]
+                type $T = $crate::dtype::c64;
+                $body
+            }
+            __H::B8($v) => {
+                #[allow(dead_code)]
+                type $T = bool;
+                $body
+            }
+            __H::S32($v) => {
+                #[allow(dead_code)]
+                type $T = i32;
+                $body
+            }
+            __H::U32($v) => {
+                #[allow(dead_code)]
+                type $T = u32;
+                $body
+            }
+            __H::U8($v) => {
+                #[allow(dead_code)]
+                type $T = u8;
+                $body
+            }
+            __H::S64($v) => {
+                #[allow(dead_code)]
+                type $T = i64;
+                $body
+            }
+            __H::U64($v) => {
+                #[allow(dead_code)]
+                type $T = u64;
+                $body
+            }
+            __H::S16($v) => {
+                #[allow(dead_code)]
+                type $T = i16;
+                $body
+            }
+            __H::U16($v) => {
+                #[allow(dead_code)]
+                type $T = u16;
+                $body
+            }
+            __H::F16($v) => {
+                #[allow(dead_code)]
+                type $T = half::f16;
+                $body
+            }
         }
     }};
 }
@@ -53,19 +105,58 @@ macro_rules! with_dtype {
     ($dt:expr, $T:ident => $body:expr) => {{
         use $crate::dtype::DType as __D;
         match $dt {
-            __D::F32 => { type $T = f32; $body }
-            __D::C32 => { type $T = $crate::dtype::c32; $body }
-            __D::F64 => { type $T = f64; $body }
-            __D::C64 => { type $T = $crate::dtype::c64; $body }
-            __D::B8 => { type $T = bool; $body }
-            __D::S32 => { type $T = i32; $body }
-            __D::U32 => { type $T = u32; $body }
-            __D::U8 => { type $T = u8; $body }
-            __D::S64 => { type $T = i64; $body }
-            __D::U64 => { type $T = u64; $body }
-            __D::S16 => { type $T = i16; $body }
-            __D::U16 => { type $T = u16; $body }
-            __D::F16 => { type $T = half::f16; $body }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::C32 => {
+                type $T = $crate::dtype::c32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
+            __D::C64 => {
+                type $T = $crate::dtype::c64;
+                $body
+            }
+            __D::B8 => {
+                type $T = bool;
+                $body
+            }
+            __D::S32 => {
+                type $T = i32;
+                $body
+            }
+            __D::U32 => {
+                type $T = u32;
+                $body
+            }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::S64 => {
+                type $T = i64;
+                $body
+            }
+            __D::U64 => {
+                type $T = u64;
+                $body
+            }
+            __D::S16 => {
+                type $T = i16;
+                $body
+            }
+            __D::U16 => {
+                type $T = u16;
+                $body
+            }
+            __D::F16 => {
+                type $T = half::f16;
+                $body
+            }
         }
     }};
 }

@@ -54,7 +54,12 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 }
 
 /// Evaluates `f` on the CPU and on CUDA from the same host inputs and compares the results.
-fn check<T: HasAfEnum, O: Parts>(what: &str, data: &[T], dims: Dim4, f: impl Fn(&Array<T>) -> Array<O>) {
+fn check<T: HasAfEnum, O: Parts>(
+    what: &str,
+    data: &[T],
+    dims: Dim4,
+    f: impl Fn(&Array<T>) -> Array<O>,
+) {
     check_within(what, data, dims, 0.0, f)
 }
 
@@ -296,15 +301,35 @@ macro_rules! complex_suite {
         fn $name() {
             let n = dims().elements() as usize;
             let re = reals(n);
-            let x: Vec<$t> = re.iter().zip(re.iter().rev()).map(|(&a, &b)| $t::new(a as $r, (b * 0.5) as $r)).collect();
-            let y: Vec<$t> = re.iter().rev().zip(re.iter()).map(|(&a, &b)| $t::new((a * 0.3 + 0.1) as $r, b as $r)).collect();
+            let x: Vec<$t> = re
+                .iter()
+                .zip(re.iter().rev())
+                .map(|(&a, &b)| $t::new(a as $r, (b * 0.5) as $r))
+                .collect();
+            let y: Vec<$t> = re
+                .iter()
+                .rev()
+                .zip(re.iter())
+                .map(|(&a, &b)| $t::new((a * 0.3 + 0.1) as $r, b as $r))
+                .collect();
             let by = |a: &Array<$t>| Array::new(&y, a.dims());
             for (name, f) in [
                 ("sin", sin::<$t> as fn(&Array<$t>) -> Array<$t>),
-                ("cos", cos::<$t>), ("tan", tan::<$t>), ("sinh", sinh::<$t>), ("cosh", cosh::<$t>),
-                ("tanh", tanh::<$t>), ("asin", asin::<$t>), ("acos", acos::<$t>), ("atan", atan::<$t>),
-                ("asinh", asinh::<$t>), ("acosh", acosh::<$t>), ("atanh", atanh::<$t>),
-                ("exp", exp::<$t>), ("log", log::<$t>), ("sqrt", sqrt::<$t>), ("rsqrt", rsqrt::<$t>),
+                ("cos", cos::<$t>),
+                ("tan", tan::<$t>),
+                ("sinh", sinh::<$t>),
+                ("cosh", cosh::<$t>),
+                ("tanh", tanh::<$t>),
+                ("asin", asin::<$t>),
+                ("acos", acos::<$t>),
+                ("atan", atan::<$t>),
+                ("asinh", asinh::<$t>),
+                ("acosh", acosh::<$t>),
+                ("atanh", atanh::<$t>),
+                ("exp", exp::<$t>),
+                ("log", log::<$t>),
+                ("sqrt", sqrt::<$t>),
+                ("rsqrt", rsqrt::<$t>),
                 ("pow2", pow2::<$t>),
             ] {
                 check(name, &x, dims(), f);

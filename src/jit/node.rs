@@ -106,7 +106,12 @@ impl Node {
             height = 1;
             leaves = expr.children().len() as u32;
         }
-        Arc::new(Node { dtype, dims, backend, state: RwLock::new(State::Lazy { expr, height, leaves }) })
+        Arc::new(Node {
+            dtype,
+            dims,
+            backend,
+            state: RwLock::new(State::Lazy { expr, height, leaves }),
+        })
     }
 
     /// Height of the tree (0 for data) and the number of leaves it reads.

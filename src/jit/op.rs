@@ -102,9 +102,10 @@ impl UnOp {
             Neg | Not | IsZero | IsInf | IsNan => true,
             BitNot => t.is_integer() || t == DType::B8,
             Conjg => t.is_complex(),
-            Abs | Arg | Real | Imag | Sin | Cos | Tan | Asin | Acos | Atan | Sinh
-            | Cosh | Tanh | Asinh | Acosh | Atanh | Exp | Log | Sqrt | Rsqrt | Pow2 | Log10
-            | Log2 => t.is_floating(),
+            Abs | Arg | Real | Imag | Sin | Cos | Tan | Asin | Acos | Atan | Sinh | Cosh | Tanh
+            | Asinh | Acosh | Atanh | Exp | Log | Sqrt | Rsqrt | Pow2 | Log10 | Log2 => {
+                t.is_floating()
+            }
             Sign | Round | Trunc | Floor | Ceil | Sigmoid | Expm1 | Erf | Erfc | Log1p | Cbrt
             | Tgamma | Lgamma | Factorial => t.is_real_float(),
         }

@@ -89,7 +89,9 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
                 let mut slot = [0u64; 2];
                 let b = h.as_bytes();
                 // SAFETY: a slot has 16 bytes and a scalar at most 16 (c64).
-                unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len()) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len())
+                };
                 slots.push(slot);
             }
             Instr::Iota(b) => {
