@@ -12,16 +12,15 @@
 //! Usage: `cargo bench --bench peers [-- --quick] [-- --cases chain_f32,axpy_f32]`. Arguments
 //! other than `--quick` and `--cases` are ignored (cargo passes `--bench`).
 //!
-//! The cases that need operations emberfire does not have yet are not listed here: `sum_f32`
-//! and `dot_f32` are added with reductions, the matrix cases with matmul and transposes,
-//! `sort_f32` and `fft_c32` with those functions. `copy` is the peers' bandwidth ceiling and has
+//! The cases that need operations emberfire does not have yet are not listed here: the matrix
+//! cases come with matmul and transposes, `sort_f32` and `fft_c32` with those functions. `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
 
 use emberfire::{
-    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, sin, sqrt, sync,
-    Array, Backend,
+    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, sin, sqrt, sum_all,
+    sync, Array, Backend,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -141,6 +140,21 @@ fn main() {
         emit("axpy_f32", ms, 12 * n);
     }
 
+    if opts.wants("sum_f32") {
+        let ms = time_ms(&timing, || {
+            std::hint::black_box(sum_all(&x));
+        });
+        emit("sum_f32", ms, 4 * n);
+    }
+
+    if opts.wants("dot_f32") {
+        // fused: `x * y` is reduced chunk by chunk and never stored
+        let ms = time_ms(&timing, || {
+            std::hint::black_box(sum_all(&(&x * &y)));
+        });
+        emit("dot_f32", ms, 8 * n);
+    }
+
     if on_gpu && opts.wants("blackscholes_f32") {
         // three inputs, two outputs, one kernel (the peers' sizes and value ranges)
         let b = 1usize << 25;
@@ -181,7 +195,13 @@ fn cnd(d: &Array<f32>) -> Array<f32> {
 
 /// Black-Scholes call and put prices for spot `s`, strike `k`, years `t`, rate `r`, volatility
 /// `v`.
-fn black_scholes(s: &Array<f32>, k: &Array<f32>, t: &Array<f32>, r: f32, v: f32) -> (Array<f32>, Array<f32>) {
+fn black_scholes(
+    s: &Array<f32>,
+    k: &Array<f32>,
+    t: &Array<f32>,
+    r: f32,
+    v: f32,
+) -> (Array<f32>, Array<f32>) {
     let sqrt_t = sqrt(t);
     let d1 = (log(&(s / k)) + (r + 0.5 * v * v) * t) / &(v * &sqrt_t);
     let d2 = &d1 - &(v * &sqrt_t);

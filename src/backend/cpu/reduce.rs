@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use super::eval::eval_steps;
 use super::kernels::Src;
 use crate::dtype::{c32, c64, DType};
-use crate::jit::Program;
+use crate::jit::{BinOp, Instr, Program};
 use crate::storage::{with_dtype, Element, HostVec, Lit};
 use half::f16;
 
@@ -202,6 +202,44 @@ trait Widen: Element {
     /// The start of a maximum: NaN for floating types, the type's smallest value otherwise.
     const MAX_ID: Self::W;
     fn widen(self) -> Self::W;
+    /// True for the types whose trailing add, subtract or multiply is computed in the fold.
+    const TAIL: bool = false;
+    /// `a op b` into `out`, rounded as the element-wise kernels round it.
+    fn tail(_op: BinOp, _a: Src<Self>, _b: Src<Self>, _out: &mut Vec<Self>) {
+        unreachable!("internal error: no fused tail for this type")
+    }
+}
+
+macro_rules! float_tail {
+    ($t:ty) => {
+        #[inline(always)]
+        fn tail(op: BinOp, a: Src<$t>, b: Src<$t>, out: &mut Vec<$t>) {
+            out.clear();
+            let f = |x: $t, y: $t| match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                _ => x * y,
+            };
+            // one loop per operator so that each vectorises
+            macro_rules! each {
+                ($g:expr) => {
+                    match (a, b) {
+                        (Src::Slice(x), Src::Slice(y)) => {
+                            out.extend(x.iter().zip(y).map(|(&p, &q)| $g(p, q)))
+                        }
+                        (Src::Slice(x), Src::Splat(q)) => out.extend(x.iter().map(|&p| $g(p, q))),
+                        (Src::Splat(p), Src::Slice(y)) => out.extend(y.iter().map(|&q| $g(p, q))),
+                        (Src::Splat(p), Src::Splat(q)) => out.push(f(p, q)),
+                    }
+                };
+            }
+            match op {
+                BinOp::Add => each!(|x: $t, y: $t| x + y),
+                BinOp::Sub => each!(|x: $t, y: $t| x - y),
+                _ => each!(|x: $t, y: $t| x * y),
+            }
+        }
+    };
 }
 
 macro_rules! widen {
@@ -218,8 +256,28 @@ macro_rules! widen {
         }
     };
 }
-widen!(f32, f64, f64::NAN, f64::NAN, x => x as f64);
-widen!(f64, f64, f64::NAN, f64::NAN, x => x);
+impl Widen for f32 {
+    type W = f64;
+    const MIN_ID: f64 = f64::NAN;
+    const MAX_ID: f64 = f64::NAN;
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self as f64
+    }
+    const TAIL: bool = true;
+    float_tail!(f32);
+}
+impl Widen for f64 {
+    type W = f64;
+    const MIN_ID: f64 = f64::NAN;
+    const MAX_ID: f64 = f64::NAN;
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
+    }
+    const TAIL: bool = true;
+    float_tail!(f64);
+}
 widen!(f16, f64, f64::NAN, f64::NAN, x => x.to_f64());
 widen!(c32, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN),
     x => c64::new(x.re as f64, x.im as f64));
@@ -310,14 +368,18 @@ bool_fold!(All, bool, true, |a, x| a & x, |p, q| p & q, Bool);
 bool_fold!(Any, bool, false, |a, x| a | x, |p, q| p | q, Bool);
 bool_fold!(Count, u64, 0, |a, x| a + x as u64, |p, q| p + q, Uint);
 
-/// Folds a run of values into one accumulator, in eight independent lanes so that the loop
-/// vectorises (and, for sums, rounds less than one running total would).
+/// Independent accumulators in `fold_run`: enough to hide the latency of a floating-point add
+/// (eight SSE registers of two f64 each).
+const LANES: usize = 16;
+
+/// Folds a run of values into one accumulator, in independent lanes so that the loop
+/// vectorises and is not bound by the latency of one running total (which also rounds less).
 #[inline(always)]
 fn fold_run<T: Copy, F: Fold<T>>(f: &F, xs: &[T]) -> F::A {
-    let mut lanes = [f.id(); 8];
-    let mut it = xs.chunks_exact(8);
+    let mut lanes = [f.id(); LANES];
+    let mut it = xs.chunks_exact(LANES);
     for c in &mut it {
-        for k in 0..8 {
+        for k in 0..LANES {
             lanes[k] = f.step(lanes[k], c[k]);
         }
     }
@@ -384,8 +446,8 @@ fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>, out: DTyp
                 tasks.push(Task::Range { a, b: (a + PIECE).min(n) });
             }
         }
-        let last = p.last_uses();
-        let run = |t: &Task| run_task(p, &last, f, sh, t);
+        let prod = Producer::new::<T>(p);
+        let run = |t: &Task| run_task(&prod, f, sh, t);
         let parts: Vec<(usize, Vec<F::A>)> = if tasks.len() == 1 {
             tasks.iter().map(run).collect()
         } else {
@@ -400,37 +462,83 @@ fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>, out: DTyp
     with_dtype!(out, O => O::wrap(acc.into_iter().map(|a| O::from_lit(f.lit(a))).collect()))
 }
 
-/// The producer's values for elements `start..start + len`, as a slice.
-fn with_chunk<T: Element, R>(
-    p: &Program,
-    last: &[usize],
-    start: usize,
-    len: usize,
-    g: impl FnOnce(&[T]) -> R,
-) -> R {
-    let mut vals = eval_steps(p, last, start, len);
-    let v = vals[p.outputs[0]].take().expect("internal error: output missing");
-    match v.src::<T>(len) {
-        Src::Slice(s) => g(s),
-        Src::Splat(x) => g(&vec![x; len]),
+/// The producer as the tasks evaluate it. When its last step is an add, subtract or multiply
+/// of two operands of the (f32 or f64) element type, that step is split off and computed just
+/// before the fold, in a buffer that stays in L1: the general evaluator would go through the
+/// element-wise kernels, and `sum_all(&(&x * &y))` is the dot product users time.
+struct Producer {
+    prog: Program,
+    last: Vec<usize>,
+    tail: Option<BinOp>,
+}
+
+impl Producer {
+    fn new<T: Widen>(p: &Program) -> Producer {
+        let out = p.outputs[0];
+        let split = match p.steps[out].instr {
+            Instr::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b)
+                if T::TAIL
+                    && out + 1 == p.steps.len()
+                    && p.steps[a].dtype == T::DTYPE
+                    && p.steps[b].dtype == T::DTYPE =>
+            {
+                Some((op, a, b))
+            }
+            _ => None,
+        };
+        let (prog, tail) = match split {
+            Some((op, a, b)) => (
+                Program { steps: p.steps[..out].to_vec(), outputs: vec![a, b], dims: p.dims },
+                Some(op),
+            ),
+            None => (p.clone(), None),
+        };
+        let last = prog.last_uses();
+        Producer { prog, last, tail }
+    }
+
+    /// Calls `g` with the producer's values for elements `start..start + len`.
+    fn chunk<T: Widen, R>(
+        &self,
+        start: usize,
+        len: usize,
+        buf: &mut Vec<T>,
+        g: impl FnOnce(&[T]) -> R,
+    ) -> R {
+        let vals = eval_steps(&self.prog, &self.last, start, len);
+        let val = |k: usize| vals[self.prog.outputs[k]].as_ref().expect("internal error: output");
+        match self.tail {
+            None => match val(0).src::<T>(len) {
+                Src::Slice(s) => g(s),
+                Src::Splat(x) => {
+                    buf.clear();
+                    buf.resize(len, x);
+                    g(buf)
+                }
+            },
+            Some(op) => {
+                let (a, b) = (val(0).src::<T>(len), val(1).src::<T>(len));
+                T::tail(op, a, b, buf);
+                if buf.len() == 1 && len > 1 {
+                    let x = buf[0];
+                    buf.resize(len, x);
+                }
+                g(buf)
+            }
+        }
     }
 }
 
-fn run_task<T: Widen, F: Fold<T>>(
-    p: &Program,
-    last: &[usize],
-    f: &F,
-    sh: Shape,
-    t: &Task,
-) -> (usize, Vec<F::A>) {
+fn run_task<T: Widen, F: Fold<T>>(p: &Producer, f: &F, sh: Shape, t: &Task) -> (usize, Vec<F::A>) {
     let Shape { inner, r } = sh;
     let slab = inner * r;
+    let mut buf: Vec<T> = Vec::with_capacity(CHUNK);
     match *t {
         Task::Rows { o, i0, i1, j0, j1 } => {
             let mut acc = vec![f.id(); i1 - i0];
             for j in j0..j1 {
                 let start = o * slab + j * inner + i0;
-                with_chunk(p, last, start, i1 - i0, |xs: &[T]| fold_into(f, &mut acc, xs));
+                p.chunk(start, i1 - i0, &mut buf, |xs: &[T]| fold_into(f, &mut acc, xs));
             }
             (o * inner + i0, acc)
         }
@@ -439,7 +547,7 @@ fn run_task<T: Widen, F: Fold<T>>(
             let mut acc = vec![f.id(); (o_last - o_first + 1) * inner];
             for c in (a..b).step_by(CHUNK) {
                 let len = CHUNK.min(b - c);
-                with_chunk(p, last, c, len, |xs: &[T]| {
+                p.chunk(c, len, &mut buf, |xs: &[T]| {
                     let mut q = c;
                     while q < c + len {
                         let o = q / slab;

@@ -1,0 +1,552 @@
+//! Reductions: every function on every element type, along each of the four dimensions and
+//! over whole arrays, on random shapes (empty and size-1 dimensions included), against
+//! references computed here on the host in f64, c64 or i128; NaN rules; integer wrapping; and
+//! the fused form (`sum(&(&a * &b), d)`) against the evaluated-then-reduced form.
+
+use std::fmt::Debug;
+
+use emberfire::*;
+
+/// SplitMix64: small, fast and deterministic.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Mostly in ±[0.5, 1.5] (products stay in range), one in ten exactly zero.
+    fn real(&mut self) -> f64 {
+        if self.below(10) == 0 {
+            return 0.0;
+        }
+        let m = 0.5 + self.unit();
+        if self.below(2) == 0 {
+            -m
+        } else {
+            m
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Kind {
+    Bool,
+    Int,
+    Float,
+    Complex,
+}
+
+/// What the tests need of an element type: random values, exact host views, wrapping.
+trait E: HasAfEnum + Debug {
+    const KIND: Kind;
+    /// Relative accuracy of the type (for floating outputs).
+    const EPS: f64 = 0.0;
+    /// Smallest and largest values (integer and bool types).
+    const RANGE: (i128, i128) = (0, 0);
+    fn gen(r: &mut Rng) -> Self;
+    fn re(self) -> f64;
+    fn im(self) -> f64 {
+        0.0
+    }
+    fn int(self) -> i128 {
+        self.re() as i128
+    }
+    /// The value `v` wrapped into the type (integers), or rounded (floats).
+    fn from_i128(v: i128) -> Self;
+    fn from_c(re: f64, im: f64) -> Self;
+    fn nan() -> Self {
+        Self::from_c(f64::NAN, 0.0)
+    }
+}
+
+macro_rules! int_e {
+    ($t:ty, $lo:expr, $hi:expr) => {
+        impl E for $t {
+            const KIND: Kind = Kind::Int;
+            const RANGE: (i128, i128) = (<$t>::MIN as i128, <$t>::MAX as i128);
+            fn gen(r: &mut Rng) -> Self {
+                if r.below(8) == 0 {
+                    0
+                } else {
+                    ($lo as i128 + r.below(($hi - $lo) as u64) as i128) as $t
+                }
+            }
+            fn re(self) -> f64 {
+                self as f64
+            }
+            fn int(self) -> i128 {
+                self as i128
+            }
+            fn from_i128(v: i128) -> Self {
+                v as $t
+            }
+            fn from_c(re: f64, _: f64) -> Self {
+                re as $t
+            }
+        }
+    };
+}
+int_e!(u8, 0i64, 20i64);
+int_e!(u16, 0i64, 300i64);
+int_e!(u32, 0i64, 1000i64);
+int_e!(u64, 0i64, 1000i64);
+int_e!(i16, -300i64, 300i64);
+int_e!(i32, -1000i64, 1000i64);
+int_e!(i64, -1000i64, 1000i64);
+
+impl E for bool {
+    const KIND: Kind = Kind::Bool;
+    const RANGE: (i128, i128) = (0, 1);
+    fn gen(r: &mut Rng) -> Self {
+        r.below(5) != 0
+    }
+    fn re(self) -> f64 {
+        self as u8 as f64
+    }
+    fn from_i128(v: i128) -> Self {
+        v != 0
+    }
+    fn from_c(re: f64, _: f64) -> Self {
+        re != 0.0
+    }
+}
+
+macro_rules! float_e {
+    ($t:ty, $eps:expr, $to:expr, $from:expr) => {
+        impl E for $t {
+            const KIND: Kind = Kind::Float;
+            const EPS: f64 = $eps;
+            fn gen(r: &mut Rng) -> Self {
+                $from(r.real())
+            }
+            fn re(self) -> f64 {
+                $to(self)
+            }
+            fn from_i128(v: i128) -> Self {
+                $from(v as f64)
+            }
+            fn from_c(re: f64, _: f64) -> Self {
+                $from(re)
+            }
+        }
+    };
+}
+float_e!(f32, 1e-6, |x: f32| x as f64, |v: f64| v as f32);
+float_e!(f64, 1e-14, |x: f64| x, |v: f64| v);
+float_e!(f16, 1e-3, |x: f16| x.to_f64(), f16::from_f64);
+
+macro_rules! complex_e {
+    ($t:ty, $p:ty, $eps:expr) => {
+        impl E for $t {
+            const KIND: Kind = Kind::Complex;
+            const EPS: f64 = $eps;
+            fn gen(r: &mut Rng) -> Self {
+                <$t>::new(r.real() as $p, r.real() as $p)
+            }
+            fn re(self) -> f64 {
+                self.re as f64
+            }
+            fn im(self) -> f64 {
+                self.im as f64
+            }
+            fn from_i128(v: i128) -> Self {
+                <$t>::new(v as $p, 0.0)
+            }
+            fn from_c(re: f64, im: f64) -> Self {
+                <$t>::new(re as $p, im as $p)
+            }
+        }
+    };
+}
+complex_e!(c32, f32, 1e-6);
+complex_e!(c64, f64, 1e-14);
+
+fn nonzero<T: E>(x: T) -> bool {
+    x.re() != 0.0 || x.im() != 0.0 || x.re().is_nan() || x.im().is_nan()
+}
+
+fn is_nan<T: E>(x: T) -> bool {
+    x.re().is_nan() || x.im().is_nan()
+}
+
+/// The groups of input elements each output element reduces, in output order; `dim` None is
+/// the whole array.
+fn groups<T: Copy>(v: &[T], dims: [u64; 4], dim: Option<usize>) -> (Vec<Vec<T>>, [u64; 4]) {
+    let Some(d) = dim else {
+        return (vec![v.to_vec()], [1, 1, 1, 1]);
+    };
+    let mut od = dims;
+    od[d] = 1;
+    let on = od.iter().product::<u64>() as usize;
+    let mut g = vec![Vec::new(); on];
+    for (lin, &x) in v.iter().enumerate() {
+        let mut c = [0u64; 4];
+        let mut rest = lin as u64;
+        for k in 0..4 {
+            c[k] = rest % dims[k];
+            rest /= dims[k];
+        }
+        c[d] = 0;
+        let o = c[0] + od[0] * (c[1] + od[1] * (c[2] + od[2] * c[3]));
+        g[o as usize].push(x);
+    }
+    (g, od)
+}
+
+/// Checks a floating (or complex) result against `want` with a tolerance scaled by `scale`.
+fn close(got: (f64, f64), want: (f64, f64), eps: f64, scale: f64, what: &str) {
+    let ok = |g: f64, w: f64| {
+        (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= eps * scale.max(1.0) * 4.0
+    };
+    assert!(ok(got.0, want.0) && ok(got.1, want.1), "{what}: got {got:?}, want {want:?}");
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Sum,
+    Product,
+    Min,
+    Max,
+    All,
+    Any,
+    Count,
+    SumNan(f64),
+    ProductNan(f64),
+}
+
+/// The reference result of `op` over `g`, checked against `got`, an output element of type O.
+fn check_group<T: E, O: E>(op: Op, g: &[T], got: O, what: &str) {
+    let fix = |x: T, v: f64| if is_nan(x) { T::from_c(v, 0.0) } else { x };
+    match op {
+        Op::Sum | Op::SumNan(_) => {
+            let v = if let Op::SumNan(v) = op { v } else { f64::NAN };
+            let xs: Vec<T> = g.iter().map(|&x| fix(x, v)).collect();
+            if matches!(T::KIND, Kind::Int | Kind::Bool) {
+                let s = xs.iter().fold(0i128, |a, &x| a.wrapping_add(x.int()));
+                assert_eq!(got.int(), O::from_i128(s).int(), "{what}: wrapped sum");
+            } else {
+                let want = xs.iter().fold((0.0, 0.0), |a, &x| (a.0 + x.re(), a.1 + x.im()));
+                let scale = xs.iter().map(|x| x.re().abs() + x.im().abs()).sum::<f64>();
+                close((got.re(), got.im()), want, O::EPS, scale, what);
+            }
+        }
+        Op::Product | Op::ProductNan(_) => {
+            let v = if let Op::ProductNan(v) = op { v } else { f64::NAN };
+            let xs: Vec<T> = g.iter().map(|&x| fix(x, v)).collect();
+            if matches!(T::KIND, Kind::Int | Kind::Bool) {
+                let p = xs.iter().fold(1i128, |a, &x| a.wrapping_mul(x.int()));
+                assert_eq!(got.int(), O::from_i128(p).int(), "{what}: wrapped product");
+            } else {
+                let want = if T::KIND == Kind::Complex {
+                    xs.iter().fold((1.0, 0.0), |a: (f64, f64), &x| {
+                        (a.0 * x.re() - a.1 * x.im(), a.0 * x.im() + a.1 * x.re())
+                    })
+                } else {
+                    (xs.iter().map(|x| x.re()).product::<f64>(), 0.0)
+                };
+                let scale =
+                    xs.iter().map(|x| x.re().hypot(x.im())).product::<f64>() * (xs.len() as f64);
+                close((got.re(), got.im()), want, O::EPS, scale, what);
+            }
+        }
+        Op::Min | Op::Max => {
+            let is_min = matches!(op, Op::Min);
+            let keep: Vec<T> = g.iter().copied().filter(|&x| !is_nan(x)).collect();
+            match T::KIND {
+                Kind::Int | Kind::Bool => {
+                    let want = if is_min {
+                        keep.iter().map(|x| x.int()).min().unwrap_or(T::RANGE.1)
+                    } else {
+                        keep.iter().map(|x| x.int()).max().unwrap_or(T::RANGE.0)
+                    };
+                    assert_eq!(got.int(), want, "{what}");
+                }
+                Kind::Float => {
+                    let it = keep.iter().map(|x| x.re());
+                    let want = if is_min {
+                        it.fold(f64::NAN, f64::min)
+                    } else {
+                        it.fold(f64::NAN, f64::max)
+                    };
+                    assert!(
+                        got.re() == want || (got.re().is_nan() && want.is_nan()),
+                        "{what}: got {got:?}, want {want}"
+                    );
+                }
+                Kind::Complex => {
+                    let mags = keep.iter().map(|x| x.re().hypot(x.im()));
+                    let want = if is_min {
+                        mags.fold(f64::NAN, f64::min)
+                    } else {
+                        mags.fold(f64::NAN, f64::max)
+                    };
+                    let m = got.re().hypot(got.im());
+                    assert!(
+                        m == want || (m.is_nan() && want.is_nan()),
+                        "{what}: |got| {m}, want {want}"
+                    );
+                    assert!(
+                        keep.is_empty()
+                            || keep.iter().any(|x| x.re() == got.re() && x.im() == got.im()),
+                        "{what}: {got:?} is not an input"
+                    );
+                }
+            }
+        }
+        Op::All => assert_eq!(got.int(), g.iter().all(|&x| nonzero(x)) as i128, "{what}"),
+        Op::Any => assert_eq!(got.int(), g.iter().any(|&x| nonzero(x)) as i128, "{what}"),
+        Op::Count => {
+            assert_eq!(got.int(), g.iter().filter(|&&x| nonzero(x)).count() as i128, "{what}")
+        }
+    }
+}
+
+fn check_dim<T: E, O: E>(op: Op, host: &[T], dims: [u64; 4], d: usize, out: &Array<O>) {
+    let (gs, od) = groups(host, dims, Some(d));
+    assert_eq!(out.dims(), Dim4::new(&od), "{op:?} along {d} of {dims:?}: dims");
+    let got = out.to_vec();
+    for (k, (g, &x)) in gs.iter().zip(&got).enumerate() {
+        check_group::<T, O>(
+            op,
+            g,
+            x,
+            &format!("{} {op:?} along {d} of {dims:?}, out {k}", T::get_af_dtype().name()),
+        );
+    }
+}
+
+fn check_all<T: E, B: E>(op: Op, host: &[T], dims: [u64; 4], got: (B, B)) {
+    let what = format!("{} {op:?} over all of {dims:?}", T::get_af_dtype().name());
+    // the (re, im) pair read as one value of the output's complex-or-real kind
+    struct Pair<B>(B, B);
+    let g = groups(host, dims, None).0.pop().unwrap();
+    let p = Pair(got.0, got.1);
+    match op {
+        Op::All | Op::Any | Op::Count => check_group::<T, B>(op, &g, p.0, &what),
+        _ if T::KIND == Kind::Complex => {
+            // rebuild a complex output of the parts' precision
+            if B::EPS > 1e-10 {
+                check_group::<T, c32>(op, &g, c32::new(p.0.re() as f32, p.1.re() as f32), &what)
+            } else {
+                check_group::<T, c64>(op, &g, c64::new(p.0.re(), p.1.re()), &what)
+            }
+        }
+        _ => {
+            assert_eq!(p.1.re(), 0.0, "{what}: imaginary part");
+            check_group::<T, B>(op, &g, p.0, &what)
+        }
+    }
+}
+
+/// Random shapes: small, with empty and size-1 dimensions.
+fn shapes(r: &mut Rng, n: usize) -> Vec<[u64; 4]> {
+    let mut v = vec![[0, 3, 1, 1], [1, 1, 1, 1], [5, 1, 2, 1], [2, 3, 4, 5]];
+    for _ in 0..n {
+        let mut d = [1u64; 4];
+        let nd = 1 + r.below(4) as usize;
+        for x in d.iter_mut().take(nd) {
+            *x = match r.below(8) {
+                0 => 0,
+                1 => 1,
+                _ => 1 + r.below(13),
+            };
+        }
+        v.push(d);
+    }
+    v
+}
+
+fn check_type<T: E>(seed: u64, nan: bool)
+where
+    T::AggregateOutType: E,
+    T::ProductOutType: E,
+    T::InType: E,
+    <T::AggregateOutType as HasAfEnum>::BaseType: E + Fromf64,
+    <T::ProductOutType as HasAfEnum>::BaseType: E + Fromf64,
+    <T::InType as HasAfEnum>::BaseType: E + Fromf64,
+{
+    let mut r = Rng(seed);
+    for dims in shapes(&mut r, 6) {
+        let n = dims.iter().product::<u64>() as usize;
+        let host: Vec<T> = (0..n)
+            .map(|_| if nan && r.below(6) == 0 { T::nan() } else { T::gen(&mut r) })
+            .collect();
+        let a = Array::new(&host, Dim4::new(&dims));
+        for d in 0..4 {
+            let di = d as i32;
+            check_dim(Op::Sum, &host, dims, d, &sum(&a, di));
+            check_dim(Op::Product, &host, dims, d, &product(&a, di));
+            check_dim(Op::Min, &host, dims, d, &min(&a, di));
+            check_dim(Op::Max, &host, dims, d, &max(&a, di));
+            check_dim(Op::All, &host, dims, d, &all_true(&a, di));
+            check_dim(Op::Any, &host, dims, d, &any_true(&a, di));
+            check_dim(Op::Count, &host, dims, d, &count(&a, di));
+            check_dim(Op::SumNan(0.25), &host, dims, d, &sum_nan(&a, di, 0.25));
+            check_dim(Op::ProductNan(2.0), &host, dims, d, &product_nan(&a, di, 2.0));
+        }
+        check_all(Op::Sum, &host, dims, sum_all(&a));
+        check_all(Op::Product, &host, dims, product_all(&a));
+        check_all(Op::Min, &host, dims, min_all(&a));
+        check_all(Op::Max, &host, dims, max_all(&a));
+        check_all(Op::All, &host, dims, all_true_all(&a));
+        check_all(Op::Any, &host, dims, any_true_all(&a));
+        check_all(Op::Count, &host, dims, count_all(&a));
+        check_all(Op::SumNan(-1.0), &host, dims, sum_nan_all(&a, -1.0));
+        check_all(Op::ProductNan(0.5), &host, dims, product_nan_all(&a, 0.5));
+    }
+}
+
+#[test]
+fn every_function_on_real_floats() {
+    check_type::<f32>(1, false);
+    check_type::<f64>(2, false);
+    check_type::<f16>(3, false);
+}
+
+#[test]
+fn every_function_on_complex() {
+    check_type::<c32>(4, false);
+    check_type::<c64>(5, false);
+}
+
+#[test]
+fn every_function_on_integers_and_bool() {
+    check_type::<bool>(6, false);
+    check_type::<u8>(7, false);
+    check_type::<u16>(8, false);
+    check_type::<u32>(9, false);
+    check_type::<u64>(10, false);
+    check_type::<i16>(11, false);
+    check_type::<i32>(12, false);
+    check_type::<i64>(13, false);
+}
+
+#[test]
+fn nan_inputs() {
+    check_type::<f32>(21, true);
+    check_type::<f64>(22, true);
+    check_type::<f16>(23, true);
+    check_type::<c32>(24, true);
+    let a = Array::new(&[f32::NAN, f32::NAN, 1.0, f32::NAN], dim4!(2, 2));
+    let m = min(&a, 0).to_vec();
+    assert!(m[0].is_nan() && m[1] == 1.0, "min of an all-NaN column is NaN: {m:?}");
+    assert!(max_all(&Array::new(&[f64::NAN], dim4!(1))).0.is_nan());
+    assert!(sum(&a, 0).to_vec()[0].is_nan(), "sum propagates NaN");
+    assert_eq!(sum_nan(&a, 0, 1.5).to_vec(), vec![3.0, 2.5]);
+}
+
+#[test]
+fn empty_inputs_give_identities() {
+    let e = Array::<f32>::new_empty(dim4!(0, 3));
+    assert_eq!(sum(&e, 0).dims(), dim4!(1, 3));
+    assert_eq!(sum(&e, 0).to_vec(), vec![0.0; 3]);
+    assert_eq!(product(&e, 0).to_vec(), vec![1.0; 3]);
+    assert!(min(&e, 0).to_vec().iter().all(|x| x.is_nan()));
+    assert_eq!(sum(&e, 1).dims(), dim4!(0, 1));
+    assert_eq!(sum_all(&e), (0.0, 0.0));
+    assert_eq!(product_all(&e), (1.0, 0.0));
+    assert_eq!(count_all(&e), (0, 0));
+    assert_eq!(all_true_all(&e), (true, false));
+    assert_eq!(any_true_all(&e), (false, false));
+    let i = Array::<i16>::new_empty(dim4!(0));
+    assert_eq!(min_all(&i), (i16::MAX, 0));
+    assert_eq!(max_all(&i), (i16::MIN, 0));
+}
+
+#[test]
+fn integer_sums_and_products_wrap_in_the_output_type() {
+    let a = Array::new(&[i32::MAX, 1, 5], dim4!(3));
+    assert_eq!(sum_all(&a), (i32::MIN.wrapping_add(5), 0));
+    let u = Array::new(&[200u8; 4], dim4!(4));
+    assert_eq!(sum_all(&u), (800, 0)); // u8 sums in u32
+    assert_eq!(product(&u, 0).to_vec(), vec![200u32.wrapping_pow(4)]);
+    let big = Array::new(&[u64::MAX, 2], dim4!(2));
+    assert_eq!(sum_all(&big), (1, 0)); // exact, not through an f64
+    let b = Array::new(&[true, true, false], dim4!(3));
+    assert_eq!(sum_all(&b), (2, 0));
+    assert_eq!(product_all(&b), (false, false));
+}
+
+#[test]
+fn dim_minus_one_is_the_first_dimension_above_one() {
+    let a = Array::new(&[1.0f32, 2.0, 3.0], dim4!(1, 3));
+    assert_eq!(sum(&a, -1).to_vec(), vec![6.0]);
+}
+
+#[test]
+#[should_panic(expected = "sum: `dim` is 4")]
+fn dim_out_of_range_panics() {
+    let _ = sum(&Array::new(&[1.0f32], dim4!(1)), 4);
+}
+
+/// Shapes large enough to take every path of the CPU reduction: many tasks per output run,
+/// runs that straddle tasks, and output runs long enough to be split by rows.
+#[test]
+fn large_shapes_every_path() {
+    let mut r = Rng(99);
+    for dims in [[70_000u64, 2, 1, 1], [3, 50_000, 1, 1], [8_200, 70, 1, 1], [9, 5, 3000, 2]] {
+        let n = dims.iter().product::<u64>() as usize;
+        let host: Vec<f32> = (0..n).map(|_| r.real() as f32).collect();
+        let ints: Vec<i32> = (0..n).map(|_| i32::gen(&mut r)).collect();
+        let a = Array::new(&host, Dim4::new(&dims));
+        let ia = Array::new(&ints, Dim4::new(&dims));
+        for d in 0..4 {
+            check_dim(Op::Sum, &host, dims, d, &sum(&a, d as i32));
+            check_dim(Op::Max, &host, dims, d, &max(&a, d as i32));
+            check_dim(Op::Sum, &ints, dims, d, &sum(&ia, d as i32));
+        }
+        check_all(Op::Sum, &host, dims, sum_all(&a));
+        check_all(Op::Min, &ints, dims, min_all(&ia));
+    }
+}
+
+/// A fused producer gives bit for bit what evaluating it first and reducing gives, and the
+/// same on every call.
+#[test]
+fn fused_equals_evaluated_then_reduced() {
+    let mut r = Rng(7);
+    for dims in [[1000u64, 70, 1, 1], [5, 7, 3, 2], [100_000, 1, 1, 1], [8_200, 3, 1, 1]] {
+        let n = dims.iter().product::<u64>() as usize;
+        let x: Vec<f32> = (0..n).map(|_| r.real() as f32).collect();
+        let y: Vec<f32> = (0..n).map(|_| r.real() as f32).collect();
+        let a = Array::new(&x, Dim4::new(&dims));
+        let b = Array::new(&y, Dim4::new(&dims));
+        let trees: Vec<Box<dyn Fn() -> Array<f32>>> = vec![
+            Box::new(|| &a * &b),
+            Box::new(|| &a + &b),
+            Box::new(|| sin(&a) * &b - &a),
+            Box::new(|| &a * 2.0f32),
+        ];
+        for t in &trees {
+            let lazy = t();
+            let done = t();
+            done.eval();
+            for d in 0..4 {
+                assert_eq!(sum(&lazy, d).to_vec(), sum(&done, d).to_vec(), "sum along {d}");
+                assert_eq!(max(&lazy, d).to_vec(), max(&done, d).to_vec(), "max along {d}");
+            }
+            assert_eq!(sum_all(&t()), sum_all(&done));
+            assert_eq!(sum_all(&t()), sum_all(&t()), "reproducible");
+            assert_eq!(product_all(&t()), product_all(&done));
+            assert_eq!(count_all(&t()), count_all(&done));
+        }
+    }
+    // the dot product matches an f64 reference
+    let x: Vec<f32> = (0..10_000).map(|_| r.real() as f32).collect();
+    let y: Vec<f32> = (0..10_000).map(|_| r.real() as f32).collect();
+    let want: f64 = x.iter().zip(&y).map(|(&p, &q)| (p * q) as f64).sum();
+    let (a, b) = (Array::new(&x, dim4!(10_000)), Array::new(&y, dim4!(10_000)));
+    let got = sum_all(&(&a * &b)).0 as f64;
+    assert!((got - want).abs() <= 1e-6 * want.abs().max(1.0), "{got} vs {want}");
+}
