@@ -540,6 +540,19 @@ fn broadcast_each_dimension() {
     }
 }
 
+/// Two scalars give a single-element array; a scalar with a single-element array too.
+#[test]
+fn scalar_with_scalar() {
+    let r = ef::add(&2.5f32, &0.25f32, false);
+    assert_eq!((r.dims(), r.to_vec()), (dim4!(1), vec![2.75]));
+    let r = ef::pow(&2i32, &10i32, false);
+    assert_eq!(r.to_vec(), vec![1024]);
+    let r = ef::lt(&Array::new(&[3u8], dim4!(1)), &4u8, false);
+    assert_eq!(r.to_vec(), vec![true]);
+    let r = ef::atan2(&0.0f64, &-1.0f64, true);
+    assert_eq!(r.to_vec(), vec![std::f64::consts::PI]);
+}
+
 /// Empty operands: equal empty shapes, an empty shape broadcast against size 1, and a scalar
 /// with an empty array all give empty results of the right shape.
 #[test]

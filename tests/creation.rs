@@ -85,6 +85,15 @@ fn range() {
     });
 }
 
+/// A negative dimension means dimension 0, as in ArrayFire (whose C++ default is -1).
+#[test]
+fn range_along_a_negative_dimension_is_along_dimension_0() {
+    let d = dim4!(3, 2, 2);
+    let want: Vec<u16> = (0..12).map(|i| (i % 3) as u16).collect();
+    assert_eq!(ef::range::<u16>(d, -1).to_vec(), want);
+    assert_eq!(ef::range::<u16>(d, -1).to_vec(), ef::range::<u16>(d, 0).to_vec());
+}
+
 #[test]
 fn iota() {
     fn case<T: Elem>(d: Dim4, s: u64) -> Result<(), String> {

@@ -312,6 +312,45 @@ fn eight_threads_share_one_lazy_array() {
     assert_eq!(b.to_vec(), vec![2, 3, 4]);
 }
 
+/// Trees that read more inputs than one kernel may take (balanced and as a chain) are split
+/// by the evaluation heuristics and still compute the right values.
+#[test]
+fn trees_with_many_inputs() {
+    let n = 37;
+    let inputs: Vec<Vec<i64>> =
+        (0..100).map(|k| (0..n).map(|i| (k * 1000 + i) as i64).collect()).collect();
+    let arrays: Vec<Array<i64>> = inputs.iter().map(|v| Array::new(v, dim4!(n))).collect();
+    let want: Vec<i64> = (0..n).map(|i| inputs.iter().map(|v| v[i]).sum()).collect();
+    // balanced: pairwise sums, level by level
+    let mut level = arrays.clone();
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|p| if p.len() == 2 { &p[0] + &p[1] } else { p[0].clone() })
+            .collect();
+    }
+    assert_eq!(level[0].to_vec(), want);
+    // a chain, with each input used twice: sum + x - x
+    let mut acc = ef::constant(0i64, dim4!(n));
+    for a in &arrays {
+        acc = &(&acc + a) + &(a - a);
+    }
+    assert_eq!(acc.to_vec(), want);
+    // a select of selects over many different inputs
+    let mut s = arrays[0].clone();
+    for (k, a) in arrays.iter().enumerate().skip(1) {
+        let cond = ef::lt(&ef::range::<i64>(dim4!(n), 0), &((k % n) as i64), false);
+        s = ef::select(&s, &cond, a);
+    }
+    let want: Vec<i64> = (0..n)
+        .map(|i| {
+            // the last k whose condition is false for element i wins, else input 0
+            (1..100).rev().find(|&k| i >= k % n).map_or(inputs[0][i], |k| inputs[k][i])
+        })
+        .collect();
+    assert_eq!(s.to_vec(), want);
+}
+
 /// Shapes with a dimension of 0 go through every kind of node without computing anything.
 #[test]
 fn empty_trees() {
