@@ -65,16 +65,11 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let buf = node
-        .backend
-        .reduce_dim(node, op, d, O::DTYPE)
-        .unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf =
+        node.backend.reduce_dim(node, op, d, O::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
     let strides = dims.strides();
-    let data = Data {
-        buf: Arc::new(buf),
-        offset: 0,
-        strides: std::array::from_fn(|k| strides[k] as i64),
-    };
+    let data =
+        Data { buf: Arc::new(buf), offset: 0, strides: std::array::from_fn(|k| strides[k] as i64) };
     Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
 }
 
