@@ -158,6 +158,18 @@ fn integer_powers_are_exact_with_wrapping() {
 }
 
 #[test]
+fn integer_root_atan2_and_hypot_round_to_the_nearest_integer() {
+    let r = ef::root(&arr(&[3i32, 2, 2, 3]), &arr(&[27i32, 8, 2, 1000]), false).to_vec();
+    assert_eq!(r, vec![3, 3, 1, 10]); // 2.83 rounds up, 1.41 down
+    let h = ef::hypot(&arr(&[3u16, 1, 5, 1]), &arr(&[4u16, 1, 12, 2]), false).to_vec();
+    assert_eq!(h, vec![5, 1, 13, 2]); // 1.41 rounds down, 2.24 down
+    let t = ef::atan2(&arr(&[1i64, 1, -1, 0]), &arr(&[1i64, 0, 0, -1]), false).to_vec();
+    assert_eq!(t, vec![1, 2, -2, 3]); // π/4, π/2, -π/2, π
+    let b = ef::atan2(&arr(&[true, true]), &arr(&[true, false]), false).to_vec();
+    assert_eq!(b, vec![true, true]); // 0.79 and 1.57 round to 1
+}
+
+#[test]
 fn sign_is_one_for_negative_values() {
     let s = ef::sign(&arr(&[-3.5f32, 0.0, -0.0, 2.0, f32::NAN, f32::NEG_INFINITY])).to_vec();
     assert_eq!(s, vec![1.0, 0.0, 0.0, 0.0, 0.0, 1.0]);

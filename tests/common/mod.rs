@@ -321,8 +321,9 @@ pub struct Tol {
     /// Added to |reference| before applying the relative tolerance: an absolute allowance for
     /// results that pass near zero where the reference itself is only absolutely accurate.
     pub scale: f64,
-    /// Integer results computed through floating point may be off by one where the exact
-    /// value is within a few ulps of an integer (the float's last bit decides the truncation).
+    /// Integer results computed through floating point (root, atan2, hypot) are the float
+    /// result rounded to the nearest integer; where that result is within a few ulps of a
+    /// half-integer, either neighbour is accepted (the float's last bit decides).
     pub int_slack: bool,
     /// The relative accuracy of the reference itself, where it is computed by a series or an
     /// approximation rather than by a correctly rounded library function.
@@ -374,10 +375,9 @@ pub fn close<O: Elem>(got: O, want: V, tol: Tol) -> bool {
                 return true;
             }
             if let (true, V::F(x)) = (tol.int_slack, want) {
-                // a few f64 ulps either way: where x is within them of an integer, either
-                // neighbour is a faithful truncation of the float result
                 let d = x.abs() * 1e-15 + 1e-300;
-                return got == O::from_v(V::F(x - d)) || got == O::from_v(V::F(x + d));
+                return got == O::from_v(V::F((x - d).round()))
+                    || got == O::from_v(V::F((x + d).round()));
             }
             false
         }
