@@ -87,15 +87,13 @@ macro_rules! real_float {
                     f(a, &mut out);
                     HostVec::$var(out)
                 };
-                let m = |f: fn($t) -> $t| HostVec::$var(map(a, f));
-                let b = |f: fn($t) -> bool| HostVec::B8(map(a, f));
                 match op {
-                    Neg => m(|x| -x),
-                    Not | IsZero => b(|x| x == 0.0),
-                    IsInf => b(|x| x.is_infinite()),
-                    IsNan => b(|x| x.is_nan()),
-                    Abs => m(|x| x.abs()),
-                    Arg => m(|x| {
+                    Neg => HostVec::$var(map(a, |x| -x)),
+                    Not | IsZero => HostVec::B8(map(a, |x| x == 0.0)),
+                    IsInf => HostVec::B8(map(a, |x| x.is_infinite())),
+                    IsNan => HostVec::B8(map(a, |x| x.is_nan())),
+                    Abs => HostVec::$var(map(a, |x| x.abs())),
+                    Arg => HostVec::$var(map(a, |x| {
                         if x.is_nan() {
                             x
                         } else if x < 0.0 {
@@ -103,79 +101,77 @@ macro_rules! real_float {
                         } else {
                             0.0
                         }
-                    }),
-                    Sign => m(|x| if x < 0.0 { 1.0 } else { 0.0 }),
-                    Round => m(|x| x.round()),
-                    Trunc => m(|x| x.trunc()),
-                    Floor => m(|x| x.floor()),
-                    Ceil => m(|x| x.ceil()),
+                    })),
+                    Sign => HostVec::$var(map(a, |x| if x < 0.0 { 1.0 } else { 0.0 })),
+                    Round => HostVec::$var(map(a, |x| x.round())),
+                    Trunc => HostVec::$var(map(a, |x| x.trunc())),
+                    Floor => HostVec::$var(map(a, |x| x.floor())),
+                    Ceil => HostVec::$var(map(a, |x| x.ceil())),
                     Sigmoid => fast($sigmoid),
-                    Expm1 => m(|x| x.exp_m1()),
-                    Erf => m(|x| libm::erf(x as f64) as $t),
-                    Erfc => m(|x| libm::erfc(x as f64) as $t),
-                    Log10 => m(|x| x.log10()),
-                    Log1p => m(|x| x.ln_1p()),
-                    Log2 => m(|x| x.log2()),
-                    Cbrt => m(|x| x.cbrt()),
-                    Tgamma => m(|x| libm::tgamma(x as f64) as $t),
-                    Lgamma => m(|x| libm::lgamma(x as f64) as $t),
-                    Factorial => m(|x| libm::tgamma(x as f64 + 1.0) as $t),
+                    Expm1 => HostVec::$var(map(a, |x| x.exp_m1())),
+                    Erf => HostVec::$var(map(a, |x| libm::erf(x as f64) as $t)),
+                    Erfc => HostVec::$var(map(a, |x| libm::erfc(x as f64) as $t)),
+                    Log10 => HostVec::$var(map(a, |x| x.log10())),
+                    Log1p => HostVec::$var(map(a, |x| x.ln_1p())),
+                    Log2 => HostVec::$var(map(a, |x| x.log2())),
+                    Cbrt => HostVec::$var(map(a, |x| x.cbrt())),
+                    Tgamma => HostVec::$var(map(a, |x| libm::tgamma(x as f64) as $t)),
+                    Lgamma => HostVec::$var(map(a, |x| libm::lgamma(x as f64) as $t)),
+                    Factorial => HostVec::$var(map(a, |x| libm::tgamma(x as f64 + 1.0) as $t)),
                     Sin => fast($sin),
                     Cos => fast($cos),
-                    Tan => m(|x| x.tan()),
-                    Asin => m(|x| x.asin()),
-                    Acos => m(|x| x.acos()),
-                    Atan => m(|x| x.atan()),
-                    Sinh => m(|x| x.sinh()),
-                    Cosh => m(|x| x.cosh()),
+                    Tan => HostVec::$var(map(a, |x| x.tan())),
+                    Asin => HostVec::$var(map(a, |x| x.asin())),
+                    Acos => HostVec::$var(map(a, |x| x.acos())),
+                    Atan => HostVec::$var(map(a, |x| x.atan())),
+                    Sinh => HostVec::$var(map(a, |x| x.sinh())),
+                    Cosh => HostVec::$var(map(a, |x| x.cosh())),
                     Tanh => fast($tanh),
-                    Asinh => m(|x| x.asinh()),
-                    Acosh => m(|x| acosh_f64(x as f64) as $t),
-                    Atanh => m(|x| atanh_f64(x as f64) as $t),
+                    Asinh => HostVec::$var(map(a, |x| x.asinh())),
+                    Acosh => HostVec::$var(map(a, |x| acosh_f64(x as f64) as $t)),
+                    Atanh => HostVec::$var(map(a, |x| atanh_f64(x as f64) as $t)),
                     Exp => fast($exp),
                     Log => fast($log),
-                    Sqrt => m(|x| x.sqrt()),
-                    Rsqrt => m(|x| 1.0 / x.sqrt()),
-                    Pow2 => m(|x| x.exp2()),
-                    Real => m(|x| x),
-                    Imag => m(|_| 0.0),
+                    Sqrt => HostVec::$var(map(a, |x| x.sqrt())),
+                    Rsqrt => HostVec::$var(map(a, |x| 1.0 / x.sqrt())),
+                    Pow2 => HostVec::$var(map(a, |x| x.exp2())),
+                    Real => HostVec::$var(map(a, |x| x)),
+                    Imag => HostVec::$var(map(a, |_| 0.0)),
                     Conjg | BitNot => unsupported("unary", op, stringify!($t)),
                 }
             }
 
             fn binary(op: BinOp, a: Src<$t>, b: Src<$t>) -> HostVec {
                 use BinOp::*;
-                let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
-                let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
                 match op {
-                    Add => m(|x, y| x + y),
-                    Sub => m(|x, y| x - y),
-                    Mul => m(|x, y| x * y),
-                    Div => m(|x, y| x / y),
-                    Rem => m(|x, y| x % y),
-                    Mod => m(|x, y| {
+                    Add => HostVec::$var(zip(a, b, |x, y| x + y)),
+                    Sub => HostVec::$var(zip(a, b, |x, y| x - y)),
+                    Mul => HostVec::$var(zip(a, b, |x, y| x * y)),
+                    Div => HostVec::$var(zip(a, b, |x, y| x / y)),
+                    Rem => HostVec::$var(zip(a, b, |x, y| x % y)),
+                    Mod => HostVec::$var(zip(a, b, |x, y| {
                         let r = x % y;
                         if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
                             r + y
                         } else {
                             r
                         }
-                    }),
-                    Pow => m(|x, y| x.powf(y)),
-                    Root => m(|n, v| v.powf(1.0 / n)),
-                    Atan2 => m(|y, x| y.atan2(x)),
-                    Hypot => m(|x, y| x.hypot(y)),
-                    Min => m(|x, y| x.min(y)),
-                    Max => m(|x, y| x.max(y)),
+                    })),
+                    Pow => HostVec::$var(zip(a, b, |x, y| x.powf(y))),
+                    Root => HostVec::$var(zip(a, b, |n, v| v.powf(1.0 / n))),
+                    Atan2 => HostVec::$var(zip(a, b, |y, x| y.atan2(x))),
+                    Hypot => HostVec::$var(zip(a, b, |x, y| x.hypot(y))),
+                    Min => HostVec::$var(zip(a, b, |x, y| x.min(y))),
+                    Max => HostVec::$var(zip(a, b, |x, y| x.max(y))),
                     Cplx2 => HostVec::$cx(zip(a, b, |x, y| num_complex::Complex::new(x, y))),
-                    Lt => c(|x, y| x < y),
-                    Gt => c(|x, y| x > y),
-                    Le => c(|x, y| x <= y),
-                    Ge => c(|x, y| x >= y),
-                    Eq => c(|x, y| x == y),
-                    Neq => c(|x, y| x != y),
-                    And => c(|x, y| x != 0.0 && y != 0.0),
-                    Or => c(|x, y| x != 0.0 || y != 0.0),
+                    Lt => HostVec::B8(zip(a, b, |x, y| x < y)),
+                    Gt => HostVec::B8(zip(a, b, |x, y| x > y)),
+                    Le => HostVec::B8(zip(a, b, |x, y| x <= y)),
+                    Ge => HostVec::B8(zip(a, b, |x, y| x >= y)),
+                    Eq => HostVec::B8(zip(a, b, |x, y| x == y)),
+                    Neq => HostVec::B8(zip(a, b, |x, y| x != y)),
+                    And => HostVec::B8(zip(a, b, |x, y| x != 0.0 && y != 0.0)),
+                    Or => HostVec::B8(zip(a, b, |x, y| x != 0.0 || y != 0.0)),
                     BitAnd | BitOr | BitXor | Shl | Shr => {
                         unsupported("binary", op, stringify!($t))
                     }
@@ -257,9 +253,6 @@ macro_rules! complex {
         impl CpuMath for $t {
             fn unary(op: UnOp, a: &[$t]) -> HostVec {
                 use UnOp::*;
-                let m = |f: fn($t) -> $t| HostVec::$var(map(a, f));
-                let r = |f: fn($t) -> $re| HostVec::$revar(map(a, f));
-                let b = |f: fn($t) -> bool| HostVec::B8(map(a, f));
                 // Evaluated in c64 and rounded once.
                 let w = |f: fn(c64) -> c64| {
                     HostVec::$var(map(a, |z| {
@@ -268,15 +261,15 @@ macro_rules! complex {
                     }))
                 };
                 match op {
-                    Neg => m(|z| -z),
-                    Not | IsZero => b(|z| z.re == 0.0 && z.im == 0.0),
-                    IsInf => b(|z| z.re.is_infinite() || z.im.is_infinite()),
-                    IsNan => b(|z| z.re.is_nan() || z.im.is_nan()),
-                    Abs => r(|z| z.re.hypot(z.im)),
-                    Arg => r(|z| z.im.atan2(z.re)),
-                    Real => r(|z| z.re),
-                    Imag => r(|z| z.im),
-                    Conjg => m(|z| z.conj()),
+                    Neg => HostVec::$var(map(a, |z| -z)),
+                    Not | IsZero => HostVec::B8(map(a, |z| z.re == 0.0 && z.im == 0.0)),
+                    IsInf => HostVec::B8(map(a, |z| z.re.is_infinite() || z.im.is_infinite())),
+                    IsNan => HostVec::B8(map(a, |z| z.re.is_nan() || z.im.is_nan())),
+                    Abs => HostVec::$revar(map(a, |z| z.re.hypot(z.im))),
+                    Arg => HostVec::$revar(map(a, |z| z.im.atan2(z.re))),
+                    Real => HostVec::$revar(map(a, |z| z.re)),
+                    Imag => HostVec::$revar(map(a, |z| z.im)),
+                    Conjg => HostVec::$var(map(a, |z| z.conj())),
                     Sin => w(|z| z.sin()),
                     Cos => w(|z| z.cos()),
                     Tan => w(cmath::tan),
@@ -302,8 +295,6 @@ macro_rules! complex {
 
             fn binary(op: BinOp, a: Src<$t>, b: Src<$t>) -> HostVec {
                 use BinOp::*;
-                let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
-                let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
                 let nz = |z: $t| z.re != 0.0 || z.im != 0.0;
                 // Evaluated in c64 and rounded once.
                 let w = |f: fn(c64, c64) -> c64| {
@@ -316,19 +307,19 @@ macro_rules! complex {
                     }))
                 };
                 match op {
-                    Add => m(|x, y| x + y),
-                    Sub => m(|x, y| x - y),
-                    Mul => m(|x, y| x * y),
+                    Add => HostVec::$var(zip(a, b, |x, y| x + y)),
+                    Sub => HostVec::$var(zip(a, b, |x, y| x - y)),
+                    Mul => HostVec::$var(zip(a, b, |x, y| x * y)),
                     Div => w(cmath::div),
                     Pow => w(|x, y| x.powc(y)),
-                    Min => m(|x, y| if y.norm_sqr() < x.norm_sqr() { y } else { x }),
-                    Max => m(|x, y| if y.norm_sqr() > x.norm_sqr() { y } else { x }),
-                    Lt => c(|x, y| x.norm_sqr() < y.norm_sqr()),
-                    Gt => c(|x, y| x.norm_sqr() > y.norm_sqr()),
-                    Le => c(|x, y| x.norm_sqr() <= y.norm_sqr()),
-                    Ge => c(|x, y| x.norm_sqr() >= y.norm_sqr()),
-                    Eq => c(|x, y| x == y),
-                    Neq => c(|x, y| x != y),
+                    Min => HostVec::$var(zip(a, b, |x, y| if y.norm_sqr() < x.norm_sqr() { y } else { x })),
+                    Max => HostVec::$var(zip(a, b, |x, y| if y.norm_sqr() > x.norm_sqr() { y } else { x })),
+                    Lt => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() < y.norm_sqr())),
+                    Gt => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() > y.norm_sqr())),
+                    Le => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() <= y.norm_sqr())),
+                    Ge => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() >= y.norm_sqr())),
+                    Eq => HostVec::B8(zip(a, b, |x, y| x == y)),
+                    Neq => HostVec::B8(zip(a, b, |x, y| x != y)),
                     And => HostVec::B8(zip(a, b, |x, y| nz(x) && nz(y))),
                     Or => HostVec::B8(zip(a, b, |x, y| nz(x) || nz(y))),
                     _ => unsupported("binary", op, stringify!($t)),
@@ -399,8 +390,6 @@ macro_rules! integer {
             fn binary(op: BinOp, a: Src<$t>, b: Src<$t>) -> HostVec {
                 use BinOp::*;
                 const BITS: $t = <$t>::BITS as $t;
-                let m = |f: fn($t, $t) -> $t| HostVec::$var(zip(a, b, f));
-                let c = |f: fn($t, $t) -> bool| HostVec::B8(zip(a, b, f));
                 // computed in f64 and rounded to the nearest integer: truncating would turn
                 // results that are integers in exact arithmetic (root(3, 27), hypot(3, 4))
                 // into the integer below whenever the f64 result lands a hair under it
@@ -408,13 +397,13 @@ macro_rules! integer {
                     HostVec::$var(zip(a, b, move |x, y| f(x as f64, y as f64).round() as $t))
                 };
                 match op {
-                    Add => m(|x, y| x.wrapping_add(y)),
-                    Sub => m(|x, y| x.wrapping_sub(y)),
-                    Mul => m(|x, y| x.wrapping_mul(y)),
-                    Div => m(|x, y| if y == 0 { 0 } else { x.wrapping_div(y) }),
-                    Rem => m(|x, y| if y == 0 { 0 } else { x.wrapping_rem(y) }),
+                    Add => HostVec::$var(zip(a, b, |x, y| x.wrapping_add(y))),
+                    Sub => HostVec::$var(zip(a, b, |x, y| x.wrapping_sub(y))),
+                    Mul => HostVec::$var(zip(a, b, |x, y| x.wrapping_mul(y))),
+                    Div => HostVec::$var(zip(a, b, |x, y| if y == 0 { 0 } else { x.wrapping_div(y) })),
+                    Rem => HostVec::$var(zip(a, b, |x, y| if y == 0 { 0 } else { x.wrapping_rem(y) })),
                     #[allow(unused_comparisons)]
-                    Mod => m(|x, y| {
+                    Mod => HostVec::$var(zip(a, b, |x, y| {
                         if y == 0 {
                             return 0;
                         }
@@ -424,19 +413,19 @@ macro_rules! integer {
                         } else {
                             r
                         }
-                    }),
-                    Pow => m(int_pow!($t, $sign)),
+                    })),
+                    Pow => HostVec::$var(zip(a, b, int_pow!($t, $sign))),
                     Root => via_f64(|n, v| v.powf(1.0 / n)),
                     Atan2 => via_f64(f64::atan2),
                     Hypot => via_f64(f64::hypot),
-                    Min => m(|x, y| x.min(y)),
-                    Max => m(|x, y| x.max(y)),
-                    BitAnd => m(|x, y| x & y),
-                    BitOr => m(|x, y| x | y),
-                    BitXor => m(|x, y| x ^ y),
-                    Shl => m(|x, y| if !(0..BITS).contains(&y) { 0 } else { x << y }),
+                    Min => HostVec::$var(zip(a, b, |x, y| x.min(y))),
+                    Max => HostVec::$var(zip(a, b, |x, y| x.max(y))),
+                    BitAnd => HostVec::$var(zip(a, b, |x, y| x & y)),
+                    BitOr => HostVec::$var(zip(a, b, |x, y| x | y)),
+                    BitXor => HostVec::$var(zip(a, b, |x, y| x ^ y)),
+                    Shl => HostVec::$var(zip(a, b, |x, y| if !(0..BITS).contains(&y) { 0 } else { x << y })),
                     #[allow(unused_comparisons)]
-                    Shr => m(|x, y| {
+                    Shr => HostVec::$var(zip(a, b, |x, y| {
                         if !(0..BITS).contains(&y) {
                             if x < 0 {
                                 !0
@@ -446,15 +435,15 @@ macro_rules! integer {
                         } else {
                             x >> y
                         }
-                    }),
-                    Lt => c(|x, y| x < y),
-                    Gt => c(|x, y| x > y),
-                    Le => c(|x, y| x <= y),
-                    Ge => c(|x, y| x >= y),
-                    Eq => c(|x, y| x == y),
-                    Neq => c(|x, y| x != y),
-                    And => c(|x, y| x != 0 && y != 0),
-                    Or => c(|x, y| x != 0 || y != 0),
+                    })),
+                    Lt => HostVec::B8(zip(a, b, |x, y| x < y)),
+                    Gt => HostVec::B8(zip(a, b, |x, y| x > y)),
+                    Le => HostVec::B8(zip(a, b, |x, y| x <= y)),
+                    Ge => HostVec::B8(zip(a, b, |x, y| x >= y)),
+                    Eq => HostVec::B8(zip(a, b, |x, y| x == y)),
+                    Neq => HostVec::B8(zip(a, b, |x, y| x != y)),
+                    And => HostVec::B8(zip(a, b, |x, y| x != 0 && y != 0)),
+                    Or => HostVec::B8(zip(a, b, |x, y| x != 0 || y != 0)),
                     Cplx2 => unsupported("binary", op, stringify!($t)),
                 }
             }
