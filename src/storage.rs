@@ -317,6 +317,7 @@ pub(crate) fn cast_slice<S: Element, D: Element>(src: &[S]) -> Vec<D> {
 
 impl HostVec {
     /// The elements' bytes in memory order (what a device copy moves).
+    #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
     pub(crate) fn as_bytes(&self) -> &[u8] {
         with_vec!(self, v, T => {
             // SAFETY: every element type is plain data without padding (bool is one byte that
@@ -327,6 +328,7 @@ impl HostVec {
 
     /// Elements of type `dtype` from their bytes. bool bytes are read as "not zero", so foreign
     /// memory holding other values cannot produce an invalid bool.
+    #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
     pub(crate) fn from_bytes(dtype: DType, bytes: &[u8]) -> HostVec {
         if dtype == DType::B8 {
             return HostVec::B8(bytes.iter().map(|&b| b != 0).collect());

@@ -2,6 +2,8 @@
 //! select and creation function, for every element type, evaluated on both and compared within
 //! the type's tolerance. Needs a CUDA device (run with `--include-ignored` on a GPU machine).
 
+#![allow(clippy::redundant_closure)] // closures keep every check in one uniform form
+
 use emberfire::*;
 
 /// Element values as (real, imaginary) f64 pairs, for comparing any two element types.

@@ -150,7 +150,7 @@ impl Node {
         if let Some(d) = self.data() {
             return Ok(d);
         }
-        crate::evaluation::eval_nodes(&[self.clone()])?;
+        crate::evaluation::eval_nodes(std::slice::from_ref(self))?;
         Ok(self.data().expect("internal error: node not ready after evaluation"))
     }
 }

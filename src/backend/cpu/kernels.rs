@@ -312,8 +312,20 @@ macro_rules! complex {
                     Mul => HostVec::$var(zip(a, b, |x, y| x * y)),
                     Div => w(cmath::div),
                     Pow => w(|x, y| x.powc(y)),
-                    Min => HostVec::$var(zip(a, b, |x, y| if y.norm_sqr() < x.norm_sqr() { y } else { x })),
-                    Max => HostVec::$var(zip(a, b, |x, y| if y.norm_sqr() > x.norm_sqr() { y } else { x })),
+                    Min => {
+                        HostVec::$var(zip(
+                            a,
+                            b,
+                            |x, y| if y.norm_sqr() < x.norm_sqr() { y } else { x },
+                        ))
+                    }
+                    Max => {
+                        HostVec::$var(zip(
+                            a,
+                            b,
+                            |x, y| if y.norm_sqr() > x.norm_sqr() { y } else { x },
+                        ))
+                    }
                     Lt => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() < y.norm_sqr())),
                     Gt => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() > y.norm_sqr())),
                     Le => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() <= y.norm_sqr())),
@@ -400,8 +412,12 @@ macro_rules! integer {
                     Add => HostVec::$var(zip(a, b, |x, y| x.wrapping_add(y))),
                     Sub => HostVec::$var(zip(a, b, |x, y| x.wrapping_sub(y))),
                     Mul => HostVec::$var(zip(a, b, |x, y| x.wrapping_mul(y))),
-                    Div => HostVec::$var(zip(a, b, |x, y| if y == 0 { 0 } else { x.wrapping_div(y) })),
-                    Rem => HostVec::$var(zip(a, b, |x, y| if y == 0 { 0 } else { x.wrapping_rem(y) })),
+                    Div => {
+                        HostVec::$var(zip(a, b, |x, y| if y == 0 { 0 } else { x.wrapping_div(y) }))
+                    }
+                    Rem => {
+                        HostVec::$var(zip(a, b, |x, y| if y == 0 { 0 } else { x.wrapping_rem(y) }))
+                    }
                     #[allow(unused_comparisons)]
                     Mod => HostVec::$var(zip(a, b, |x, y| {
                         if y == 0 {
@@ -423,7 +439,13 @@ macro_rules! integer {
                     BitAnd => HostVec::$var(zip(a, b, |x, y| x & y)),
                     BitOr => HostVec::$var(zip(a, b, |x, y| x | y)),
                     BitXor => HostVec::$var(zip(a, b, |x, y| x ^ y)),
-                    Shl => HostVec::$var(zip(a, b, |x, y| if !(0..BITS).contains(&y) { 0 } else { x << y })),
+                    Shl => {
+                        HostVec::$var(zip(
+                            a,
+                            b,
+                            |x, y| if !(0..BITS).contains(&y) { 0 } else { x << y },
+                        ))
+                    }
                     #[allow(unused_comparisons)]
                     Shr => HostVec::$var(zip(a, b, |x, y| {
                         if !(0..BITS).contains(&y) {

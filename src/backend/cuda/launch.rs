@@ -20,8 +20,10 @@ const BLOCKS_PER_SM: u32 = 16;
 
 /// Kernels by (device, structural key): the fast path that avoids generating source text for a
 /// tree whose structure was seen before.
-fn kernels() -> &'static Mutex<HashMap<(usize, Vec<u8>), Arc<KernelFn>>> {
-    static K: OnceLock<Mutex<HashMap<(usize, Vec<u8>), Arc<KernelFn>>>> = OnceLock::new();
+type KernelMap = HashMap<(usize, Vec<u8>), Arc<KernelFn>>;
+
+fn kernels() -> &'static Mutex<KernelMap> {
+    static K: OnceLock<Mutex<KernelMap>> = OnceLock::new();
     K.get_or_init(Default::default)
 }
 
@@ -95,8 +97,8 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
                 slots.push(slot);
             }
             Instr::Iota(b) => {
-                for k in 0..4 {
-                    push_u64(&mut slots, b[k]);
+                for &size in b {
+                    push_u64(&mut slots, size);
                 }
             }
             _ => {}
