@@ -49,6 +49,20 @@ fn main() {
     assert_eq!(capped.to_vec(), vec![1.0, 2.0, 3.0, 2.0, 2.0, 2.0]);
     // ANCHOR_END: compare
 
+    // ANCHOR: reduce
+    // Reductions along a dimension keep the shape, with size 1 along that dimension.
+    let col_sums = sum(&a, 0);
+    assert_eq!(col_sums.dims(), dim4!(1, 2));
+    assert_eq!(col_sums.to_vec(), vec![6.0, 15.0]);
+    let row_max = max(&a, 1);
+    assert_eq!(row_max.to_vec(), vec![4.0, 5.0, 6.0]);
+
+    // The `_all` forms reduce every element and return (real part, imaginary part).
+    assert_eq!(sum_all(&a), (21.0, 0.0));
+    // `count` counts the elements that are not zero (for bool: true).
+    assert_eq!(count_all(&big), (3, 0));
+    // ANCHOR_END: reduce
+
     // ANCHOR: types
     // Mixed element types promote as in arrayfire-rust: u8 with f32 gives f32.
     let bytes = Array::new(&[1u8, 2, 3], dim4!(3));

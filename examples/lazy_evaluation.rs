@@ -35,6 +35,14 @@ fn main() {
     }
     // ANCHOR_END: multiple
 
+    // ANCHOR: reduce
+    // A reduction computes its element-wise input as it goes: on the CPU, the products
+    // below are never written to memory, and `x` and `y` are each read once.
+    // 2 * (0 + 0.5 + 1 + 1.5) = 6
+    let dot = sum_all(&(&x * &y));
+    assert_eq!(dot, (6.0, 0.0));
+    // ANCHOR_END: reduce
+
     // ANCHOR: loop
     // A loop that grows a tree. emberfire evaluates a tree that grows taller than a fixed
     // height, so memory stays bounded and the loop needs no explicit `eval`.
