@@ -61,12 +61,7 @@ impl<T: HasAfEnum> Array<T> {
     /// Like `from_host`, returning the backend's failure.
     pub(crate) fn try_from_host(h: HostVec, dims: Dim4) -> Result<Self> {
         let kind = active_kind();
-        let strides = dims.strides();
-        let data = Data {
-            buf: Arc::new(kind.upload(h)?),
-            offset: 0,
-            strides: std::array::from_fn(|k| strides[k] as i64),
-        };
+        let data = Data::dense(kind.upload(h)?, dims);
         Ok(Array::from_node(Node::ready(T::DTYPE, dims, kind, data)))
     }
 
@@ -441,15 +436,7 @@ impl<T: HasAfEnum> Array<T> {
     /// ```
     pub fn copy(&self) -> Self {
         let dims = self.dims();
-        let program = crate::jit::Program {
-            steps: vec![crate::jit::program::Step {
-                instr: crate::jit::Instr::Input(self.node.eval()),
-                dtype: T::DTYPE,
-                dims,
-            }],
-            outputs: vec![0],
-            dims,
-        };
+        let program = crate::jit::Program::copy_of(self.node.eval(), T::DTYPE, dims);
         let buf = self
             .node
             .backend
@@ -457,12 +444,7 @@ impl<T: HasAfEnum> Array<T> {
             .unwrap_or_else(|e| panic!("Array::copy: {e}"))
             .pop()
             .expect("one output");
-        let strides = dims.strides();
-        let data = Data {
-            buf: Arc::new(buf),
-            offset: 0,
-            strides: std::array::from_fn(|k| strides[k] as i64),
-        };
+        let data = Data::dense(buf, dims);
         Array::from_node(Node::ready(T::DTYPE, dims, self.node.backend, data))
     }
 

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use crate::array::Array;
 use crate::backend::{cuda, BackendKind, Buffer};
@@ -159,12 +159,7 @@ impl<T: HasAfEnum> Array<T> {
                 Buffer::Cuda(unsafe { dev.memory().adopt(dev_ptr as u64, n * T::DTYPE.size()) })
             }
         };
-        let strides = dims.strides();
-        let data = Data {
-            buf: Arc::new(buf),
-            offset: 0,
-            strides: std::array::from_fn(|k| strides[k] as i64),
-        };
+        let data = Data::dense(buf, dims);
         Array::from_node(Node::ready(T::DTYPE, dims, kind, data))
     }
 }

@@ -64,12 +64,7 @@ pub(crate) fn eval_nodes(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
         let program = Program::build(&g);
         let bufs = g[0].backend.run(&program)?;
         for (node, buf) in g.iter().zip(bufs) {
-            let strides = node.dims.strides();
-            node.set_ready(Data {
-                buf: Arc::new(buf),
-                offset: 0,
-                strides: std::array::from_fn(|k| strides[k] as i64),
-            });
+            node.set_ready(Data::dense(buf, node.dims));
         }
     }
     Ok(())

@@ -12,8 +12,7 @@ use std::sync::atomic::Ordering;
 use crate::device::{HOST_BUFFERS, HOST_BYTES};
 use crate::dim4::Dim4;
 use crate::error::Error;
-use crate::jit::program::Step;
-use crate::jit::{Data, Instr, Program};
+use crate::jit::{Data, Program};
 use crate::storage::HostVec;
 
 /// The backend (and device) an array lives on.
@@ -80,23 +79,13 @@ pub(crate) fn download(d: &Data, dims: Dim4, dtype: crate::dtype::DType) -> Resu
     let n = dims.elements() as usize;
     if !d.is_contiguous(dims) {
         // gather into a contiguous buffer on the data's own backend first
-        let p = Program {
-            steps: vec![Step { instr: Instr::Input(d.clone()), dtype, dims }],
-            outputs: vec![0],
-            dims,
-        };
+        let p = Program::copy_of(d.clone(), dtype, dims);
         let kind = match &*d.buf {
             Buffer::Host(_) => BackendKind::Cpu,
             Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
         };
         let buf = kind.run(&p)?.pop().expect("one output");
-        let strides = dims.strides();
-        let dense = Data {
-            buf: std::sync::Arc::new(buf),
-            offset: 0,
-            strides: std::array::from_fn(|k| strides[k] as i64),
-        };
-        return download(&dense, dims, dtype);
+        return download(&Data::dense(buf, dims), dims, dtype);
     }
     match &*d.buf {
         Buffer::Host(h) => Ok(h.sub(d.offset..d.offset + n)),

@@ -64,11 +64,6 @@ fn host_reduce(
 /// A program that reads a contiguous host vector of shape `dims`.
 fn host_input(h: HostVec, dims: Dim4) -> Program {
     let dtype = h.dtype();
-    let strides = dims.strides();
-    let data = Data {
-        buf: Arc::new(Buffer::host(h)),
-        offset: 0,
-        strides: std::array::from_fn(|k| strides[k] as i64),
-    };
+    let data = Data::dense(Buffer::host(h), dims);
     Program { steps: vec![Step { instr: Instr::Input(data), dtype, dims }], outputs: vec![0], dims }
 }

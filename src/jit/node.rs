@@ -23,6 +23,12 @@ pub(crate) struct Data {
 }
 
 impl Data {
+    /// A whole buffer holding an array of shape `dims` densely in column-major order.
+    pub(crate) fn dense(buf: Buffer, dims: Dim4) -> Data {
+        let c = dims.strides();
+        Data { buf: Arc::new(buf), offset: 0, strides: std::array::from_fn(|k| c[k] as i64) }
+    }
+
     /// True when the elements are stored densely in column-major order for `dims`.
     pub(crate) fn is_contiguous(&self, dims: Dim4) -> bool {
         let c = dims.strides();

@@ -85,6 +85,15 @@ impl Program {
         i
     }
 
+    /// The program that copies `data` (shape `dims`) into a new dense buffer.
+    pub(crate) fn copy_of(data: Data, dtype: DType, dims: Dim4) -> Program {
+        Program {
+            steps: vec![Step { instr: Instr::Input(data), dtype, dims }],
+            outputs: vec![0],
+            dims,
+        }
+    }
+
     /// For each step, the index of the last step that reads it (outputs are read at the end).
     pub(crate) fn last_uses(&self) -> Vec<usize> {
         let n = self.steps.len();

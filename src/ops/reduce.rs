@@ -25,8 +25,6 @@
 //! host with the CPU code: correct, but slow until the device reduction kernels land with the
 //! CUDA reductions work.
 
-use std::sync::Arc;
-
 use half::f16;
 
 use crate::array::Array;
@@ -67,9 +65,7 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     dims[d] = 1;
     let buf =
         node.backend.reduce_dim(node, op, d, O::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
-    let strides = dims.strides();
-    let data =
-        Data { buf: Arc::new(buf), offset: 0, strides: std::array::from_fn(|k| strides[k] as i64) };
+    let data = Data::dense(buf, dims);
     Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
 }
 

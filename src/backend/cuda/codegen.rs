@@ -662,7 +662,6 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     }
     for (o, &idx) in p.outputs.iter().enumerate() {
         params.push(format!("{}* __restrict__ out{o}", storage_type(p.steps[idx].dtype)));
-        let _ = idx;
     }
     let _ = writeln!(s, "extern \"C\" __global__ void {ENTRY}({}) {{", params.join(", "));
 
@@ -689,7 +688,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
             let _ = writeln!(s, "    {} w{o}[{w}];", storage_type(p.steps[idx].dtype));
         }
         let _ = writeln!(s, "#pragma unroll\n    for (int j = 0; j < {w}; j++) {{");
-        body(&mut s, p, plan, "      ", |i| format!("r{i}[j]"));
+        body(&mut s, p, "      ", |i| format!("r{i}[j]"));
         for (o, &idx) in p.outputs.iter().enumerate() {
             let _ = writeln!(
                 s,
@@ -718,7 +717,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
             "    const long long c0 = i % d0; long long t_ = i / d0; const long long c1 = t_ % d1; t_ /= d1; const long long c2 = t_ % d2; const long long c3 = t_ / d2;"
         );
     }
-    body(&mut s, p, plan, "    ", |i| {
+    body(&mut s, p, "    ", |i| {
         if plan.access[i] == Some(Access::Strided) {
             format!("in{i}[c0 * s{i}_0 + c1 * s{i}_1 + c2 * s{i}_2 + c3 * s{i}_3]")
         } else {
@@ -735,7 +734,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
 
 /// Writes the computation of every step for one element; `raw(i)` is the stored element of
 /// input step `i`.
-fn body(s: &mut String, p: &Program, _plan: &Plan, ind: &str, raw: impl Fn(usize) -> String) {
+fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -> String) {
     for (i, st) in p.steps.iter().enumerate() {
         let t = st.dtype;
         let rt = reg_type(t);
