@@ -44,7 +44,7 @@ pub(crate) fn run(p: &Program) -> Vec<HostVec> {
     let mut outs: Vec<HostVec> = p
         .outputs
         .iter()
-        .map(|&o| with_dtype!(p.steps[o].dtype, T => T::wrap(Vec::<T>::with_capacity(n))))
+        .map(|&o| with_dtype!(p.steps[o].dtype, T => T::wrap(crate::storage::alloc_uninit::<T>(n))))
         .collect();
     let ptrs: Vec<OutPtr> = outs
         .iter_mut()
