@@ -68,6 +68,30 @@ fn device_of(device: i32) -> Result<&'static Device> {
     runtime::device(crate::device::native_ordinal(device) as usize)
 }
 
+/// How many CUDA devices there are, or why CUDA cannot be used (no driver, no device).
+///
+/// ```
+/// match emberfire::cuda::device_count() {
+///     Ok(n) => assert!(n > 0),
+///     Err(e) => assert!(matches!(e, emberfire::Error::BackendUnavailable(_))),
+/// }
+/// ```
+pub fn device_count() -> Result<i32> {
+    Ok(runtime::device_count()? as i32)
+}
+
+/// The CUDA ordinal of emberfire's CUDA device `device` (the same number: see
+/// [`crate::get_device_native_id`]), whatever the active backend.
+///
+/// ```
+/// if emberfire::cuda::device_count().is_ok() {
+///     assert_eq!(emberfire::cuda::native_id(0), Ok(0));
+/// }
+/// ```
+pub fn native_id(device: i32) -> Result<i32> {
+    Ok(device_of(device)?.ordinal() as i32)
+}
+
 /// The CUDA context emberfire uses on `device`: the device's primary context, the one the CUDA
 /// runtime API, PyTorch, CuPy and `cudarc::driver::CudaContext::new` use too, so pointers,
 /// streams and events pass between them directly.
