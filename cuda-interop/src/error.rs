@@ -132,6 +132,13 @@ impl From<emberfire::Error> for Error {
     }
 }
 
+/// A cudarc call's failure, for `?` in code that mixes cudarc and this crate.
+impl From<cudarc::driver::DriverError> for Error {
+    fn from(e: cudarc::driver::DriverError) -> Error {
+        Error::driver("a CUDA driver call", e)
+    }
+}
+
 impl Error {
     /// A failed driver call, with the driver's name for the error.
     pub(crate) fn driver(doing: impl Into<String>, e: cudarc::driver::DriverError) -> Error {

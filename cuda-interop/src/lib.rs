@@ -44,6 +44,9 @@ mod lock;
 mod memory;
 mod streams;
 
+/// The cudarc this crate (and emberfire) is built with, so that its types are the ones this
+/// crate's functions take and return.
+pub use cudarc;
 pub use cudarc::driver::LaunchConfig;
 pub use device::{
     context, device_count, get_device_native_id, get_stream, set_device_native_id, stream,
