@@ -177,7 +177,11 @@ fn check_stream(dev: &Device, stream: sys::CUstream) -> Result<()> {
 ///     assert_eq!(got, mine.cu_stream());
 /// }
 /// ```
-pub unsafe fn with_stream<R>(device: i32, stream: sys::CUstream, f: impl FnOnce() -> R) -> Result<R> {
+pub unsafe fn with_stream<R>(
+    device: i32,
+    stream: sys::CUstream,
+    f: impl FnOnce() -> R,
+) -> Result<R> {
     let dev = device_of(device)?;
     check_stream(dev, stream)?;
     // SAFETY: the caller keeps the stream alive for the scope, which ends before we return.

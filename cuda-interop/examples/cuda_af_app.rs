@@ -31,7 +31,7 @@ extern "C" __global__ void scale_into(const float* y, float* out, float factor, 
 }
 "#;
 
-fn main() -> interop::Result<()> {
+pub fn main() -> interop::Result<()> {
     if let Err(why) = interop::device_count() {
         println!("cuda_af_app needs a CUDA device, and there is none here: {why}");
         return Ok(());

@@ -21,7 +21,7 @@ extern "C" __global__ void multiply_add(const float* x, const float* y, float* o
 "#;
 // ANCHOR_END: source
 
-fn main() -> interop::Result<()> {
+pub fn main() -> interop::Result<()> {
     // ANCHOR: device
     if let Err(why) = interop::device_count() {
         println!("custom_kernel needs a CUDA device, and there is none here: {why}");
@@ -52,8 +52,13 @@ fn main() -> interop::Result<()> {
     unsafe {
         kernel.launch(
             cfg,
-            &[interop::arg(&x), interop::arg(&y), interop::arg(&out), interop::arg(0.5f32),
-              interop::arg(n)],
+            &[
+                interop::arg(&x),
+                interop::arg(&y),
+                interop::arg(&out),
+                interop::arg(0.5f32),
+                interop::arg(n),
+            ],
         )?;
     }
     // The kernel ran on emberfire's stream, after the work that computed `x` and `y` and
@@ -100,8 +105,13 @@ fn main() -> interop::Result<()> {
         kernel.launch_on(
             &mine,
             cfg,
-            &[interop::arg(&x), interop::arg(&y), interop::arg(&out3), interop::arg(-1.0f32),
-              interop::arg(n)],
+            &[
+                interop::arg(&x),
+                interop::arg(&y),
+                interop::arg(&out3),
+                interop::arg(-1.0f32),
+                interop::arg(n),
+            ],
         )?;
     }
     let max_diff = max_all(&abs(&(&out3 - &out2))).0; // both differ by the bias: 2.5

@@ -218,7 +218,11 @@ impl RawKernel {
                 match device {
                     None => device = Some(arr.device()),
                     Some(d) if d != arr.device() => {
-                        return Err(Error::WrongDevice { function, expected: d, found: arr.device() })
+                        return Err(Error::WrongDevice {
+                            function,
+                            expected: d,
+                            found: arr.device(),
+                        })
                     }
                     Some(_) => {}
                 }
@@ -266,7 +270,11 @@ impl RawKernel {
                     let mut slot = [0u64; 2];
                     // SAFETY: 16 bytes into a 16-byte slot.
                     unsafe {
-                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), slot.as_mut_ptr() as *mut u8, 16)
+                        std::ptr::copy_nonoverlapping(
+                            bytes.as_ptr(),
+                            slot.as_mut_ptr() as *mut u8,
+                            16,
+                        )
                     };
                     slots.push(slot);
                 }

@@ -24,7 +24,10 @@ use crate::device::{check_device, context, device_of_context};
 use crate::error::{Error, Result};
 
 /// One attribute of a device address (`cuPointerGetAttribute`).
-fn attribute<V: Default>(ptr: u64, attr: sys::CUpointer_attribute) -> std::result::Result<V, DriverError> {
+fn attribute<V: Default>(
+    ptr: u64,
+    attr: sys::CUpointer_attribute,
+) -> std::result::Result<V, DriverError> {
     let mut v = V::default();
     // SAFETY: `v` is a valid out-value of the size the attribute writes (the caller picks `V`
     // to match: u32 for the memory type, i32 for the ordinal, u64/usize for the range, usize
@@ -51,8 +54,10 @@ pub(crate) fn check_pointer(
     // Unknown addresses (plain host memory) make the driver refuse every attribute.
     let kind: u32 = attribute(ptr, A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
         .map_err(|_| Error::NotDeviceMemory { function, ptr })?;
-    let device_kinds =
-        [sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32, sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32];
+    let device_kinds = [
+        sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32,
+        sys::CUmemorytype::CU_MEMORYTYPE_UNIFIED as u32,
+    ];
     if !device_kinds.contains(&kind) {
         return Err(Error::NotDeviceMemory { function, ptr });
     }
@@ -83,7 +88,11 @@ pub(crate) fn check_pointer(
 }
 
 /// The bytes of an array of `dims` elements of `T`, or a size error.
-fn array_bytes<T: HasAfEnum>(function: &'static str, dims: Dim4, available: usize) -> Result<usize> {
+fn array_bytes<T: HasAfEnum>(
+    function: &'static str,
+    dims: Dim4,
+    available: usize,
+) -> Result<usize> {
     usize::try_from(dims.elements())
         .ok()
         .and_then(|n| n.checked_mul(T::get_af_dtype().size()))
@@ -159,7 +168,7 @@ pub unsafe fn array_from_device_ptr<T: HasAfEnum>(ptr: *mut T, dims: Dim4) -> Re
 ///     let stream = emberfire_cuda_interop::stream(0).unwrap();
 ///     let mine = Arc::new(stream.clone_htod(&[4i32, 5, 6]).unwrap());
 ///     stream.synchronize().unwrap();
-///     let ptr = *mine.device_ptr(&stream).0 as *const i32;
+///     let ptr = mine.device_ptr(&stream).0 as *const i32;
 ///     let a = unsafe {
 ///         emberfire_cuda_interop::array_from_borrowed_ptr(ptr, dim4!(3), mine.clone())
 ///     }
@@ -239,7 +248,11 @@ pub fn array_from_shared_slice<T: HasAfEnum>(
 
 /// Checks a slice against `dims` and the active device, orders its pending work before this
 /// thread's current stream, and returns its address.
-fn prepare_slice<T: HasAfEnum>(function: &'static str, slice: &CudaSlice<T>, dims: Dim4) -> Result<u64> {
+fn prepare_slice<T: HasAfEnum>(
+    function: &'static str,
+    slice: &CudaSlice<T>,
+    dims: Dim4,
+) -> Result<u64> {
     let device = active_cuda_device(function)?;
     let found = device_of_context(function, "slice", slice.context())?;
     if found != device {

@@ -18,7 +18,8 @@ fn cpu_arrays_are_refused_by_name() {
     assert_eq!(e, Error::NotOnCuda { function: "array_from_device_ptr" });
     let owner = std::sync::Arc::new(());
     // SAFETY: as above.
-    let e = unsafe { interop::array_from_borrowed_ptr(8 as *const u8, dim4!(2), owner) }.unwrap_err();
+    let e =
+        unsafe { interop::array_from_borrowed_ptr(8 as *const u8, dim4!(2), owner) }.unwrap_err();
     assert_eq!(e, Error::NotOnCuda { function: "array_from_borrowed_ptr" });
     assert!(e.to_string().starts_with("array_from_borrowed_ptr: "), "{e}");
     // Nothing was locked or changed.

@@ -150,7 +150,11 @@ fn launch_on_a_users_stream_orders_itself() {
         let out = Array::<f32>::new_empty(dim4!(N));
         // SAFETY: affine(const float*, float*, unsigned); `out` is fresh and unshared.
         unsafe {
-            affine.launch_on(&mine, LaunchConfig::for_num_elems(N as u32), &[arg(&y), arg(&out), arg(N as u32)])
+            affine.launch_on(
+                &mine,
+                LaunchConfig::for_num_elems(N as u32),
+                &[arg(&y), arg(&out), arg(N as u32)],
+            )
         }
         .unwrap();
         drop(y); // its memory may be reused at once: only after the kernel has read it
@@ -189,7 +193,10 @@ fn the_event_helper_orders_emberfire_after_a_user_kernel() {
             interop::emberfire_wait_for_stream(&mine).unwrap();
         }
         let doubled = (&target * 2.0f32).to_vec();
-        assert!(doubled.iter().all(|&v| v == 2.0 * value), "run {run}: emberfire read before the user kernel wrote");
+        assert!(
+            doubled.iter().all(|&v| v == 2.0 * value),
+            "run {run}: emberfire read before the user kernel wrote"
+        );
     }
 }
 
@@ -206,14 +213,20 @@ fn a_slow_user_kernel_on_the_scope_stream_is_seen_by_emberfire() {
             let target = Array::<f32>::new_empty(dim4!(n));
             // SAFETY: as above; `launch` runs on the scope's stream.
             unsafe {
-                slow_fill.launch(LaunchConfig::for_num_elems(n), &[arg(&target), arg(value), arg(n), arg(SPIN)])
+                slow_fill.launch(
+                    LaunchConfig::for_num_elems(n),
+                    &[arg(&target), arg(value), arg(n), arg(SPIN)],
+                )
             }
             .unwrap();
             let wrong = target.to_vec().iter().filter(|&&v| v != value).count();
             (wrong, target)
         })
         .unwrap();
-        assert_eq!(inside, 0, "run {run}: elements read inside the scope before the kernel wrote them");
+        assert_eq!(
+            inside, 0,
+            "run {run}: elements read inside the scope before the kernel wrote them"
+        );
         // After the scope, on emberfire's own stream.
         assert!(target.to_vec().iter().all(|&v| v == value), "run {run}, read after the scope");
     }

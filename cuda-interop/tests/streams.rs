@@ -29,7 +29,12 @@ fn emberfire_works_on_the_users_stream_inside_the_scope() {
     assert!((sum - expect).abs() < 1e-3 * expect.abs().max(1.0), "{sum} vs {expect}");
     // `before` was evaluated on the user's stream; emberfire's stream uses it afterwards.
     let after = (&before * 0.5f32).to_vec();
-    common::assert_close("after", &after, &values.iter().map(|&v| v as f64).collect::<Vec<_>>(), 1e-6);
+    common::assert_close(
+        "after",
+        &after,
+        &values.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+        1e-6,
+    );
 }
 
 #[test]
@@ -76,8 +81,9 @@ fn the_legacy_default_stream_can_be_used_too() {
     let Some(_gpu) = common::cuda() else { return };
     let ctx = interop::context(0).unwrap();
     let legacy = ctx.default_stream();
-    let v = interop::with_stream(&legacy, || (Array::new(&[2.0f64, 4.0], dim4!(2)) / 2.0f64).to_vec())
-        .unwrap();
+    let v =
+        interop::with_stream(&legacy, || (Array::new(&[2.0f64, 4.0], dim4!(2)) / 2.0f64).to_vec())
+            .unwrap();
     assert_eq!(v, vec![1.0, 2.0]);
 }
 
@@ -120,13 +126,19 @@ fn the_users_stream_may_be_dropped_after_its_scope() {
     }
     // Used, copied and freed on emberfire's own stream after the user's stream is gone.
     let z = (&kept * 2.0f32).to_vec();
-    let want: Vec<f64> = values.iter().map(|&v| 2.0 * ((v as f64).cos() * 3.0 + v as f64)).collect();
+    let want: Vec<f64> =
+        values.iter().map(|&v| 2.0 * ((v as f64).cos() * 3.0 + v as f64)).collect();
     common::assert_close("z", &z, &want, 1e-5);
     drop(kept);
     for _ in 0..4 {
         // Reuse of the blocks freed above, on emberfire's stream.
         let w = (Array::new(&values, dim4!(1 << 16)) - 1.0f32).to_vec();
-        common::assert_close("w", &w, &values.iter().map(|&v| v as f64 - 1.0).collect::<Vec<_>>(), 1e-6);
+        common::assert_close(
+            "w",
+            &w,
+            &values.iter().map(|&v| v as f64 - 1.0).collect::<Vec<_>>(),
+            1e-6,
+        );
     }
     interop::context(0).unwrap().check_err().unwrap();
 }
@@ -162,7 +174,10 @@ fn memory_freed_on_one_stream_is_reused_on_another_in_order() {
                     for _ in 0..6 {
                         y += y.sin() * 0.5;
                     }
-                    assert!((g as f64 - y).abs() < 1e-4 * y.abs().max(1.0), "user stream, round {round}");
+                    assert!(
+                        (g as f64 - y).abs() < 1e-4 * y.abs().max(1.0),
+                        "user stream, round {round}"
+                    );
                 }
             }
         });
@@ -173,7 +188,10 @@ fn memory_freed_on_one_stream_is_reused_on_another_in_order() {
                 let y = (Array::new(&values, dim4!(n)) * k - 1.0f32).to_vec();
                 for i in [0, 1, n / 3, n - 1] {
                     let want = values[i] as f64 * k as f64 - 1.0;
-                    assert!((y[i] as f64 - want).abs() < 1e-5 * want.abs().max(1.0), "own stream, round {round}");
+                    assert!(
+                        (y[i] as f64 - want).abs() < 1e-5 * want.abs().max(1.0),
+                        "own stream, round {round}"
+                    );
                 }
             }
         });

@@ -29,7 +29,8 @@ pub fn cuda() -> Option<MutexGuard<'static, ()>> {
         Err(e) => Some(e.to_string()),
     };
     if let Some(why) = why {
-        let wanted = std::env::var("EMBERFIRE_BACKEND").is_ok_and(|b| b.eq_ignore_ascii_case("cuda"));
+        let wanted =
+            std::env::var("EMBERFIRE_BACKEND").is_ok_and(|b| b.eq_ignore_ascii_case("cuda"));
         assert!(!wanted, "EMBERFIRE_BACKEND=cuda, but CUDA cannot be used: {why}");
         eprintln!("skipped (no usable CUDA device: {why})");
         return None;
@@ -41,7 +42,9 @@ pub fn cuda() -> Option<MutexGuard<'static, ()>> {
 
 /// A deterministic generator for a test, from a name.
 pub fn rng(name: &str) -> rand::rngs::StdRng {
-    let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let seed = name
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
     rand::rngs::StdRng::seed_from_u64(seed)
 }
 
@@ -61,10 +64,8 @@ pub fn free_device_memory() -> usize {
 
 /// A kernel source no earlier run compiled (so the caches start cold for it).
 pub fn unique(tag: &str, source: &str) -> String {
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
+    let nonce =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     format!("// {tag} {nonce} {}\n{source}", std::process::id())
 }
 

@@ -197,11 +197,16 @@ struct Orphan {
 }
 
 enum OrphanKind {
-    Pool { size: usize, allocator: Arc<dyn DeviceAllocator> },
+    Pool {
+        size: usize,
+        allocator: Arc<dyn DeviceAllocator>,
+    },
     Adopted,
     /// Borrowed memory keeps its owner while locked: an owner that frees the memory when
     /// dropped (a `CudaSlice`, say) must not free it under the user.
-    Borrowed { owner: Arc<dyn Any + Send + Sync> },
+    Borrowed {
+        owner: Arc<dyn Any + Send + Sync>,
+    },
 }
 
 struct PoolState {
@@ -928,9 +933,7 @@ impl MemoryManager {
     pub(crate) fn current_stream(&self) -> StreamId {
         let key = Arc::as_ptr(&self.pool) as usize;
         SCOPES
-            .with(|scopes| {
-                scopes.borrow().iter().rev().find(|(k, _)| *k == key).map(|&(_, s)| s)
-            })
+            .with(|scopes| scopes.borrow().iter().rev().find(|(k, _)| *k == key).map(|&(_, s)| s))
             .unwrap_or(self.pool.own_stream)
     }
 
@@ -1008,7 +1011,11 @@ impl MemoryManager {
 
     /// Makes `mem`'s home stream wait on the device for the work queued on `waited` so far, so
     /// that everything emberfire does with `mem` later (reads, reuse) comes after it.
-    pub(crate) fn producer_waits_for(&self, mem: &DeviceMem, waited: StreamId) -> Result<(), Error> {
+    pub(crate) fn producer_waits_for(
+        &self,
+        mem: &DeviceMem,
+        waited: StreamId,
+    ) -> Result<(), Error> {
         if mem.home == waited {
             return Ok(());
         }
