@@ -332,11 +332,11 @@ fn a_locked_buffer_holds_under_memory_pressure_and_returns_to_the_pool() {
         let overlaps = m.ptr() < ptr + 16 * MIB as u64 && ptr < m.ptr() + m.bytes() as u64;
         assert!(!overlaps, "a locked block was handed to another array");
     }
+    drop(held);
+    device_gc();
     // The locked contents are intact.
     let s = interop::stream(0).unwrap();
     assert_eq!(s.clone_dtoh(&guard.view().unwrap()).unwrap(), values);
-    drop(held);
-    device_gc();
     // Unlocked, and once the array is gone, the block is back in the pool: the next array of
     // that size gets it.
     drop(guard);
