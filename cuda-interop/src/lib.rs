@@ -1,7 +1,7 @@
 //! # emberfire-cuda-interop
 //!
-//! Mix [emberfire](emberfire) arrays with your own CUDA kernels, device memory and streams,
-//! with no copies and no races, through [cudarc](cudarc).
+//! Mix [`emberfire`] arrays with your own CUDA kernels, device memory and streams,
+//! with no copies and no races, through [`cudarc`].
 //!
 //! - **Devices and handles**: [`get_device_native_id`], [`set_device_native_id`], the context
 //!   ([`context`]) and the stream ([`get_stream`], [`stream`]) emberfire uses on a device. Your
