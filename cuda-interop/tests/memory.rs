@@ -44,7 +44,7 @@ fn an_adopted_pointer_is_freed_exactly_once() {
     drop((a, b, c));
     device_gc();
     let after = common::free_device_memory();
-    assert!(after + 4 * MIB >= baseline, "the adopted block was not freed ({baseline} -> {after})");
+    assert!(after + 8 * MIB >= baseline, "the adopted block was not freed ({baseline} -> {after})");
     // Freed once, not twice: a new block (likely at the same address) survives more emberfire
     // work, and freeing it ourselves succeeds.
     let again = raw_block(bytes, 1);
@@ -107,7 +107,7 @@ fn borrowed_memory_is_never_freed_and_its_owner_is_released_once() {
     assert_eq!(drops.load(Ordering::SeqCst), 1, "the owner is released when the last array goes");
     assert_eq!(*freed.lock().unwrap(), Some(true), "emberfire must not have freed borrowed memory");
     device_gc();
-    assert!(common::free_device_memory() + 4 * MIB >= baseline);
+    assert!(common::free_device_memory() + 8 * MIB >= baseline);
 }
 
 #[test]

@@ -100,10 +100,11 @@ use crate::error::Error;
 /// }
 /// ```
 pub unsafe trait DeviceAllocator: Send + Sync {
-    /// Allocates `bytes` (never 0) of device memory on the manager's device, with the device's
-    /// primary context current on the calling thread, and returns its address, aligned to at
-    /// least 256 bytes. Returns [`Error::OutOfMemory`] when the memory is not there: emberfire
-    /// then frees its cache and asks again. Any other error is passed on as it is.
+    /// Allocates `bytes` (never 0) of device memory on the manager's device and returns its
+    /// address, aligned to at least 256 bytes. It is called from any thread, with any context
+    /// current (make the device's primary context current if the allocation needs it, as the
+    /// driver's allocator does). Returns [`Error::OutOfMemory`] when the memory is not there:
+    /// emberfire then frees its cache and asks again. Any other error is passed on as it is.
     fn allocate(&self, bytes: usize) -> Result<u64, Error>;
 
     /// Frees a block this allocator returned.
@@ -824,6 +825,11 @@ fn recycle(
     streams: &[StreamId],
 ) {
     let mut block = Block { ptr, size, allocator, own_unfenced: false, fences: Vec::new() };
+    if streams.iter().all(|&s| s == pool.own_stream) {
+        // The common case: one stream, nothing to record.
+        block.own_unfenced = true;
+        return cache_block(pool, block);
+    }
     // Hold the stream table while recording, so that no user stream retires (and is
     // destroyed) under a record.
     let (registry, streams) = effective_streams(pool, streams);
@@ -844,6 +850,11 @@ fn recycle(
         }
     }
     drop(registry);
+    cache_block(pool, block);
+}
+
+/// Puts a block into the cache, evicting the oldest blocks beyond the cache limit.
+fn cache_block(pool: &Pool, block: Block) {
     let evicted = {
         let mut s = lock_state(pool);
         s.insert(block);
