@@ -39,14 +39,19 @@ fn buffer_addr(b: &Buffer) -> usize {
 impl<T: HasAfEnum> Array<T> {
     /// The evaluated data, made contiguous and owned by this array if it was a view.
     fn own_data(&self) -> Data {
-        let d = self.node().eval();
+        self.try_own_data().unwrap_or_else(|e| panic!("evaluation failed: {e}"))
+    }
+
+    /// Like `own_data`, returning an evaluation failure (out of memory, a driver error).
+    pub(crate) fn try_own_data(&self) -> crate::error::Result<Data> {
+        let d = self.node().try_eval()?;
         if d.offset == 0 && d.is_contiguous(self.dims()) {
-            return d;
+            return Ok(d);
         }
         let c = self.copy();
-        let d = c.node().eval();
+        let d = c.node().try_eval()?;
         self.node().set_ready(d.clone());
-        d
+        Ok(d)
     }
 
     /// Evaluates the array, locks its memory and returns the address of its first element

@@ -25,6 +25,7 @@
 mod array;
 mod array_device;
 mod backend;
+pub mod cuda;
 mod device;
 mod dim4;
 mod dtype;

@@ -65,6 +65,16 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
     };
     let plan = codegen::plan(p, &linear, aligned);
     let func = kernel(dev, p, &plan)?;
+    // An input written on another stream (a user stream of a `with_stream` scope, maybe on
+    // another thread) is read after that work; nothing to do in the common one-stream case.
+    let stream = dev.current_stream_id();
+    for s in &p.steps {
+        if let Instr::Input(d) = &s.instr {
+            if let Buffer::Cuda(m) = &*d.buf {
+                dev.memory().order_use(m, stream)?;
+            }
+        }
+    }
 
     // Parameter values live in 16-byte slots so that every type (up to c64) fits and is
     // aligned; the launch reads each parameter's declared size from its slot.
@@ -115,8 +125,8 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
     let grid = (iters.div_ceil(BLOCK as usize) as u64).clamp(1, max_grid as u64) as u32;
     // SAFETY: the parameters match the kernel's signature in order and size (see
     // `codegen::source`), every pointer refers to live device memory of the right length held
-    // by `p` or `outs`, and the launch is ordered on the device's stream before any use of
-    // `outs`.
+    // by `p` or `outs`, and the launch is ordered on the thread's current stream (which `outs`
+    // were allocated for) before any use of `outs`.
     unsafe { func.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut params)? };
     Ok(outs)
 }

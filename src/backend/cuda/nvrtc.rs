@@ -377,7 +377,8 @@ impl KernelFn {
         &self.entry
     }
 
-    /// Launches the kernel on `device`'s emberfire stream. Asynchronous: returns once queued.
+    /// Launches the kernel on this thread's current stream of `device` (emberfire's own, or a
+    /// user's inside a `with_stream` scope). Asynchronous: returns once queued.
     ///
     /// # Safety
     ///
