@@ -152,9 +152,19 @@ fn reference(
 }
 
 /// Compares a result with its reference element by element.
-fn check<O: Elem>(got: &Array<O>, dims: Dim4, want: &[(V, Tol)], what: &str) -> std::result::Result<(), String> {
+fn check<O: Elem>(
+    got: &Array<O>,
+    dims: Dim4,
+    want: &[(V, Tol)],
+    what: &str,
+) -> std::result::Result<(), String> {
     if got.get_type() != O::TY.dtype || got.dims() != dims {
-        return Err(format!("{what}: got type {:?} dims {}, want {} dims {dims}", got.get_type(), got.dims(), O::TY.name));
+        return Err(format!(
+            "{what}: got type {:?} dims {}, want {} dims {dims}",
+            got.get_type(),
+            got.dims(),
+            O::TY.name
+        ));
     }
     let g = got.to_vec();
     let bad: Vec<usize> = (0..g.len()).filter(|&i| !close(g[i], want[i].0, want[i].1)).collect();
@@ -256,7 +266,12 @@ where
         (scan(&a, dim as i32, op, inclusive), None, "scan")
     };
     let want = reference(&xs, keys.as_deref(), dims, dim, op, inclusive, out_t);
-    let what = format!("{} of {} (keys {})", describe(func, op, inclusive, dim, lazy), T::TY.name, K::TY.name);
+    let what = format!(
+        "{} of {} (keys {})",
+        describe(func, op, inclusive, dim, lazy),
+        T::TY.name,
+        K::TY.name
+    );
     check(&got, dims, &want, &what)
 }
 
@@ -326,7 +341,8 @@ where
                 check(&scan(&a, dim as i32, op, inclusive), dims, &want, &what).unwrap();
                 let what = describe("scan_by_key", op, inclusive, dim, false) + " of " + T::TY.name;
                 let want = reference(&xs, Some(&keys), dims, dim, op, inclusive, out_t);
-                check(&scan_by_key(&ka, &a, dim as i32, op, inclusive), dims, &want, &what).unwrap();
+                check(&scan_by_key(&ka, &a, dim as i32, op, inclusive), dims, &want, &what)
+                    .unwrap();
             }
         }
     }
@@ -378,16 +394,23 @@ where
     let mut r = Rng64::seed_from_u64(seed);
     let out_t = <T::AggregateOutType as Elem>::TY;
     let n = dims.elements() as usize;
-    for (op, inclusive) in [(BinaryOp::ADD, true), (BinaryOp::MIN, false), (BinaryOp::MUL, true), (BinaryOp::MAX, true)] {
+    for (op, inclusive) in [
+        (BinaryOp::ADD, true),
+        (BinaryOp::MIN, false),
+        (BinaryOp::MUL, true),
+        (BinaryOp::MAX, true),
+    ] {
         let x: Vec<T> = gen_vec(&mut r, n, &|r| gen::<T>(r, op));
         let xs: Vec<V> = x.iter().map(|v| refs::conv(v.to_v(), out_t.dtype)).collect();
         let a = Array::new(&x, dims);
-        let what = describe("scan", op, inclusive, dim, false) + &format!(" of {} {dims}", T::TY.name);
+        let what =
+            describe("scan", op, inclusive, dim, false) + &format!(" of {} {dims}", T::TY.name);
         let want = reference(&xs, None, dims, dim, op, inclusive, out_t);
         check(&scan(&a, dim as i32, op, inclusive), dims, &want, &what).unwrap();
         let keys = boundary_keys(&mut r, dims, dim);
         let ka = Array::new(&keys.iter().map(|&k| k as u32).collect::<Vec<_>>(), dims);
-        let what = describe("scan_by_key", op, !inclusive, dim, false) + &format!(" of {} {dims}", T::TY.name);
+        let what = describe("scan_by_key", op, !inclusive, dim, false)
+            + &format!(" of {} {dims}", T::TY.name);
         let want = reference(&xs, Some(&keys), dims, dim, op, !inclusive, out_t);
         check(&scan_by_key(&ka, &a, dim as i32, op, !inclusive), dims, &want, &what).unwrap();
     }
@@ -432,7 +455,14 @@ fn integer_sums_and_products_wrap_in_the_output_type() {
     let e = Array::new(&[i16::MIN, -1], dim4!(2));
     assert_eq!(accum(&e, 0).to_vec(), vec![i16::MIN as i32, i16::MIN as i32 - 1]);
     let f = Array::new(&[65535u16, 65535, 65535], dim4!(3));
-    assert_eq!(scan(&f, 0, BinaryOp::MUL, true).to_vec(), vec![65535u32, 65535u32.wrapping_mul(65535), 65535u32.wrapping_mul(65535).wrapping_mul(65535)]);
+    assert_eq!(
+        scan(&f, 0, BinaryOp::MUL, true).to_vec(),
+        vec![
+            65535u32,
+            65535u32.wrapping_mul(65535),
+            65535u32.wrapping_mul(65535).wrapping_mul(65535)
+        ]
+    );
 }
 
 #[test]
@@ -464,9 +494,18 @@ fn exclusive_scans_start_with_the_identity() {
     assert_eq!(scan(&u, 0, BinaryOp::MIN, false).to_vec(), vec![u32::MAX, 1]);
     assert_eq!(scan(&u, 0, BinaryOp::MAX, false).to_vec(), vec![0u32, 1]);
     let c = Array::new(&[c32::new(1.0, 1.0), c32::new(0.0, 3.0)], dim4!(2));
-    assert_eq!(scan(&c, 0, BinaryOp::MIN, false).to_vec(), vec![c32::new(f32::INFINITY, 0.0), c32::new(1.0, 1.0)]);
-    assert_eq!(scan(&c, 0, BinaryOp::MAX, false).to_vec(), vec![c32::new(0.0, 0.0), c32::new(1.0, 1.0)]);
-    assert_eq!(scan(&c, 0, BinaryOp::MAX, true).to_vec(), vec![c32::new(1.0, 1.0), c32::new(0.0, 3.0)]);
+    assert_eq!(
+        scan(&c, 0, BinaryOp::MIN, false).to_vec(),
+        vec![c32::new(f32::INFINITY, 0.0), c32::new(1.0, 1.0)]
+    );
+    assert_eq!(
+        scan(&c, 0, BinaryOp::MAX, false).to_vec(),
+        vec![c32::new(0.0, 0.0), c32::new(1.0, 1.0)]
+    );
+    assert_eq!(
+        scan(&c, 0, BinaryOp::MAX, true).to_vec(),
+        vec![c32::new(1.0, 1.0), c32::new(0.0, 3.0)]
+    );
 }
 
 #[test]
@@ -483,13 +522,25 @@ fn f16_accumulates_in_at_least_f32() {
 fn keys_restart_runs_with_single_element_runs() {
     let key = Array::new(&[7u64, 8, 8, 9, 7, 7, 7, 1], dim4!(8));
     let val = Array::new(&[1i32, 2, 3, 4, 5, 6, 7, 8], dim4!(8));
-    assert_eq!(scan_by_key(&key, &val, 0, BinaryOp::ADD, true).to_vec(), vec![1, 2, 5, 4, 5, 11, 18, 8]);
-    assert_eq!(scan_by_key(&key, &val, 0, BinaryOp::ADD, false).to_vec(), vec![0, 0, 2, 0, 0, 5, 11, 0]);
-    assert_eq!(scan_by_key(&key, &val, 0, BinaryOp::MUL, true).to_vec(), vec![1, 2, 6, 4, 5, 30, 210, 8]);
+    assert_eq!(
+        scan_by_key(&key, &val, 0, BinaryOp::ADD, true).to_vec(),
+        vec![1, 2, 5, 4, 5, 11, 18, 8]
+    );
+    assert_eq!(
+        scan_by_key(&key, &val, 0, BinaryOp::ADD, false).to_vec(),
+        vec![0, 0, 2, 0, 0, 5, 11, 0]
+    );
+    assert_eq!(
+        scan_by_key(&key, &val, 0, BinaryOp::MUL, true).to_vec(),
+        vec![1, 2, 6, 4, 5, 30, 210, 8]
+    );
     // along dim 1 each row is keyed on its own
     let k2 = Array::new(&[1i64, 1, 1, 2, 1, 2], dim4!(2, 3));
     let v2 = Array::new(&[1.0f32, 10.0, 2.0, 20.0, 3.0, 30.0], dim4!(2, 3));
-    assert_eq!(scan_by_key(&k2, &v2, 1, BinaryOp::ADD, true).to_vec(), vec![1.0, 10.0, 3.0, 20.0, 6.0, 50.0]);
+    assert_eq!(
+        scan_by_key(&k2, &v2, 1, BinaryOp::ADD, true).to_vec(),
+        vec![1.0, 10.0, 3.0, 20.0, 6.0, 50.0]
+    );
 }
 
 #[test]
@@ -521,10 +572,16 @@ fn lazy_inputs_match_evaluated_inputs() {
     let prod = &a * &b; // lazy
     let evaluated = prod.copy();
     evaluated.eval();
-    let keys = Array::new(&gen_keys(&mut r, dims, 1, 0.3).iter().map(|&k| k as i32).collect::<Vec<_>>(), dims);
+    let keys = Array::new(
+        &gen_keys(&mut r, dims, 1, 0.3).iter().map(|&k| k as i32).collect::<Vec<_>>(),
+        dims,
+    );
     for dim in 0..4 {
         for op in [BinaryOp::ADD, BinaryOp::MUL, BinaryOp::MIN, BinaryOp::MAX] {
-            assert_eq!(scan(&prod, dim, op, true).to_vec(), scan(&evaluated, dim, op, true).to_vec());
+            assert_eq!(
+                scan(&prod, dim, op, true).to_vec(),
+                scan(&evaluated, dim, op, true).to_vec()
+            );
             let lazy_keys = &keys + 0i32;
             assert_eq!(
                 scan_by_key(&lazy_keys, &prod, dim, op, false).to_vec(),
@@ -548,7 +605,10 @@ fn scans_of_views_read_offsets_and_strides() {
     for along in 0..3 {
         let d = diff1(&a, along);
         let dd = d.dims();
-        let dv: Vec<V> = diff_reference(&vs(&x), dims, along as usize, 1, <i32 as Elem>::TY).iter().map(|w| w.0).collect();
+        let dv: Vec<V> = diff_reference(&vs(&x), dims, along as usize, 1, <i32 as Elem>::TY)
+            .iter()
+            .map(|w| w.0)
+            .collect();
         for dim in 0..4 {
             let want = reference(&dv, None, dd, dim, BinaryOp::ADD, false, <i32 as Elem>::TY);
             let what = format!("exclusive sums along {dim} of diff1 along {along}");
@@ -592,8 +652,16 @@ fn diff_reference(xs: &[V], dims: Dim4, dim: usize, order: usize, t: Ty) -> Vec<
                 let v = if order == 1 { x1.i() - x0.i() } else { x2.i() - 2 * x1.i() + x0.i() };
                 V::I(conv_int(v, t))
             }
-            Class::Float => V::F(if order == 1 { x1.f() - x0.f() } else { (x2.f() - x1.f()) - (x1.f() - x0.f()) }),
-            Class::Complex => V::C(if order == 1 { x1.c() - x0.c() } else { (x2.c() - x1.c()) - (x1.c() - x0.c()) }),
+            Class::Float => V::F(if order == 1 {
+                x1.f() - x0.f()
+            } else {
+                (x2.f() - x1.f()) - (x1.f() - x0.f())
+            }),
+            Class::Complex => V::C(if order == 1 {
+                x1.c() - x0.c()
+            } else {
+                (x2.c() - x1.c()) - (x1.c() - x0.c())
+            }),
         };
         let scale = if order == 1 { 0.0 } else { mag(x0) + 2.0 * mag(x1) + mag(x2) };
         want.push((w, Tol::x(2.0).scale(scale)));
@@ -682,7 +750,9 @@ fn differences_are_lazy_and_fuse() {
 // ---- bad input -----------------------------------------------------------------------------
 
 #[test]
-#[should_panic(expected = "scan: `dim` is 4, but it must be 0, 1, 2 or 3; the input's dims are [2 3 1 1]")]
+#[should_panic(
+    expected = "scan: `dim` is 4, but it must be 0, 1, 2 or 3; the input's dims are [2 3 1 1]"
+)]
 fn scan_dim_out_of_range() {
     scan(&Array::new(&[1.0f32; 6], dim4!(2, 3)), 4, BinaryOp::ADD, true);
 }
@@ -734,15 +804,18 @@ mod arrayfire {
     }
 }
 
-/// The example's arrays checked against the reference: `b` is `f` of `a` along `dim`.
-fn check_example<T: Elem, O: Elem>(a: &Array<T>, b: &Array<O>, dim: usize, want: &dyn Fn(&[V], Dim4) -> (Vec<(V, Tol)>, Dim4)) {
+/// The expected elements (with tolerances) and shape of a function of `a`'s values and shape.
+type Expected<'a> = &'a dyn Fn(&[V], Dim4) -> (Vec<(V, Tol)>, Dim4);
+
+/// The example's arrays checked against the reference: `b` is `want` of `a` along `dim`.
+fn check_example<T: Elem, O: Elem>(a: &Array<T>, b: &Array<O>, dim: usize, want: Expected) {
     let (w, dims) = want(&vs(&a.to_vec()), a.dims());
     check(b, dims, &w, &format!("example along {dim}")).unwrap();
 }
 
 #[test]
 fn accum_documented_example() {
-    use arrayfire::{Dim4, print, randu, accum};
+    use arrayfire::{accum, print, randu, Dim4};
     let dims = Dim4::new(&[5, 3, 1, 1]);
     let a = randu::<f32>(dims);
     print(&a);
@@ -753,13 +826,15 @@ fn accum_documented_example() {
 
     let f32_t = <f32 as Elem>::TY;
     for (out, dim) in [(&b, 0), (&c, 1)] {
-        check_example(&a, out, dim, &|x, d| (reference(x, None, d, dim, BinaryOp::ADD, true, f32_t), d));
+        check_example(&a, out, dim, &|x, d| {
+            (reference(x, None, d, dim, BinaryOp::ADD, true, f32_t), d)
+        });
     }
 }
 
 #[test]
 fn diff1_documented_example() {
-    use arrayfire::{Dim4, print, randu, diff1};
+    use arrayfire::{diff1, print, randu, Dim4};
     let dims = Dim4::new(&[5, 3, 1, 1]);
     let a = randu::<f32>(dims);
     print(&a);
@@ -779,7 +854,7 @@ fn diff1_documented_example() {
 
 #[test]
 fn diff2_documented_example() {
-    use arrayfire::{Dim4, print, randu, diff2};
+    use arrayfire::{diff2, print, randu, Dim4};
     let dims = Dim4::new(&[5, 3, 1, 1]);
     let a = randu::<f32>(dims);
     print(&a);

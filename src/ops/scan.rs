@@ -78,7 +78,9 @@ impl From<u32> for BinaryOp {
 fn check_dim(func: &str, dims: Dim4, dim: i32) -> usize {
     match dim {
         0..=3 => dim as usize,
-        _ => panic!("{func}: `dim` is {dim}, but it must be 0, 1, 2 or 3; the input's dims are {dims}"),
+        _ => panic!(
+            "{func}: `dim` is {dim}, but it must be 0, 1, 2 or 3; the input's dims are {dims}"
+        ),
     }
 }
 
@@ -94,15 +96,16 @@ fn scan_nodes<O: HasAfEnum>(
     let dim = check_dim(func, dims, dim);
     if let Some(k) = keys {
         if k.dims != dims {
-            panic!("{func}: `key` has dims {} but `input` has dims {dims}; they must match", k.dims);
+            panic!(
+                "{func}: `key` has dims {} but `input` has dims {dims}; they must match",
+                k.dims
+            );
         }
         crate::ops::build::common_backend(func, &[k, values]);
     }
     let spec = ScanSpec { op, dim, inclusive };
-    let buf = values
-        .backend
-        .scan(values, keys, spec, O::DTYPE)
-        .unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf =
+        values.backend.scan(values, keys, spec, O::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
     Array::from_node(Node::ready(O::DTYPE, dims, values.backend, Data::dense(buf, dims)))
 }
 
@@ -195,7 +198,8 @@ fn differences(func: &str, input: &Arc<Node>, dim: i32, order: u64) -> Arc<Node>
         let v = Data { buf: data.buf.clone(), offset: offset as usize, strides: data.strides };
         Node::ready(t, dims, backend, v)
     };
-    let sub = |a: Arc<Node>, b: Arc<Node>| Node::lazy(t, dims, backend, Expr::Binary(BinOp::Sub, a, b));
+    let sub =
+        |a: Arc<Node>, b: Arc<Node>| Node::lazy(t, dims, backend, Expr::Binary(BinOp::Sub, a, b));
     let v1 = view(1);
     let first = sub(v1.clone(), view(0));
     if order == 1 {

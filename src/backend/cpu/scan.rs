@@ -344,6 +344,23 @@ struct OutPtr<T>(*mut MaybeUninit<T>);
 unsafe impl<T> Send for OutPtr<T> {}
 unsafe impl<T> Sync for OutPtr<T> {}
 
+impl<T> OutPtr<T> {
+    /// The output elements `a..b` when `write` is set.
+    ///
+    /// # Safety
+    ///
+    /// `a..b` lies within the output, and no other live slice covers any of it.
+    unsafe fn elements<'a>(
+        self,
+        write: bool,
+        a: usize,
+        b: usize,
+    ) -> Option<&'a mut [MaybeUninit<T>]> {
+        // SAFETY: the caller's contract; the allocation holds every element of the output.
+        write.then(|| unsafe { std::slice::from_raw_parts_mut(self.0.add(a), b - a) })
+    }
+}
+
 /// The producer and everything a task needs to scan.
 struct Scanner<'p, T> {
     prog: &'p Program,
@@ -394,16 +411,6 @@ impl<T: Out> Scanner<'_, T> {
         f(xs, ks)
     }
 
-    /// The output elements `a..b`, when writing.
-    ///
-    /// # Safety
-    ///
-    /// `a..b` lies within the output, and no other live slice covers any of it.
-    unsafe fn dst(&self, write: bool, a: usize, b: usize) -> Option<&mut [MaybeUninit<T>]> {
-        // SAFETY: the caller's contract; the allocation holds every element of the output.
-        write.then(|| unsafe { std::slice::from_raw_parts_mut(self.out.0.add(a), b - a) })
-    }
-
     /// Runs task `t` starting from `carry` (the combined value of the earlier blocks of its
     /// lines), writing the results when `write` is set. Returns the final state, whose `acc`
     /// and `seen` are the task's totals.
@@ -442,11 +449,19 @@ impl<T: Out> Scanner<'_, T> {
                         let (x, k) = (&xs[q - c..end - c], ks.map(|k| &k[q - c..end - c]));
                         // SAFETY: `q..end` is inside this task's elements, which no other
                         // task writes, and the slice is dropped before the next is made.
-                        let dst = unsafe { self.dst(write, q, end) };
+                        let dst = unsafe { self.out.elements(write, q, end) };
                         if inner == 1 {
                             along_line::<T, O>(&mut st, x, k, dst, first, self.inclusive);
                         } else {
-                            across_lines::<T, O>(&mut st, q % inner, x, k, dst, first, self.inclusive);
+                            across_lines::<T, O>(
+                                &mut st,
+                                q % inner,
+                                x,
+                                k,
+                                dst,
+                                first,
+                                self.inclusive,
+                            );
                         }
                         q = end;
                     }
@@ -458,7 +473,7 @@ impl<T: Out> Scanner<'_, T> {
                 let start = t.o0 * slab + j * inner + t.i0;
                 self.chunk(start, w, &mut bufs, |xs, ks| {
                     // SAFETY: as above; the row of this strip belongs to this task only.
-                    let dst = unsafe { self.dst(write, start, start + w) };
+                    let dst = unsafe { self.out.elements(write, start, start + w) };
                     across_lines::<T, O>(&mut st, 0, xs, ks, dst, j == 0, self.inclusive);
                 });
             }
@@ -533,7 +548,11 @@ fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Vec<T> {
     let dims = p.dims;
     let n = dims.elements() as usize;
     let prod = |ks: std::ops::Range<usize>| ks.map(|k| dims[k] as usize).product::<usize>();
-    let sh = Shape { inner: prod(0..spec.dim), r: dims[spec.dim] as usize, outer: prod(spec.dim + 1..4) };
+    let sh = Shape {
+        inner: prod(0..spec.dim),
+        r: dims[spec.dim] as usize,
+        outer: prod(spec.dim + 1..4),
+    };
     let mut out: Vec<T> = Vec::with_capacity(n);
     if n == 0 {
         return out;
@@ -550,7 +569,8 @@ fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Vec<T> {
     // a task whose group continues in the next task needs its total (first pass)
     let continued = |i: usize| tasks.get(i + 1).is_some_and(|u| u.group == tasks[i].group);
     let carries: Vec<Option<Vec<T::A>>> = if (0..tasks.len()).any(continued) {
-        let totals = map_tasks(&tasks, |i, t| continued(i).then(|| scanner.run::<O>(t, None, false)));
+        let totals =
+            map_tasks(&tasks, |i, t| continued(i).then(|| scanner.run::<O>(t, None, false)));
         let mut carries = vec![None; tasks.len()];
         let mut run: Vec<T::A> = Vec::new();
         for (i, t) in tasks.iter().enumerate() {
@@ -563,8 +583,8 @@ fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Vec<T> {
                 if run.is_empty() {
                     run = vec![O::empty(); tot.acc.len()];
                 }
-                for k in 0..run.len() {
-                    run[k] = if tot.seen[k] { tot.acc[k] } else { O::apply(run[k], tot.acc[k]) };
+                for ((r, &seen), &acc) in run.iter_mut().zip(&tot.seen).zip(&tot.acc) {
+                    *r = if seen { acc } else { O::apply(*r, acc) };
                 }
             }
         }
@@ -587,10 +607,7 @@ mod tests {
     use super::*;
 
     fn covered(sh: Shape) -> usize {
-        plan(sh)
-            .iter()
-            .map(|t| (t.o1 - t.o0) * (t.i1 - t.i0) * (t.j1 - t.j0))
-            .sum()
+        plan(sh).iter().map(|t| (t.o1 - t.o0) * (t.i1 - t.i0) * (t.j1 - t.j0)).sum()
     }
 
     #[test]
@@ -603,7 +620,14 @@ mod tests {
             Shape { inner: 5000, r: 300, outer: 2 },
             Shape { inner: 9000, r: 2, outer: 3 },
         ] {
-            assert_eq!(covered(sh), sh.inner * sh.r * sh.outer, "inner {} r {} outer {}", sh.inner, sh.r, sh.outer);
+            assert_eq!(
+                covered(sh),
+                sh.inner * sh.r * sh.outer,
+                "inner {} r {} outer {}",
+                sh.inner,
+                sh.r,
+                sh.outer
+            );
         }
     }
 

@@ -127,7 +127,9 @@ pub(crate) fn scan(
     let mut temps: Vec<DeviceMem> = Vec::new();
     let mut with_partials = |a: &mut ScanArgs, count: i64| -> Result<(), Error> {
         let bytes = (count * acc) as usize;
-        for (slot, size) in [(&mut a.part, bytes), (&mut a.carry, bytes), (&mut a.part_flag, count as usize)] {
+        for (slot, size) in
+            [(&mut a.part, bytes), (&mut a.carry, bytes), (&mut a.part_flag, count as usize)]
+        {
             let m = dev.memory().alloc(size.max(1))?;
             *slot = m.ptr();
             temps.push(m);
@@ -173,7 +175,12 @@ fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
 }
 
-fn launch(dev: &Device, k: &KernelFn, grid: (u32, u32, u32), a: &mut ScanArgs) -> Result<(), Error> {
+fn launch(
+    dev: &Device,
+    k: &KernelFn,
+    grid: (u32, u32, u32),
+    a: &mut ScanArgs,
+) -> Result<(), Error> {
     let mut params = [a as *mut ScanArgs as *mut c_void];
     // SAFETY: every scan kernel takes one `ScanArgs` by value, whose layout this struct
     // matches; its pointers are the input and keys (live for the caller's borrow, and kept
@@ -306,17 +313,22 @@ fn op_text(out: DType, op: BinaryOp) -> (String, String, String) {
         },
         DType::C32 | DType::C64 => {
             let nan = format!("ef_cd({NAN}, {NAN})");
-            // magnitudes compare as squared norms; NaN parts are skipped; a tie keeps `a`
+            // magnitudes compare as squared norms, rounded as the CPU rounds them (no fused
+            // multiply-add); NaN parts are skipped; a tie keeps `a`
             let pick = |cmp: &str| {
                 format!(
                     "bool an = a.re != a.re || a.im != a.im, bn = b.re != b.re || b.im != b.im; \
-                     return (an || (!bn && b.re * b.re + b.im * b.im {cmp} a.re * a.re + a.im * a.im)) ? b : a;"
+                     double na = __dadd_rn(__dmul_rn(a.re, a.re), __dmul_rn(a.im, a.im)); \
+                     double nb = __dadd_rn(__dmul_rn(b.re, b.re), __dmul_rn(b.im, b.im)); \
+                     return (an || (!bn && nb {cmp} na)) ? b : a;"
                 )
             };
             match op {
-                BinaryOp::ADD => {
-                    (s("ef_cd(0.0, 0.0)"), s("ef_cd(0.0, 0.0)"), s("return ef_cd(a.re + b.re, a.im + b.im);"))
-                }
+                BinaryOp::ADD => (
+                    s("ef_cd(0.0, 0.0)"),
+                    s("ef_cd(0.0, 0.0)"),
+                    s("return ef_cd(a.re + b.re, a.im + b.im);"),
+                ),
                 BinaryOp::MUL => (
                     s("ef_cd(1.0, 0.0)"),
                     s("ef_cd(1.0, 0.0)"),
@@ -339,8 +351,12 @@ fn op_text(out: DType, op: BinaryOp) -> (String, String, String) {
             match op {
                 BinaryOp::ADD => (s("0"), s("0"), format!("return (ef_acc)(({u})a + ({u})b);")),
                 BinaryOp::MUL => (s("1"), s("1"), format!("return (ef_acc)(({u})a * ({u})b);")),
-                BinaryOp::MIN => (format!("(ef_acc){max}"), format!("(ef_acc){max}"), s("return b < a ? b : a;")),
-                BinaryOp::MAX => (format!("(ef_acc){min}"), format!("(ef_acc){min}"), s("return b > a ? b : a;")),
+                BinaryOp::MIN => {
+                    (format!("(ef_acc){max}"), format!("(ef_acc){max}"), s("return b < a ? b : a;"))
+                }
+                BinaryOp::MAX => {
+                    (format!("(ef_acc){min}"), format!("(ef_acc){min}"), s("return b > a ? b : a;"))
+                }
             }
         }
     }
@@ -380,9 +396,19 @@ mod tests {
         let dump = std::env::var_os("EMBERFIRE_DUMP_SCAN_CU").map(std::path::PathBuf::from);
         for (t, o, k, op) in combinations() {
             let src = source(t, o, k, op);
-            for name in ["ef_in;", "ef_acc;", "ef_out;", "ef_key;", "ef_load(", "ef_store(",
-                "ef_empty()", "ef_first()", "ef_apply(", "ef_shfl_up(", "ef_shfl_idx("]
-            {
+            for name in [
+                "ef_in;",
+                "ef_acc;",
+                "ef_out;",
+                "ef_key;",
+                "ef_load(",
+                "ef_store(",
+                "ef_empty()",
+                "ef_first()",
+                "ef_apply(",
+                "ef_shfl_up(",
+                "ef_shfl_idx(",
+            ] {
                 assert!(src.contains(name), "{} -> {} {op:?}: no {name}", t.name(), o.name());
             }
             assert!(src.contains(&format!("#define KEYED {}", k.is_some() as u8)));
