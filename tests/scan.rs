@@ -596,6 +596,21 @@ fn lazy_inputs_match_evaluated_inputs() {
 }
 
 #[test]
+fn scans_of_generated_arrays() {
+    // a constant is one value for every element, and a range is computed from coordinates:
+    // neither has data to read
+    let dims = dim4!(5000, 3);
+    let ones = accum(&constant(1i32, dims), 0).to_vec();
+    assert!((0..15000).all(|q| ones[q] == (q % 5000) as i32 + 1));
+    let rows = range::<u16>(dims, 1);
+    let sums = accum(&rows, 1).to_vec();
+    assert!((0..15000).all(|q| sums[q] == [0u32, 1, 3][q / 5000]), "{:?}", &sums[..4]);
+    let keys = range::<i64>(dims, 0) / 7i64; // runs of seven
+    let by_key = scan_by_key(&keys, &constant(2.0f64, dims), 0, BinaryOp::MUL, false).to_vec();
+    assert!((0..15000).all(|q| by_key[q] == 2f64.powi(((q % 5000) % 7) as i32)));
+}
+
+#[test]
 fn scans_of_views_read_offsets_and_strides() {
     // diff1 is built from offset views of its input; a scan reads them through the producer
     let mut r = Rng64::seed_from_u64(32);

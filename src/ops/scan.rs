@@ -2,24 +2,7 @@
 //! `accum`, `scan`, `scan_by_key` (running sums, products, minima and maxima, optionally
 //! restarted wherever a key changes), `diff1` and `diff2`.
 //!
-//! Semantics shared by the scans:
-//! - `dim` is 0, 1, 2 or 3; the result has the input's shape.
-//! - The result type is `T::AggregateOutType` (bool, u8 and u16 give u32, i16 gives i32, f16
-//!   gives f32; other types keep theirs), and the scan is computed in it: integer sums and
-//!   products wrap in the output type, exactly as if every step were computed in it.
-//! - Floating sums and products are accumulated in f64 (c64 for complex), f16 and f32 included,
-//!   and every output element is rounded once to the output type.
-//! - `MIN` and `MAX` ignore NaN, as the `min` and `max` reductions do: an element of an
-//!   inclusive scan is NaN only when every element so far is NaN. Complex values compare by
-//!   magnitude; of equal magnitudes the earlier value is kept.
-//! - An exclusive scan is the inclusive scan shifted by one along `dim`, with the operation's
-//!   identity first: 0 for `ADD`, 1 for `MUL`; for `MIN` the largest value of the output type
-//!   (+∞ for floats, (+∞, 0) for complex), for `MAX` the smallest (−∞ for floats, 0 for
-//!   complex, whose magnitude cannot be smaller). `scan_by_key` restarts at every key change,
-//!   so the first element of every run of equal keys holds the identity.
-//! - Results are reproducible: work is split by shape only, never by thread count, and partial
-//!   results are combined in a fixed order. Floating results may differ in the last bits
-//!   between the CPU and CUDA backends, which group the additions differently.
+//! The semantics every scan shares are documented on [`scan`], where users read them.
 //!
 //! How inputs are read: on the CPU the scan evaluates a lazy input (and lazy keys) chunk by
 //! chunk as it scans, so `accum(&(&a * &b), 0)` never stores `a * b`. On CUDA a lazy input is
@@ -109,8 +92,8 @@ fn scan_nodes<O: HasAfEnum>(
     Array::from_node(Node::ready(O::DTYPE, dims, values.backend, Data::dense(buf, dims)))
 }
 
-/// Running sums along `dim` (an inclusive `ADD` scan); integer sums wrap in
-/// `T::AggregateOutType`, floating sums are accumulated in f64.
+/// Running sums along `dim`: the inclusive `ADD` [`scan`], whose documentation gives the
+/// rules (integer sums wrap in `T::AggregateOutType`, floating sums accumulate in f64).
 ///
 /// ```
 /// use emberfire::{accum, dim4, Array};
@@ -131,7 +114,31 @@ where
 
 /// A generalised scan along `dim`: running sums, products, minima or maxima (`op`), inclusive
 /// (element `j` combines elements `0..=j`) or exclusive (elements `0..j`, the identity first).
-/// See the module documentation for types, wrapping, NaN and the identities.
+///
+/// # Semantics
+///
+/// - `dim` is 0, 1, 2 or 3; the result has the input's shape.
+/// - The result type is `T::AggregateOutType` (bool, u8 and u16 give u32, i16 gives i32, f16
+///   gives f32; other types keep theirs), and the scan is computed in it: integer sums and
+///   products wrap in the output type, exactly as if every step were computed in it.
+/// - Floating sums and products are accumulated in f64 (c64 for complex), f16 and f32 included,
+///   and every output element is rounded once to the output type.
+/// - `MIN` and `MAX` ignore NaN, as the `min` and `max` reductions do: an element of an
+///   inclusive scan is NaN only when every element so far is NaN. Complex values compare by
+///   magnitude; of equal magnitudes the earlier value is kept.
+/// - An exclusive scan is the inclusive scan shifted by one along `dim`, with the operation's
+///   identity first: 0 for `ADD`, 1 for `MUL`; for `MIN` the largest value of the output type
+///   (+∞ for floats, (+∞, 0) for complex), for `MAX` the smallest (−∞ for floats, 0 for
+///   complex, whose magnitude cannot be smaller). `scan_by_key` restarts at every key change,
+///   so the first element of every run of equal keys holds the identity.
+/// - Results are reproducible: work is split by shape only, never by thread count, and partial
+///   results are combined in a fixed order. Floating results may differ in the last bits
+///   between the CPU and CUDA backends, which group the additions differently.
+///
+/// On the CPU backend a lazy input is computed chunk by chunk as it is scanned, never stored;
+/// on CUDA it is evaluated first, and the scan reads it (or any view) in place.
+///
+/// # Examples
 ///
 /// ```
 /// use emberfire::{dim4, scan, Array, BinaryOp};
@@ -153,8 +160,9 @@ where
     scan_nodes("scan", input.node(), None, dim, op, inclusive)
 }
 
-/// A scan along `dim` that restarts wherever the key changes: each run of equal consecutive
-/// keys along `dim` is scanned on its own. `key` must have the input's shape.
+/// A [`scan`] along `dim` that restarts wherever the key changes: each run of equal
+/// consecutive keys along `dim` is scanned on its own, and in an exclusive scan starts with the
+/// identity. `key` must have the input's shape.
 ///
 /// ```
 /// use emberfire::{dim4, scan_by_key, Array, BinaryOp};
