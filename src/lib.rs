@@ -61,6 +61,7 @@ pub use ops::data::{
     select, selectl, selectr, upper, ConstGenerator,
 };
 pub use ops::reduce::*;
+pub use ops::scan::{accum, diff1, diff2, scan, scan_by_key, BinaryOp};
 
 pub use backend::cuda::nvrtc::JitStats;
 

@@ -377,6 +377,16 @@ impl KernelFn {
         &self.entry
     }
 
+    /// Another entry point of the same compiled module: a source holding several kernels is
+    /// compiled and loaded once, and each of them found here.
+    pub(crate) fn sibling(&self, entry: &str) -> Result<KernelFn, Error> {
+        let func = self
+            .module
+            .load_function(entry)
+            .map_err(|e| driver_error(&format!("finding kernel `{entry}`"), e))?;
+        Ok(KernelFn { func, module: self.module.clone(), ctx: self.ctx, entry: entry.into() })
+    }
+
     /// Launches the kernel on this thread's current stream of `device` (emberfire's own, or a
     /// user's inside a `with_stream` scope). Asynchronous: returns once queued.
     ///
