@@ -2,5 +2,6 @@
 
 pub(crate) mod eval;
 pub(crate) mod kernels;
+pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod vmath;
