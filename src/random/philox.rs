@@ -101,13 +101,8 @@ mod tests {
     #[test]
     fn lanes_match_the_scalar_form() {
         let rk = round_keys([0x1234_5678, 0x9abc_def0]);
-        let mut c = [[0u32; 8]; 4];
-        for l in 0..8 {
-            c[0][l] = l as u32 * 0x0101_0101;
-            c[1][l] = !(l as u32);
-            c[2][l] = 7;
-            c[3][l] = l as u32;
-        }
+        let lane: [u32; 8] = std::array::from_fn(|l| l as u32);
+        let c = [lane.map(|l| l * 0x0101_0101), lane.map(|l| !l), [7; 8], lane];
         let got = philox4x32_10_lanes(c, &rk);
         for l in 0..8 {
             let want = philox4x32_10([c[0][l], c[1][l], c[2][l], c[3][l]], &rk);

@@ -114,11 +114,8 @@ mod tests {
     #[test]
     fn lanes_match_the_scalar_form() {
         let inj = injections([0xdead_beef, 0x0bad_f00d]);
-        let mut c = [[0u32; 8]; 2];
-        for l in 0..8 {
-            c[0][l] = l as u32 * 0x1357_9bdf;
-            c[1][l] = 0xffff_fff0 + l as u32;
-        }
+        let lane: [u32; 8] = std::array::from_fn(|l| l as u32);
+        let c = [lane.map(|l| l * 0x1357_9bdf), lane.map(|l| 0xffff_fff0 + l)];
         let got = threefry2x32_16_lanes(c, &inj);
         for l in 0..8 {
             let want = threefry2x32::<ROUNDS>([c[0][l], c[1][l]], &inj);

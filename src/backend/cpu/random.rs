@@ -24,8 +24,6 @@ use crate::storage::HostVec;
 const CHUNK_BLOCKS: usize = 1024;
 /// Words per chunk.
 const CHUNK_WORDS: usize = 4 * CHUNK_BLOCKS;
-/// Blocks generated together by the vectorised loops.
-const LANES: usize = 8;
 
 /// `n` elements of `dtype` holding the numbers of `draw`.
 pub(crate) fn generate(draw: &Draw, dtype: DType, n: usize) -> HostVec {
@@ -105,63 +103,79 @@ fn fill_words(draw: &Draw, first: u64, words: &mut [u32]) {
         unsafe { fill_words_avx2(draw, first, words) };
         return;
     }
-    fill_words_body(draw, first, words)
+    fill_words_with(
+        draw,
+        first,
+        words,
+        philox::philox4x32_10_lanes,
+        threefry::threefry2x32_16_lanes,
+    )
 }
 
-/// [`fill_words_body`] compiled for AVX2 (eight 32-bit lanes per instruction).
+/// [`fill_words`] with the generators written with AVX2 instructions.
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn fill_words_avx2(draw: &Draw, first: u64, words: &mut [u32]) {
-    fill_words_body(draw, first, words)
+    use super::random_avx2::{philox4x32_10_x8, threefry2x32_16_x8};
+    fill_words_with(
+        draw,
+        first,
+        words,
+        // SAFETY: the caller guarantees AVX2.
+        |c, rk| unsafe { philox4x32_10_x8(c, rk) },
+        // SAFETY: as above.
+        |c, inj| unsafe { threefry2x32_16_x8(c, inj) },
+    )
 }
 
+/// Fills `words` with blocks `first, first + 1, ...` of `draw`, computing eight Philox or
+/// Threefry counters at a time with the given functions (which take and return words stored
+/// by lane) and the rest one block at a time.
 #[inline(always)]
-fn fill_words_body(draw: &Draw, first: u64, words: &mut [u32]) {
-    let blocks = words.len() / 4;
+fn fill_words_with(
+    draw: &Draw,
+    first: u64,
+    words: &mut [u32],
+    philox8: impl Fn([[u32; 8]; 4], &[u32; 20]) -> [[u32; 8]; 4],
+    threefry8: impl Fn([[u32; 8]; 2], &[u32; 20]) -> [[u32; 8]; 2],
+) {
     let counter = |b: usize| draw.base.wrapping_add(first).wrapping_add(b as u64);
-    let mut b = 0;
-    match draw.generator {
-        Generator::Philox => {
-            while b + LANES <= blocks {
-                let mut c = [[0u32; LANES]; 4];
-                for l in 0..LANES {
-                    let g = counter(b + l);
-                    c[0][l] = g as u32;
-                    c[1][l] = (g >> 32) as u32;
-                    c[2][l] = draw.lane;
+    // blocks per group: eight Philox counters are eight blocks, eight Threefry counters four
+    let group = match draw.generator {
+        Generator::Philox => 8,
+        Generator::Threefry => 4,
+    };
+    let whole = words.len() / (4 * group) * (4 * group);
+    let (head, tail) = words.split_at_mut(whole);
+    for (k, out) in head.chunks_exact_mut(4 * group).enumerate() {
+        let b = k * group;
+        match draw.generator {
+            Generator::Philox => {
+                let g: [u64; 8] = std::array::from_fn(|l| counter(b + l));
+                let c = [g.map(|g| g as u32), g.map(|g| (g >> 32) as u32), [draw.lane; 8], [0; 8]];
+                let r = philox8(c, &draw.keys);
+                for (l, w) in out.chunks_exact_mut(4).enumerate() {
+                    w.copy_from_slice(&[r[0][l], r[1][l], r[2][l], r[3][l]]);
                 }
-                let r = philox::philox4x32_10_lanes(c, &draw.keys);
-                for l in 0..LANES {
-                    for (k, rk) in r.iter().enumerate() {
-                        words[4 * (b + l) + k] = rk[l];
-                    }
-                }
-                b += LANES;
             }
-        }
-        Generator::Threefry => {
-            // two Threefry counters per block: lane 2l + h computes counter 2g + h of block l
-            while b + LANES <= blocks {
-                let mut c = [[0u32; 2 * LANES]; 2];
-                for j in 0..2 * LANES {
-                    let t = counter(b + j / 2).wrapping_mul(2).wrapping_add((j % 2) as u64);
-                    c[0][j] = t as u32;
-                    c[1][j] = (t >> 32) as u32;
+            Generator::Threefry => {
+                // lane j computes counter 2g + j % 2 of block b + j / 2
+                let t: [u64; 8] = std::array::from_fn(|j| {
+                    counter(b + j / 2).wrapping_mul(2).wrapping_add((j % 2) as u64)
+                });
+                let r = threefry8([t.map(|t| t as u32), t.map(|t| (t >> 32) as u32)], &draw.keys);
+                for (j, w) in out.chunks_exact_mut(2).enumerate() {
+                    w.copy_from_slice(&[r[0][j], r[1][j]]);
                 }
-                let r = threefry::threefry2x32_16_lanes(c, &draw.keys);
-                for j in 0..2 * LANES {
-                    words[4 * b + 2 * j] = r[0][j];
-                    words[4 * b + 2 * j + 1] = r[1][j];
-                }
-                b += LANES;
             }
         }
     }
-    for b in b..blocks {
-        words[4 * b..4 * b + 4].copy_from_slice(&draw.block(first.wrapping_add(b as u64)));
+    for (k, w) in tail.chunks_exact_mut(4).enumerate() {
+        let b = whole / 4 + k;
+        w.copy_from_slice(&draw.block(first.wrapping_add(b as u64)));
     }
 }
 
@@ -169,23 +183,30 @@ fn fill_words_body(draw: &Draw, first: u64, words: &mut [u32]) {
 // Uniform
 // -------------------------------------------------------------------------------------------
 
+// The converters below are given at least as many words as their elements use, so zipping
+// the elements with the words writes every element (and lets the loops vectorise).
+
 fn uniform_f32(words: &[u32], out: &mut [MaybeUninit<f32>]) {
-    for (i, d) in out.iter_mut().enumerate() {
-        d.write(unit_f32(words[i]));
+    debug_assert!(out.len() <= words.len());
+    for (d, &w) in out.iter_mut().zip(words) {
+        d.write(unit_f32(w));
     }
 }
 
 fn uniform_f64(words: &[u32], out: &mut [MaybeUninit<f64>]) {
-    for (i, d) in out.iter_mut().enumerate() {
-        d.write(unit_f64(words[2 * i], words[2 * i + 1]));
+    debug_assert!(out.len() <= words.len() / 2);
+    for (d, w) in out.iter_mut().zip(words.chunks_exact(2)) {
+        d.write(unit_f64(w[0], w[1]));
     }
 }
 
 fn uniform_f16(words: &[u32], out: &mut [MaybeUninit<f16>]) {
-    for (i, d) in out.iter_mut().enumerate() {
-        let h = (words[i / 2] >> (16 * (i % 2))) as u16;
-        // exact: the value has 11 significant bits
-        d.write(f16::from_f32(unit_f16_as_f32(h)));
+    debug_assert!(out.len() <= 2 * words.len());
+    for (pair, &w) in out.chunks_mut(2).zip(words) {
+        for (d, h) in pair.iter_mut().zip([w as u16, (w >> 16) as u16]) {
+            // exact: the value has 11 significant bits
+            d.write(f16::from_f32(unit_f16_as_f32(h)));
+        }
     }
 }
 

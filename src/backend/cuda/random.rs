@@ -16,8 +16,9 @@ use crate::random::stream::{blocks_for, Distribution, Draw, Generator};
 const SOURCE: &str = include_str!("random.cu");
 /// Threads per block.
 const THREADS: u32 = 256;
-/// Resident blocks per multiprocessor the grid is capped at; past that the threads loop.
-const BLOCKS_PER_SM: u32 = 64;
+/// Blocks per multiprocessor the grid is capped at (as for element-wise kernels); past that
+/// the threads loop over the blocks of the output.
+const BLOCKS_PER_SM: u32 = 16;
 
 /// What a kernel turns words into (the `EF_KIND` values of `random.cu`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
