@@ -221,7 +221,7 @@ fn default_engine() -> &'static RandomEngine {
 }
 
 /// The default engine, shared: drawing from, seeding or retyping the returned engine does the
-/// same to the default engine that [`randu`](crate::randu) and [`randn`](crate::randn) use.
+/// same to the default engine that [`randu`](crate::randu()) and [`randn`](crate::randn()) use.
 ///
 /// There is one default engine per process (ArrayFire keeps one per device); since every
 /// engine type is counter-based, it gives the same numbers on every backend. It starts as
