@@ -186,6 +186,15 @@ fn main() {
         let ms = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
         println!("case=small_add_f32 impl=emberfire ms={ms:.6}");
     }
+
+    if on_gpu && opts.wants("randu_f32") {
+        // 2^26 uniform f32 from the default (Philox) engine, as the peers' `torch.rand(N)`;
+        // only the output is written (peers_cpu.py has no such case, so the CPU skips it)
+        let ms = time_ms(&timing, || {
+            emberfire::randu::<f32>(dim4!(n)).eval();
+        });
+        emit("randu_f32", ms, 4 * n);
+    }
 }
 
 /// The cumulative normal distribution through `erfc`, as the peers write it.

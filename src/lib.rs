@@ -37,6 +37,7 @@ mod jit;
 mod macros;
 mod ops;
 mod print_format;
+mod random;
 mod storage;
 
 pub use array::{print, print_gen, Array};
@@ -60,8 +61,13 @@ pub use ops::data::{
     constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,
     select, selectl, selectr, upper, ConstGenerator,
 };
+pub use ops::random::{randn, random_normal, random_uniform, randu};
 pub use ops::reduce::*;
 pub use ops::scan::{accum, diff1, diff2, scan, scan_by_key, BinaryOp};
+pub use random::{
+    get_default_random_engine, get_seed, set_default_random_engine_type, set_seed, RandomEngine,
+    RandomEngineType, DEFAULT_RANDOM_ENGINE, MERSENNE, PHILOX, THREEFRY,
+};
 
 pub use backend::cuda::nvrtc::JitStats;
 

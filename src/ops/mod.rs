@@ -3,5 +3,6 @@
 pub(crate) mod arith;
 pub(crate) mod build;
 pub(crate) mod data;
+pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;

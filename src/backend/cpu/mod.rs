@@ -2,6 +2,9 @@
 
 pub(crate) mod eval;
 pub(crate) mod kernels;
+pub(crate) mod random;
+#[cfg(target_arch = "x86_64")]
+mod random_avx2;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod vmath;

@@ -23,6 +23,7 @@ pub(crate) mod runtime;
 
 pub(crate) mod codegen;
 pub(crate) mod launch;
+pub(crate) mod random;
 pub(crate) mod scan;
 
 #[cfg(test)]
