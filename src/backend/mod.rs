@@ -7,6 +7,9 @@ pub(crate) mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod reduce;
 
+pub(crate) mod index_copy;
+pub(crate) mod write_into;
+
 use std::sync::atomic::Ordering;
 
 use crate::device::{HOST_BUFFERS, HOST_BYTES};

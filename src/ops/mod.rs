@@ -4,3 +4,9 @@ pub(crate) mod arith;
 pub(crate) mod build;
 pub(crate) mod data;
 pub(crate) mod reduce;
+
+pub(crate) mod assign;
+pub(crate) mod index;
+mod index_macros;
+pub(crate) mod indexer;
+pub(crate) mod seq;

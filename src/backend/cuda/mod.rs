@@ -24,6 +24,8 @@ pub(crate) mod runtime;
 pub(crate) mod codegen;
 pub(crate) mod launch;
 
+pub(crate) mod index_copy;
+
 #[cfg(test)]
 mod tests;
 
