@@ -79,15 +79,13 @@ fn main() {
     let keep = grid.clone(); // shares grid's memory
 
     // the value has the region's shape...
-    assign_seq(&mut grid, &[Seq::new(0.0, 1.0, 1.0), Seq::new(2.0, 3.0, 1.0)], &constant(1.0f32, dim4!(2, 2)));
+    let top_right = [Seq::new(0.0, 1.0, 1.0), Seq::new(2.0, 3.0, 1.0)];
+    assign_seq(&mut grid, &top_right, &constant(1.0f32, dim4!(2, 2)));
     // ...or is a single element, written everywhere in the region...
     set_row(&mut grid, &constant(5.0f32, dim4!(1)), -1);
     // ...or, for a vector region, a vector of the same length in any orientation
     set_col(&mut grid, &Array::new(&[7.0f32, 8.0, 9.0], dim4!(1, 3)), 0);
-    assert_eq!(
-        grid.to_vec(),
-        vec![7.0, 8.0, 9.0, 0.0, 0.0, 5.0, 1.0, 1.0, 5.0, 1.0, 1.0, 5.0]
-    );
+    assert_eq!(grid.to_vec(), vec![7.0, 8.0, 9.0, 0.0, 0.0, 5.0, 1.0, 1.0, 5.0, 1.0, 1.0, 5.0]);
 
     // copy-on-write: the clone made before the assignments still sees the old values
     assert_eq!(keep.to_vec(), vec![0.0; 12]);

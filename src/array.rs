@@ -201,7 +201,9 @@ impl<T: HasAfEnum> Array<T> {
         self.node.dims
     }
 
-    /// The strides of the array's memory, in elements (column-major for evaluated arrays).
+    /// The strides of the array's memory, in elements (column-major for evaluated arrays; a
+    /// view's own, see [`index`](crate::index)). A `Dim4` holds no negative values, so a
+    /// stride that is negative (a view made with a negative step) reads as 0.
     ///
     /// ```
     /// use emberfire::{Array, dim4};

@@ -6,36 +6,9 @@
 mod common;
 mod index_ref;
 
-use common::{check_all, run_cases, vs, Elem, Rng, Rng64, SeedableRng, Tol, V};
+use common::{run_cases, Elem, Rng, Rng64, SeedableRng, V};
 use emberfire::*;
 use index_ref::*;
-
-type Res = std::result::Result<(), String>;
-
-macro_rules! every_type {
-    ($f:ident($($arg:expr),*)) => {{
-        $f::<f32>($($arg),*)?;
-        $f::<f64>($($arg),*)?;
-        $f::<c32>($($arg),*)?;
-        $f::<c64>($($arg),*)?;
-        $f::<f16>($($arg),*)?;
-        $f::<bool>($($arg),*)?;
-        $f::<u8>($($arg),*)?;
-        $f::<i16>($($arg),*)?;
-        $f::<u16>($($arg),*)?;
-        $f::<i32>($($arg),*)?;
-        $f::<u32>($($arg),*)?;
-        $f::<i64>($($arg),*)?;
-        $f::<u64>($($arg),*)?;
-    }};
-}
-
-fn same<T: Elem>(a: &Array<T>, dims: Dim4, want: &[T], what: &str) -> Res {
-    if a.dims() != dims {
-        return Err(format!("{what}: dims {} (expected {dims})", a.dims()));
-    }
-    check_all(&a.to_vec(), &vs(want), Tol::EXACT, &|i| format!("{what}, element {i}"))
-}
 
 fn gen<T: Elem>(r: &mut Rng64, n: u64) -> Vec<T> {
     (0..n).map(|_| T::any(r)).collect()
@@ -109,7 +82,8 @@ fn assign_seq_case<T: Elem>(dims: Dim4, seed: u64) -> Res {
     let vals: Vec<T> = gen(&mut r, vd.elements());
     let (value, form) = value_array(&mut r, &vals, vd);
     let what = format!(
-        "assign_seq({}, dims {dims}, seqs {seqs:?}, {form} value of dims {vd}, observer {observer})",
+        "assign_seq({}, dims {dims}, seqs {seqs:?}, {form} value of dims {vd}, observer \
+         {observer})",
         T::TY.name
     );
     assign_seq(&mut a, &seqs.iter().map(|s| s.seq()).collect::<Vec<_>>(), &value);
@@ -248,11 +222,11 @@ fn assign_gen_case<T: Elem, I: Elem + IndexableType>(dims: Dim4, seed: u64) -> R
     let (value, form) = value_array(&mut r, &vals, vd);
     let seq_vals: Vec<Seq<f64>> = seqs.iter().map(|s| s.seq()).collect();
     let mut indexer = Indexer::default();
-    for k in 0..n {
+    for (k, s) in seq_vals.iter().enumerate() {
         if k == ad {
             indexer.set_index(&idx, k as u32, None);
         } else {
-            indexer.set_index(&seq_vals[k], k as u32, None);
+            indexer.set_index(s, k as u32, None);
         }
     }
     let what = format!(

@@ -6,30 +6,9 @@
 mod common;
 mod index_ref;
 
-use common::{check_all, run_cases, vs, Elem, Rng, Rng64, SeedableRng, Tol, V};
+use common::{check_all, run_cases, Elem, Rng, Rng64, SeedableRng, Tol, V};
 use emberfire::*;
 use index_ref::*;
-
-type Res = std::result::Result<(), String>;
-
-/// Runs `$f::<T>($($arg),*)?` for every element type.
-macro_rules! every_type {
-    ($f:ident($($arg:expr),*)) => {{
-        $f::<f32>($($arg),*)?;
-        $f::<f64>($($arg),*)?;
-        $f::<c32>($($arg),*)?;
-        $f::<c64>($($arg),*)?;
-        $f::<f16>($($arg),*)?;
-        $f::<bool>($($arg),*)?;
-        $f::<u8>($($arg),*)?;
-        $f::<i16>($($arg),*)?;
-        $f::<u16>($($arg),*)?;
-        $f::<i32>($($arg),*)?;
-        $f::<u32>($($arg),*)?;
-        $f::<i64>($($arg),*)?;
-        $f::<u64>($($arg),*)?;
-    }};
-}
 
 fn random_array<T: Elem>(r: &mut Rng64, dims: Dim4) -> (Vec<T>, Array<T>) {
     let v: Vec<T> = (0..dims.elements()).map(|_| T::any(r)).collect();
@@ -39,15 +18,6 @@ fn random_array<T: Elem>(r: &mut Rng64, dims: Dim4) -> (Vec<T>, Array<T>) {
 
 fn seqs_f64(seqs: &[S]) -> Vec<Seq<f64>> {
     seqs.iter().map(|s| s.seq()).collect()
-}
-
-/// Compares an array with expected host values, exactly (indexing moves values unchanged;
-/// NaN matches NaN).
-fn same<T: Elem>(a: &Array<T>, dims: Dim4, want: &[T], what: &str) -> Res {
-    if a.dims() != dims {
-        return Err(format!("{what}: dims {} (expected {dims})", a.dims()));
-    }
-    check_all(&a.to_vec(), &vs(want), Tol::EXACT, &|i| format!("{what}, element {i}"))
 }
 
 fn index_case<T: Elem>(dims: Dim4, seed: u64) -> Res {
@@ -313,11 +283,11 @@ fn gather_case<T: Elem, I: Elem + IndexableType>(dims: Dim4, seed: u64) -> Res {
     let want = take(&v, lay, &pos);
     let seq_vals = seqs_f64(&seqs);
     let mut indexer = Indexer::default();
-    for k in 0..n {
+    for (k, s) in seq_vals.iter().enumerate() {
         if k == ad {
             indexer.set_index(&idx, k as u32, None);
         } else {
-            indexer.set_index(&seq_vals[k], k as u32, None);
+            indexer.set_index(s, k as u32, None);
         }
     }
     let what = format!(

@@ -7,6 +7,9 @@
 //! `randu` is not part of emberfire's indexing; until the random-number functions land, the
 //! stand-in below provides it (uniform values in [0, 1) from a fixed generator).
 
+// The ported statements are kept as written (`2.0 as f32`, `let _sub2 = assign_gen(..)`).
+#![allow(clippy::unnecessary_cast, clippy::let_unit_value)]
+
 mod common;
 
 use common::{Rng, Rng64, SeedableRng};

@@ -179,8 +179,9 @@ where
 /// Writes `rhs` into the part of `lhs` that `indices` select (the rules of
 /// [`index_gen`](crate::index_gen)), copying `lhs` first if anything else shares its memory.
 /// With sequences only this is [`assign_seq`]; with an index array the values are scattered
-/// to the positions the indices select (folded into their dimension as [`lookup`]
-/// (crate::lookup) does), and where an index repeats, which value lands is unspecified. The
+/// to the positions the indices select (folded into their dimension as
+/// [`lookup`](crate::lookup) does), and where an index repeats, which value lands is
+/// unspecified. The
 /// value must fit the region as for [`assign_seq`].
 ///
 /// ```

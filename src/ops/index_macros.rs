@@ -35,8 +35,8 @@ macro_rules! seq {
 }
 
 /// Indexes an array: `view!(a)` is a shallow clone; `view!(a[b:e:s, ...])` with literal
-/// sequences is [`index`](crate::index); `view!(a[x, y, ...])` with any mix of [`Seq`]
-/// (crate::Seq) and index [`Array`](crate::Array) variables (one per dimension, from the
+/// sequences is [`index`](crate::index); `view!(a[x, y, ...])` with any mix of
+/// [`Seq`](crate::Seq) and index [`Array`](crate::Array) variables (one per dimension, from the
 /// first) is [`index_gen`](crate::index_gen). The array is borrowed, not moved.
 ///
 /// ```

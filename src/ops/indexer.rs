@@ -211,7 +211,8 @@ impl<'object> Indexer<'object> {
         for k in 0..4 {
             if matches!(axes[k], Axis::Indices(_)) && dims[k] == 0 && block.elements() > 0 {
                 panic!(
-                    "{func}: {} indices along dimension {k}, which has length 0 (array dims {dims})",
+                    "{func}: {} indices along dimension {k}, which has length 0 (array dims \
+                     {dims})",
                     block[k]
                 );
             }
@@ -268,8 +269,8 @@ fn gather<T: HasAfEnum>(
 /// The part of `input` that `indices` select: along each dimension, the positions of its
 /// [`Seq`] or the values of its index array; dimensions without an index are kept whole, and
 /// an index on dimension 0 only, of an array of more than one dimension, indexes the array
-/// flattened to one column. With sequences only, the result is a view (as [`index`]
-/// (crate::index)); with an index array, a new array gathered by a kernel. Index values
+/// flattened to one column. With sequences only, the result is a view (as
+/// [`index`](crate::index)); with an index array, a new array gathered by a kernel. Index values
 /// outside their dimension are folded into it (see [`lookup`]).
 ///
 /// Panics if nothing is set, if a sequence does not fit its dimension, or if an index array

@@ -176,7 +176,10 @@ impl SeqF {
             fail("begin, end and step must be finite");
         }
         if step == 0.0 {
-            fail("step is 0 (only the span, Seq::default(), has step 0); use a step of 1 for one position");
+            fail(
+                "step is 0 (only the span, Seq::default(), has step 0); use a step of 1 for one \
+                 position",
+            );
         }
         if !(0.0..len as f64).contains(&b) || !(0.0..len as f64).contains(&e) {
             fail(
@@ -184,7 +187,10 @@ impl SeqF {
             );
         }
         if (step > 0.0 && b > e) || (step < 0.0 && b < e) {
-            fail("the step goes away from end (a positive step needs begin <= end, a negative one begin >= end)");
+            fail(
+                "the step goes away from end (a positive step needs begin <= end, a negative one \
+                 begin >= end)",
+            );
         }
         let count = ((e - b) / step).floor() as u64 + 1;
         Positions { start: b.trunc() as i64, count, step: step as i64 }

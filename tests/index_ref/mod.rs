@@ -6,8 +6,40 @@
 
 #![allow(dead_code)]
 
-use crate::common::{Rng, Rng64};
-use emberfire::Dim4;
+use crate::common::{check_all, vs, Elem, Rng, Rng64, Tol};
+use emberfire::{Array, Dim4};
+
+/// What a check returns: nothing, or what went wrong.
+pub type Res = std::result::Result<(), String>;
+
+/// Runs `$f::<T>($($arg),*)?` for every element type.
+macro_rules! every_type {
+    ($f:ident($($arg:expr),*)) => {{
+        $f::<f32>($($arg),*)?;
+        $f::<f64>($($arg),*)?;
+        $f::<emberfire::c32>($($arg),*)?;
+        $f::<emberfire::c64>($($arg),*)?;
+        $f::<emberfire::f16>($($arg),*)?;
+        $f::<bool>($($arg),*)?;
+        $f::<u8>($($arg),*)?;
+        $f::<i16>($($arg),*)?;
+        $f::<u16>($($arg),*)?;
+        $f::<i32>($($arg),*)?;
+        $f::<u32>($($arg),*)?;
+        $f::<i64>($($arg),*)?;
+        $f::<u64>($($arg),*)?;
+    }};
+}
+pub(crate) use every_type;
+
+/// Compares an array with expected host values exactly (indexing and assignment move values
+/// unchanged; NaN matches NaN).
+pub fn same<T: Elem>(a: &Array<T>, dims: Dim4, want: &[T], what: &str) -> Res {
+    if a.dims() != dims {
+        return Err(format!("{what}: dims {} (expected {dims})", a.dims()));
+    }
+    check_all(&a.to_vec(), &vs(want), Tol::EXACT, &|i| format!("{what}, element {i}"))
+}
 
 /// A sequence as the tests give it (begin, end, step), always whole numbers here.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use super::eval::{for_runs, CHUNK};
+use super::write_into::DstPtr;
 use crate::backend::index_copy::{fold_index, Axis, Side};
 use crate::backend::Buffer;
 use crate::dim4::Dim4;
@@ -35,21 +36,6 @@ fn offset_tables(block: Dim4, side: &Side) -> [Vec<i64>; 4] {
     })
 }
 
-/// Base address of the destination; threads write disjoint element sets of it.
-#[derive(Clone, Copy)]
-struct DstPtr(*mut u8);
-// SAFETY: threads only write elements no other thread writes (see the module documentation)
-// while the `&mut HostVec` the pointer came from is held.
-unsafe impl Send for DstPtr {}
-unsafe impl Sync for DstPtr {}
-
-impl DstPtr {
-    /// The address, through a method so that closures capture the whole (`Sync`) wrapper.
-    fn get(self) -> *mut u8 {
-        self.0
-    }
-}
-
 /// Copies `block` from `src_h` (addressed by `src`) to `dst_h` (addressed by `dst`). The
 /// caller has checked both sides' bounds and the destination's layout.
 pub(crate) fn index_copy(
@@ -61,7 +47,7 @@ pub(crate) fn index_copy(
 ) {
     let (ts, td) = (offset_tables(block, src), offset_tables(block, dst));
     let (so, dof) = (src.offset as i64, dst.offset as i64);
-    let base = with_vec!(dst_h, v, T => DstPtr(v.as_mut_ptr() as *mut u8));
+    let base = with_vec!(dst_h, v, T => DstPtr(v.as_mut_ptr().cast::<u8>()));
     with_vec!(src_h, sv, T => {
         // Copies the block elements whose coordinates `c` have `lo[k] <= c[k] < hi[k]`.
         let copy_box = |lo: [usize; 4], hi: [usize; 4]| {

@@ -9,17 +9,18 @@ use super::kernels::Src;
 use crate::jit::Program;
 use crate::storage::{with_dtype, with_vec, HostVec};
 
-/// Base address of the destination; chunks write disjoint element sets of it.
+/// Base address of a destination vector that several threads write, each its own elements.
 #[derive(Clone, Copy)]
-struct DstPtr(*mut u8);
-// SAFETY: the pointer is only used to write elements that no other chunk writes (the view is
-// one-to-one, checked by the caller) while the `&mut HostVec` it came from is held.
+pub(crate) struct DstPtr(pub(crate) *mut u8);
+// SAFETY: users write only elements that no other thread writes (a one-to-one view split by
+// chunks here; see `index_copy` for its split), while the `&mut HostVec` the pointer came
+// from is held.
 unsafe impl Send for DstPtr {}
 unsafe impl Sync for DstPtr {}
 
 impl DstPtr {
     /// The address, through a method so that closures capture the whole (`Sync`) wrapper.
-    fn get(self) -> *mut u8 {
+    pub(crate) fn get(self) -> *mut u8 {
         self.0
     }
 }
@@ -32,7 +33,7 @@ pub(crate) fn run_into(p: &Program, dst: &mut HostVec, offset: usize, strides: [
     let out = p.outputs[0];
     let dtype = p.steps[out].dtype;
     assert_eq!(dst.dtype(), dtype, "internal error: run_into into another element type");
-    let base = with_vec!(dst, v, T => DstPtr(v.as_mut_ptr() as *mut u8));
+    let base = with_vec!(dst, v, T => DstPtr(v.as_mut_ptr().cast::<u8>()));
     let last = p.last_uses();
     let work = |c: usize| {
         let start = c * CHUNK;
