@@ -221,14 +221,7 @@ fn assign_gen_case<T: Elem, I: Elem + IndexableType>(dims: Dim4, seed: u64) -> R
     let vals: Vec<T> = gen(&mut r, vd.elements());
     let (value, form) = value_array(&mut r, &vals, vd);
     let seq_vals: Vec<Seq<f64>> = seqs.iter().map(|s| s.seq()).collect();
-    let mut indexer = Indexer::default();
-    for (k, s) in seq_vals.iter().enumerate() {
-        if k == ad {
-            indexer.set_index(&idx, k as u32, None);
-        } else {
-            indexer.set_index(s, k as u32, None);
-        }
-    }
+    let indexer = mixed_indexer(&idx, ad, &seq_vals);
     let what = format!(
         "assign_gen({}, dims {dims}, {} indices {raw:?} on dimension {ad}, seqs {seqs:?}, {form} \
          value of dims {vd})",

@@ -282,14 +282,7 @@ fn gather_case<T: Elem, I: Elem + IndexableType>(dims: Dim4, seed: u64) -> Res {
     pos[ad] = read.iter().map(|&i| fold(i, lay[ad])).collect();
     let want = take(&v, lay, &pos);
     let seq_vals = seqs_f64(&seqs);
-    let mut indexer = Indexer::default();
-    for (k, s) in seq_vals.iter().enumerate() {
-        if k == ad {
-            indexer.set_index(&idx, k as u32, None);
-        } else {
-            indexer.set_index(s, k as u32, None);
-        }
-    }
+    let indexer = mixed_indexer(&idx, ad, &seq_vals);
     let what = format!(
         "index_gen({}, dims {dims}, index array of {} {read:?} on dimension {ad}, seqs {seqs:?})",
         T::TY.name,

@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use crate::common::{check_all, vs, Elem, Rng, Rng64, Tol};
-use emberfire::{Array, Dim4};
+use emberfire::{Array, Dim4, HasAfEnum, IndexableType, Indexer, Seq};
 
 /// What a check returns: nothing, or what went wrong.
 pub type Res = std::result::Result<(), String>;
@@ -210,4 +210,22 @@ pub fn random_indices(r: &mut Rng64, n: usize, len: u64, outside: bool) -> Vec<i
             }
         })
         .collect()
+}
+
+/// An indexer with the index array `idx` on dimension `at` and `seqs[k]` on every other
+/// dimension `k` below `seqs.len()`.
+pub fn mixed_indexer<'a, I: HasAfEnum + IndexableType>(
+    idx: &'a Array<I>,
+    at: usize,
+    seqs: &'a [Seq<f64>],
+) -> Indexer<'a> {
+    let mut indexer = Indexer::default();
+    for (k, s) in seqs.iter().enumerate() {
+        if k == at {
+            indexer.set_index(idx, k as u32, None);
+        } else {
+            indexer.set_index(s, k as u32, None);
+        }
+    }
+    indexer
 }
