@@ -13,7 +13,7 @@
 //! not read, then call `run_into` once per region. The `&mut Buffer` is the proof that nothing
 //! else reads or writes the buffer while the kernel runs: a program holds an `Arc` to every
 //! buffer it reads, so a buffer it reads can never be borrowed mutably. For an existing array,
-//! `ops::assign::writable_data` gives that `&mut Buffer`, copying the array first when
+//! `ops::assign::writable_buffer` gives that `&mut Buffer`, copying the array first when
 //! another array, a lazy expression or the user could observe the write.
 
 use super::{cpu, cuda, BackendKind, Buffer};

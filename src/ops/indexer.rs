@@ -33,8 +33,9 @@ enum Slot {
     Array(Arc<Node>),
 }
 
-/// A sequence or an index array for each dimension, for [`index_gen`] and [`assign_gen`]
-/// (arrayfire-rust's `Indexer`). Dimensions without one are kept whole.
+/// A sequence or an index array for each dimension, for [`index_gen`] and
+/// [`assign_gen`](crate::assign_gen) (arrayfire-rust's `Indexer`). Dimensions without one are
+/// kept whole.
 ///
 /// The lifetime ties the indexer to the sequences and arrays it was given, as in
 /// arrayfire-rust; emberfire keeps its own handle to an index array, so the borrow is not
