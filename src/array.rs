@@ -53,6 +53,12 @@ impl<T: HasAfEnum> Array<T> {
         &self.node
     }
 
+    /// The node handle itself: assignment writes in place when this handle is the node's only
+    /// owner, and otherwise replaces it with a node of its own (copy-on-write).
+    pub(crate) fn node_mut(&mut self) -> &mut Arc<Node> {
+        &mut self.node
+    }
+
     /// An array on the active backend holding the given host elements.
     pub(crate) fn from_host(h: HostVec, dims: Dim4) -> Self {
         Self::try_from_host(h, dims).unwrap_or_else(|e| panic!("creating an array: {e}"))
@@ -195,7 +201,9 @@ impl<T: HasAfEnum> Array<T> {
         self.node.dims
     }
 
-    /// The strides of the array's memory, in elements (column-major for evaluated arrays).
+    /// The strides of the array's memory, in elements (column-major for evaluated arrays; a
+    /// view's own, see [`index`](crate::index)). A `Dim4` holds no negative values, so a
+    /// stride that is negative (a view made with a negative step) reads as 0.
     ///
     /// ```
     /// use emberfire::{Array, dim4};

@@ -36,6 +36,14 @@ fn buffer_addr(b: &Buffer) -> usize {
     }
 }
 
+/// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer).
+pub(crate) fn buffer_locked(b: &Buffer) -> bool {
+    match b {
+        Buffer::Host(_) => host_locks().lock().unwrap().contains(&buffer_addr(b)),
+        Buffer::Cuda(m) => m.is_locked(),
+    }
+}
+
 impl<T: HasAfEnum> Array<T> {
     /// The evaluated data, made contiguous and owned by this array if it was a view.
     fn own_data(&self) -> Data {
@@ -118,13 +126,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(!Array::new(&[1u8], dim4!(1)).is_locked());
     /// ```
     pub fn is_locked(&self) -> bool {
-        match self.node().data() {
-            None => false,
-            Some(d) => match &*d.buf {
-                Buffer::Host(_) => host_locks().lock().unwrap().contains(&buffer_addr(&d.buf)),
-                Buffer::Cuda(m) => m.is_locked(),
-            },
-        }
+        self.node().data().is_some_and(|d| buffer_locked(&d.buf))
     }
 
     /// An array of shape `dims` that takes ownership of `dev_ptr`, memory of the active

@@ -69,6 +69,13 @@ pub use random::{
     RandomEngineType, DEFAULT_RANDOM_ENGINE, MERSENNE, PHILOX, THREEFRY,
 };
 
+pub use ops::assign::{
+    assign_gen, assign_seq, set_col, set_cols, set_row, set_rows, set_slice, set_slices,
+};
+pub use ops::index::{col, cols, index, row, rows, slice, slices};
+pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
+pub use ops::seq::Seq;
+
 pub use backend::cuda::nvrtc::JitStats;
 
 /// How many kernels have been compiled, and how many lookups the in-memory and on-disk kernel

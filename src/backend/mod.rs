@@ -9,6 +9,9 @@ pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 
+pub(crate) mod index_copy;
+pub(crate) mod write_into;
+
 use std::sync::atomic::Ordering;
 
 use crate::device::{HOST_BUFFERS, HOST_BYTES};

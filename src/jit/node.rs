@@ -146,6 +146,12 @@ impl Node {
         *self.state.write().unwrap() = State::Ready(data);
     }
 
+    /// The state, for a caller that holds the only reference to the node (`Arc::get_mut`):
+    /// how assignment reaches a buffer that nothing else can observe, to write it in place.
+    pub(crate) fn state_mut(&mut self) -> &mut State {
+        self.state.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Evaluates the node if it is lazy and returns its data; panics if the backend fails.
     pub(crate) fn eval(self: &Arc<Self>) -> Data {
         self.try_eval().unwrap_or_else(|e| panic!("evaluation failed: {e}"))

@@ -6,3 +6,9 @@ pub(crate) mod data;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+
+pub(crate) mod assign;
+pub(crate) mod index;
+mod index_macros;
+pub(crate) mod indexer;
+pub(crate) mod seq;

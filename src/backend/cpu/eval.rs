@@ -14,7 +14,7 @@ use crate::storage::{convert, with_dtype, with_vec, Element, HostVec};
 use crate::backend::Buffer;
 
 /// Elements per chunk: a few temporaries of this size fit in L2.
-const CHUNK: usize = 4096;
+pub(crate) const CHUNK: usize = 4096;
 
 /// The value of one step over one chunk.
 pub(crate) enum Val<'a> {
@@ -195,7 +195,12 @@ fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
 
 /// Calls `f(first_position, run_length, coords)` for the runs along dimension 0 that cover
 /// output elements `start..start+len`.
-fn for_runs(out: Dim4, start: usize, len: usize, mut f: impl FnMut(usize, usize, [usize; 4])) {
+pub(crate) fn for_runs(
+    out: Dim4,
+    start: usize,
+    len: usize,
+    mut f: impl FnMut(usize, usize, [usize; 4]),
+) {
     let mut c = coords(start, out);
     let mut done = 0;
     let d0 = out[0] as usize;

@@ -8,3 +8,6 @@ mod random_avx2;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod vmath;
+
+pub(crate) mod index_copy;
+pub(crate) mod write_into;

@@ -26,6 +26,8 @@ pub(crate) mod launch;
 pub(crate) mod random;
 pub(crate) mod scan;
 
+pub(crate) mod index_copy;
+
 #[cfg(test)]
 mod tests;
 
