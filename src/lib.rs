@@ -60,6 +60,7 @@ pub use ops::data::{
     select, selectl, selectr, upper, ConstGenerator,
 };
 pub use ops::reduce::*;
+pub use ops::signal::*;
 
 pub use backend::cuda::nvrtc::JitStats;
 

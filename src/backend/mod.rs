@@ -6,6 +6,7 @@
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod reduce;
+pub(crate) mod signal;
 
 use std::sync::atomic::Ordering;
 

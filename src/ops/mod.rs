@@ -4,3 +4,4 @@ pub(crate) mod arith;
 pub(crate) mod build;
 pub(crate) mod data;
 pub(crate) mod reduce;
+pub(crate) mod signal;

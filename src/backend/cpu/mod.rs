@@ -1,6 +1,8 @@
 //! The CPU backend: fused, chunked, parallel evaluation of expression graphs.
 
 pub(crate) mod eval;
+pub(crate) mod fft;
 pub(crate) mod kernels;
 pub(crate) mod reduce;
+pub(crate) mod signal;
 pub(crate) mod vmath;

@@ -22,7 +22,10 @@ pub(crate) mod nvrtc;
 pub(crate) mod runtime;
 
 pub(crate) mod codegen;
+pub(crate) mod cufft;
+pub(crate) mod fft;
 pub(crate) mod launch;
+pub(crate) mod signal;
 
 #[cfg(test)]
 mod tests;
