@@ -877,3 +877,40 @@ fn arrayfire_rust_fft_example_runs_unchanged() {
     assert!((out[0] - c64::new(0.0, 2.0)).norm() < 1e-12);
     assert!(out[1..].iter().all(|v| v.norm() < 1e-12));
 }
+
+// ---- random shapes ------------------------------------------------------------------------------
+
+#[test]
+fn random_shapes_round_trip_and_convolve() {
+    common::run_cases(24, |d, seed| {
+        let mut r = Rng64::seed_from_u64(seed);
+        let n = d.elements() as usize;
+        let x: Vec<c32> = random(&mut r, n);
+        let xc: Vec<C> = x.iter().map(|v| v.to_v().c()).collect();
+        let a = Array::new(&x, d);
+        let tol = Tol::x(200.0).scale(8.0);
+        let what = |s: &str| move |i: usize| format!("{s} dims {d} element {i}");
+        let n0 = d[0].max(1) as f64;
+        let back = ifft(&fft(&a, 1.0, 0), 1.0 / n0, 0);
+        common::check_all(&back.to_vec(), &common::vs(&x), tol, &what("fft round trip"))?;
+        let n01 = (d[0] * d[1]).max(1) as f64;
+        let back = ifft2(&fft2(&a, 1.0, 0, 0), 1.0 / n01, 0, 0);
+        common::check_all(&back.to_vec(), &common::vs(&x), tol, &what("fft2 round trip"))?;
+        // a 3-tap filter down the columns, in both domains
+        let f: Vec<c32> = random(&mut r, 3);
+        let fc: Vec<C> = f.iter().map(|v| v.to_v().c()).collect();
+        let fa = Array::new(&f, dim4!(3));
+        let sd = us(d);
+        let od = if n == 0 { sd } else { [sd[0] + 2, sd[1], sd[2], sd[3]] };
+        let want: Vec<V> = if n == 0 {
+            Vec::new()
+        } else {
+            conv_ref(&xc, sd, &fc, [3, 1, 1, 1], 1, od, [0; 4]).into_iter().map(V::C).collect()
+        };
+        for domain in [ConvDomain::SPATIAL, ConvDomain::FREQUENCY] {
+            let got = convolve1(&a, &fa, ConvMode::EXPAND, domain);
+            common::check_all(&got.to_vec(), &want, Tol::x(100.0).scale(64.0), &what("convolve1"))?;
+        }
+        Ok(())
+    });
+}
