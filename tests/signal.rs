@@ -81,7 +81,7 @@ fn conv_ref(
         .map(|lin| {
             let o = coord(lin, od);
             let mut acc = C::new(0.0, 0.0);
-            for flin in 0..count(fd) {
+            for (flin, fv) in f.iter().enumerate() {
                 let fc = coord(flin, fd);
                 let mut sc = [0usize; 4];
                 let mut ok = true;
@@ -97,16 +97,12 @@ fn conv_ref(
                     }
                 }
                 if ok {
-                    acc += s[index(sc, sd)] * f[flin];
+                    acc += s[index(sc, sd)] * fv;
                 }
             }
             acc
         })
         .collect()
-}
-
-fn host<T: Elem>(a: &Array<T>) -> Vec<C> {
-    a.to_vec().iter().map(|v| v.to_v().c()).collect()
 }
 
 fn values<T: Elem>(v: &[C]) -> Vec<V> {
@@ -123,7 +119,14 @@ fn l1(x: &[C]) -> f64 {
 
 /// Asserts `got` matches `want` within `factor` times the type's tolerance, relative to the
 /// largest value the result could hold (`scale`).
-fn assert_close<O: Elem>(got: &Array<O>, dims: Dim4, want: &[C], factor: f64, scale: f64, what: &str) {
+fn assert_close<O: Elem>(
+    got: &Array<O>,
+    dims: Dim4,
+    want: &[C],
+    factor: f64,
+    scale: f64,
+    what: &str,
+) {
     common::assert_array(got, dims, &values::<O>(want), Tol::x(factor).scale(scale), what);
 }
 
@@ -183,8 +186,14 @@ where
         let n2 = (d[0] * d[1]) as f64;
         let n3 = n2 * d[2] as f64;
         assert_close(&fft2(&a, 1.0, 0, 0), dims, &dft(&xc, d, 2, false), 60.0, scale, "fft2");
-        assert_close(&fft3(&a, 2.0, 0, 0, 0), dims,
-            &dft(&xc, d, 3, false).iter().map(|v| v * 2.0).collect::<Vec<_>>(), 60.0, 2.0 * scale, "fft3");
+        assert_close(
+            &fft3(&a, 2.0, 0, 0, 0),
+            dims,
+            &dft(&xc, d, 3, false).iter().map(|v| v * 2.0).collect::<Vec<_>>(),
+            60.0,
+            2.0 * scale,
+            "fft3",
+        );
         let i2: Vec<C> = dft(&xc, d, 2, true).iter().map(|v| v / n2).collect();
         assert_close(&ifft2(&a, 1.0 / n2, 0, 0), dims, &i2, 60.0, scale / n2, "ifft2");
         let i3: Vec<C> = dft(&xc, d, 3, true).iter().map(|v| v / n3).collect();
@@ -213,11 +222,39 @@ fn padding_and_truncation_set_the_transformed_size() {
         let s = l1(&xr);
         if o1 == 0 {
             let y1 = resize(&x, d, [nd[0], 4, 1, 1]);
-            assert_close(&fft(&a, 1.0, o0 as i64), d4(nd[0], 4, 1, 1), &dft(&y1, [nd[0], 4, 1, 1], 1, false), 40.0, s, "fft pad");
-            assert_close(&ifft(&a, 1.0, o0 as i64), d4(nd[0], 4, 1, 1), &dft(&y1, [nd[0], 4, 1, 1], 1, true), 40.0, s, "ifft pad");
+            assert_close(
+                &fft(&a, 1.0, o0 as i64),
+                d4(nd[0], 4, 1, 1),
+                &dft(&y1, [nd[0], 4, 1, 1], 1, false),
+                40.0,
+                s,
+                "fft pad",
+            );
+            assert_close(
+                &ifft(&a, 1.0, o0 as i64),
+                d4(nd[0], 4, 1, 1),
+                &dft(&y1, [nd[0], 4, 1, 1], 1, true),
+                40.0,
+                s,
+                "ifft pad",
+            );
         }
-        assert_close(&fft2(&a, 1.0, o0 as i64, o1 as i64), nd4, &dft(&xr, nd, 2, false), 40.0, s, &format!("fft2 {o0}x{o1}"));
-        assert_close(&ifft2(&a, 1.0, o0 as i64, o1 as i64), nd4, &dft(&xr, nd, 2, true), 40.0, s, "ifft2 pad");
+        assert_close(
+            &fft2(&a, 1.0, o0 as i64, o1 as i64),
+            nd4,
+            &dft(&xr, nd, 2, false),
+            40.0,
+            s,
+            &format!("fft2 {o0}x{o1}"),
+        );
+        assert_close(
+            &ifft2(&a, 1.0, o0 as i64, o1 as i64),
+            nd4,
+            &dft(&xr, nd, 2, true),
+            40.0,
+            s,
+            "ifft2 pad",
+        );
     }
     // fft3 of a 2D array padded along dimension 2
     let nd = [6, 4, 3, 1];
@@ -237,7 +274,15 @@ where
     <num_complex::Complex<T> as HasAfEnum>::BaseType: Elem,
 {
     let mut r = Rng64::seed_from_u64(seed);
-    for d in [[1, 1, 1, 1], [2, 3, 1, 1], [5, 1, 1, 1], [8, 3, 2, 1], [7, 4, 3, 2], [6, 5, 2, 1], [13, 2, 1, 3]] {
+    for d in [
+        [1, 1, 1, 1],
+        [2, 3, 1, 1],
+        [5, 1, 1, 1],
+        [8, 3, 2, 1],
+        [7, 4, 3, 2],
+        [6, 5, 2, 1],
+        [13, 2, 1, 3],
+    ] {
         let x: Vec<T> = random(&mut r, count(d));
         let dims = d4(d[0], d[1], d[2], d[3]);
         let a = Array::new(&x, dims);
@@ -266,13 +311,28 @@ where
         }
         // padded and truncated real transforms
         let nd = [d[0] + 3, d[1], d[2], d[3]];
-        let want = resize(&dft(&resize(&xc, d, nd), nd, 1, false), nd, [nd[0] / 2 + 1, d[1], d[2], d[3]]);
-        assert_close(&fft_r2c(&a, 2.0, nd[0] as i64), d4(nd[0] / 2 + 1, d[1], d[2], d[3]),
-            &want.iter().map(|v| v * 2.0).collect::<Vec<_>>(), 60.0, 2.0 * s, "r2c pad");
+        let want =
+            resize(&dft(&resize(&xc, d, nd), nd, 1, false), nd, [nd[0] / 2 + 1, d[1], d[2], d[3]]);
+        assert_close(
+            &fft_r2c(&a, 2.0, nd[0] as i64),
+            d4(nd[0] / 2 + 1, d[1], d[2], d[3]),
+            &want.iter().map(|v| v * 2.0).collect::<Vec<_>>(),
+            60.0,
+            2.0 * s,
+            "r2c pad",
+        );
         if d[1] > 1 {
             let nd = [d[0], d[1] - 1, d[2], d[3]];
-            let want = resize(&dft(&resize(&xc, d, nd), nd, 2, false), nd, [h[0], nd[1], d[2], d[3]]);
-            assert_close(&fft2_r2c(&a, 1.0, 0, nd[1] as i64), d4(h[0], nd[1], d[2], d[3]), &want, 60.0, s, "r2c2 truncate");
+            let want =
+                resize(&dft(&resize(&xc, d, nd), nd, 2, false), nd, [h[0], nd[1], d[2], d[3]]);
+            assert_close(
+                &fft2_r2c(&a, 1.0, 0, nd[1] as i64),
+                d4(h[0], nd[1], d[2], d[3]),
+                &want,
+                60.0,
+                s,
+                "r2c2 truncate",
+            );
         }
     }
 }
@@ -348,7 +408,8 @@ fn large_transforms_keep_energy_and_invert() {
         let a = Array::new(&x, dim4!(n));
         let y = fft(&a, 1.0, 0);
         let e_in: f64 = x.iter().map(|v| (v.norm() as f64).powi(2)).sum();
-        let e_out: f64 = y.to_vec().iter().map(|v| (v.norm() as f64).powi(2)).sum::<f64>() / n as f64;
+        let e_out: f64 =
+            y.to_vec().iter().map(|v| (v.norm() as f64).powi(2)).sum::<f64>() / n as f64;
         assert!((e_in - e_out).abs() <= 1e-4 * e_in, "Parseval n={n}: {e_in} vs {e_out}");
         let back = ifft(&y, 1.0 / n as f64, 0).to_vec();
         let err = back.iter().zip(&x).map(|(a, b)| (a - b).norm()).fold(0f32, f32::max);
@@ -374,7 +435,8 @@ fn fft_of_a_peak_and_of_a_tone() {
     }
     // a cosine of 5 cycles puts n/2 into bins 5 and n - 5
     let n = 64;
-    let x: Vec<f32> = (0..n).map(|i| (2.0 * std::f32::consts::PI * 5.0 * i as f32 / n as f32).cos()).collect();
+    let x: Vec<f32> =
+        (0..n).map(|i| (2.0 * std::f32::consts::PI * 5.0 * i as f32 / n as f32).cos()).collect();
     let y = fft_r2c(&Array::new(&x, dim4!(n)), 1.0, 0).to_vec();
     for (k, v) in y.iter().enumerate() {
         let want = if k == 5 { 32.0 } else { 0.0 };
@@ -452,7 +514,10 @@ where
     for (sd, fd, rank) in cases {
         let s: Vec<T> = random(&mut r, count(sd));
         let f: Vec<T> = random(&mut r, count(fd));
-        let (sa, fa) = (Array::new(&s, d4(sd[0], sd[1], sd[2], sd[3])), Array::new(&f, d4(fd[0], fd[1], fd[2], fd[3])));
+        let (sa, fa) = (
+            Array::new(&s, d4(sd[0], sd[1], sd[2], sd[3])),
+            Array::new(&f, d4(fd[0], fd[1], fd[2], fd[3])),
+        );
         let sc: Vec<C> = s.iter().map(|v| v.to_v().c()).collect();
         let fc: Vec<C> = f.iter().map(|v| v.to_v().c()).collect();
         let scale = l1(&sc) * l1(&fc);
@@ -488,7 +553,14 @@ where
                 2 => fft_convolve2(&sa, &fa, mode),
                 _ => fft_convolve3(&sa, &fa, mode),
             };
-            assert_close(&got, odims, &want, tol, scale, &format!("fft_convolve{rank} {sd:?} {mode:?}"));
+            assert_close(
+                &got,
+                odims,
+                &want,
+                tol,
+                scale,
+                &format!("fft_convolve{rank} {sd:?} {mode:?}"),
+            );
         }
     }
 }
@@ -514,13 +586,18 @@ fn convolution_of_bytes_rounds_to_nearest() {
     }
     // a complex filter on a real signal uses its real part, as ArrayFire does
     let fc = Array::new(&[c32::new(1.0, 5.0)], dim4!(1));
-    assert_eq!(convolve1(&s, &fc, ConvMode::DEFAULT, ConvDomain::SPATIAL).to_vec(), vec![10, 20, 30, 40]);
+    assert_eq!(
+        convolve1(&s, &fc, ConvMode::DEFAULT, ConvDomain::SPATIAL).to_vec(),
+        vec![10, 20, 30, 40]
+    );
 }
 
 #[test]
 fn separable_convolution_is_the_outer_product_filter() {
     let mut r = Rng64::seed_from_u64(26);
-    for (sd, cn, rn) in [([7usize, 6, 1, 1], 3usize, 2usize), ([5, 8, 3, 2], 4, 5), ([6, 1, 1, 1], 1, 3)] {
+    for (sd, cn, rn) in
+        [([7usize, 6, 1, 1], 3usize, 2usize), ([5, 8, 3, 2], 4, 5), ([6, 1, 1, 1], 1, 3)]
+    {
         let s: Vec<f64> = random(&mut r, count(sd));
         let c: Vec<f64> = random(&mut r, cn);
         let rw: Vec<f64> = random(&mut r, rn);
@@ -539,7 +616,14 @@ fn separable_convolution_is_the_outer_product_filter() {
             };
             let want = conv_ref(&sc, sd, &outer, fd, 2, od, start);
             let got = convolve2_sep(&ca, &ra, &sa, mode);
-            assert_close(&got, d4(od[0], od[1], od[2], od[3]), &want, 20.0, l1(&sc) * l1(&outer), &format!("sep {sd:?} {mode:?}"));
+            assert_close(
+                &got,
+                d4(od[0], od[1], od[2], od[3]),
+                &want,
+                20.0,
+                l1(&sc) * l1(&outer),
+                &format!("sep {sd:?} {mode:?}"),
+            );
         }
     }
     // integer images round
@@ -558,7 +642,9 @@ fn separable_filters_must_be_vectors() {
 }
 
 #[test]
-#[should_panic(expected = "convolve2: the signal's dims [4 4 3 1] and the filter's dims [3 3 2 1] differ along batch dimension 2")]
+#[should_panic(
+    expected = "convolve2: the signal's dims [4 4 3 1] and the filter's dims [3 3 2 1] differ along batch dimension 2"
+)]
 fn mismatched_batches_panic() {
     let s = Array::new(&[1.0f32; 48], dim4!(4, 4, 3));
     let f = Array::new(&[1.0f32; 18], dim4!(3, 3, 2));
@@ -575,7 +661,8 @@ fn long_filters_choose_the_frequency_domain_with_the_same_result() {
     let spatial = convolve1(&sa, &fa, ConvMode::DEFAULT, ConvDomain::SPATIAL).to_vec();
     let sc: Vec<C> = s.iter().map(|&v| C::new(v, 0.0)).collect();
     let fc: Vec<C> = f.iter().map(|&v| C::new(v, 0.0)).collect();
-    let want = conv_ref(&sc, [1000, 1, 1, 1], &fc, [200, 1, 1, 1], 1, [1000, 1, 1, 1], [100, 0, 0, 0]);
+    let want =
+        conv_ref(&sc, [1000, 1, 1, 1], &fc, [200, 1, 1, 1], 1, [1000, 1, 1, 1], [100, 0, 0, 0]);
     let scale = l1(&sc) * l1(&fc);
     for (i, w) in want.iter().enumerate() {
         assert!((auto[i] - w.re).abs() < 1e-12 * scale, "auto {i}");
@@ -588,14 +675,29 @@ fn long_filters_choose_the_frequency_domain_with_the_same_result() {
 #[test]
 fn fir_is_the_start_of_the_full_convolution() {
     let mut r = Rng64::seed_from_u64(30);
-    for (xd, bd) in [([10usize, 1, 1, 1], [3usize, 1, 1, 1]), ([9, 4, 1, 1], [4, 1, 1, 1]), ([8, 3, 2, 1], [2, 3, 2, 1]), ([300, 2, 1, 1], [150, 1, 1, 1])] {
+    for (xd, bd) in [
+        ([10usize, 1, 1, 1], [3usize, 1, 1, 1]),
+        ([9, 4, 1, 1], [4, 1, 1, 1]),
+        ([8, 3, 2, 1], [2, 3, 2, 1]),
+        ([300, 2, 1, 1], [150, 1, 1, 1]),
+    ] {
         let x: Vec<f32> = random(&mut r, count(xd));
         let b: Vec<f32> = random(&mut r, count(bd));
         let xc: Vec<C> = x.iter().map(|&v| C::new(v as f64, 0.0)).collect();
         let bc: Vec<C> = b.iter().map(|&v| C::new(v as f64, 0.0)).collect();
         let want = conv_ref(&xc, xd, &bc, bd, 1, xd, [0; 4]);
-        let got = fir(&Array::new(&b, d4(bd[0], bd[1], bd[2], bd[3])), &Array::new(&x, d4(xd[0], xd[1], xd[2], xd[3])));
-        assert_close(&got, d4(xd[0], xd[1], xd[2], xd[3]), &want, 60.0, l1(&xc) * l1(&bc), &format!("fir {xd:?} {bd:?}"));
+        let got = fir(
+            &Array::new(&b, d4(bd[0], bd[1], bd[2], bd[3])),
+            &Array::new(&x, d4(xd[0], xd[1], xd[2], xd[3])),
+        );
+        assert_close(
+            &got,
+            d4(xd[0], xd[1], xd[2], xd[3]),
+            &want,
+            60.0,
+            l1(&xc) * l1(&bc),
+            &format!("fir {xd:?} {bd:?}"),
+        );
     }
     let x = Array::new(&[c64::new(1.0, 1.0), c64::new(2.0, 0.0)], dim4!(2));
     let b = Array::new(&[c64::new(0.0, 1.0), c64::new(1.0, 0.0)], dim4!(2));
@@ -619,7 +721,13 @@ fn iir_ref(b: &[C], a: &[C], x: &[C]) -> Vec<C> {
 
 fn iir_case<T: Elem>(seed: u64) {
     let mut r = Rng64::seed_from_u64(seed);
-    for (n, cols, nb, na, per_col) in [(12usize, 1usize, 3usize, 3usize, false), (20, 3, 2, 4, false), (15, 2, 3, 2, true), (9, 4, 1, 1, false), (7, 2, 4, 1, true)] {
+    for (n, cols, nb, na, per_col) in [
+        (12usize, 1usize, 3usize, 3usize, false),
+        (20, 3, 2, 4, false),
+        (15, 2, 3, 2, true),
+        (9, 4, 1, 1, false),
+        (7, 2, 4, 1, true),
+    ] {
         let x: Vec<T> = random(&mut r, n * cols);
         let fc = if per_col { cols } else { 1 };
         let b: Vec<T> = random(&mut r, nb * fc);
@@ -647,9 +755,20 @@ fn iir_case<T: Elem>(seed: u64) {
         let mut want = Vec::new();
         for c in 0..cols {
             let f = if per_col { c } else { 0 };
-            want.extend(iir_ref(&bc[f * nb..(f + 1) * nb], &ac[f * na..(f + 1) * na], &xc[c * n..(c + 1) * n]));
+            want.extend(iir_ref(
+                &bc[f * nb..(f + 1) * nb],
+                &ac[f * na..(f + 1) * na],
+                &xc[c * n..(c + 1) * n],
+            ));
         }
-        assert_close(&got, dim4!(n, cols), &want, 100.0, l1(&xc) * l1(&bc), &format!("iir n={n} na={na}"));
+        assert_close(
+            &got,
+            dim4!(n, cols),
+            &want,
+            100.0,
+            l1(&xc) * l1(&bc),
+            &format!("iir n={n} na={na}"),
+        );
     }
 }
 
@@ -696,7 +815,9 @@ fn interp_ref(v: &[C], x: f64, m: InterpType) -> Option<C> {
         _ => {
             // Catmull-Rom
             let (p0, p1, p2, p3) = (at(g - 1), at(g), at(g + 1), at(g + 2));
-            (p1 * 2.0 + (p2 - p0) * t + (p0 * 2.0 - p1 * 5.0 + p2 * 4.0 - p3) * t * t
+            (p1 * 2.0
+                + (p2 - p0) * t
+                + (p0 * 2.0 - p1 * 5.0 + p2 * 4.0 - p3) * t * t
                 + (p1 * 3.0 - p0 - p2 * 3.0 + p3) * t * t * t)
                 * 0.5
         }
@@ -729,10 +850,13 @@ fn approx1_case<T: Elem + FloatingPoint>(seed: u64) {
             .collect();
         assert_close(&got, dim4!(pos.len(), cols), &want, 40.0, 8.0, &format!("approx1 {m:?}"));
         // positions per column, as f32
-        let pc: Vec<f32> = (0..4 * cols).map(|i| pos[i % pos.len()] as f32 + (i / 4) as f32 * 0.5).collect();
+        let pc: Vec<f32> =
+            (0..4 * cols).map(|i| pos[i % pos.len()] as f32 + (i / 4) as f32 * 0.5).collect();
         let got = approx1(&ya, &Array::new(&pc, dim4!(4, cols)), m, 0.0);
         let want: Vec<C> = (0..4 * cols)
-            .map(|i| interp_ref(&yc[(i / 4) * n..(i / 4 + 1) * n], pc[i] as f64, m).unwrap_or_default())
+            .map(|i| {
+                interp_ref(&yc[(i / 4) * n..(i / 4 + 1) * n], pc[i] as f64, m).unwrap_or_default()
+            })
             .collect();
         assert_close(&got, dim4!(4, cols), &want, 40.0, 8.0, &format!("approx1 per column {m:?}"));
     }
@@ -766,12 +890,19 @@ fn approx2_case<T: Elem + FloatingPoint>(seed: u64) {
         InterpType::BICUBIC_SPLINE,
     ];
     for m in methods {
-        let got = approx2(&za, &Array::new(&px, dim4!(pw, ph)), &Array::new(&py, dim4!(pw, ph)), m, 7.0);
+        let got =
+            approx2(&za, &Array::new(&px, dim4!(pw, ph)), &Array::new(&py, dim4!(pw, ph)), m, 7.0);
         let mut want = Vec::new();
         for img in 0..imgs {
             for i in 0..pw * ph {
                 let rows: Vec<Option<C>> = (0..h)
-                    .map(|row| interp_ref(&zc[img * w * h + row * w..img * w * h + (row + 1) * w], px[i], m))
+                    .map(|row| {
+                        interp_ref(
+                            &zc[img * w * h + row * w..img * w * h + (row + 1) * w],
+                            px[i],
+                            m,
+                        )
+                    })
                     .collect();
                 let v = match rows[0] {
                     None => None,
@@ -799,7 +930,13 @@ fn approx2_matches_the_formulas() {
 fn catmull_rom_reproduces_lines_and_samples() {
     let y: Vec<f64> = (0..6).map(|i| 3.0 * i as f64 - 1.0).collect();
     let pos: Vec<f64> = vec![1.0, 1.25, 2.5, 3.75];
-    let got = approx1(&Array::new(&y, dim4!(6)), &Array::new(&pos, dim4!(4)), InterpType::CUBIC_SPLINE, 0.0).to_vec();
+    let got = approx1(
+        &Array::new(&y, dim4!(6)),
+        &Array::new(&pos, dim4!(4)),
+        InterpType::CUBIC_SPLINE,
+        0.0,
+    )
+    .to_vec();
     for (g, p) in got.iter().zip(&pos) {
         assert!((g - (3.0 * p - 1.0)).abs() < 1e-12, "at {p}: {g}");
     }
@@ -813,7 +950,9 @@ fn approx1_rejects_2d_methods() {
 }
 
 #[test]
-#[should_panic(expected = "approx1: `pos` (dims [2 3 1 1]) must be a column of positions, or match the input (dims [4 2 1 1])")]
+#[should_panic(
+    expected = "approx1: `pos` (dims [2 3 1 1]) must be a column of positions, or match the input (dims [4 2 1 1])"
+)]
 fn approx1_rejects_mismatched_positions() {
     let y = Array::new(&[1.0f32; 8], dim4!(4, 2));
     let p = Array::new(&[1.0f32; 6], dim4!(2, 3));
@@ -821,18 +960,26 @@ fn approx1_rejects_mismatched_positions() {
 }
 
 #[test]
-#[should_panic(expected = "approx2: `pos0` (dims [2 1 1 1]) and `pos1` (dims [3 1 1 1]) must have the same shape")]
+#[should_panic(
+    expected = "approx2: `pos0` (dims [2 1 1 1]) and `pos1` (dims [3 1 1 1]) must have the same shape"
+)]
 fn approx2_rejects_mismatched_positions() {
     let y = Array::new(&[1.0f32; 4], dim4!(2, 2));
-    approx2(&y, &Array::new(&[0.0f32; 2], dim4!(2)), &Array::new(&[0.0f32; 3], dim4!(3)), InterpType::LINEAR, 0.0);
+    approx2(
+        &y,
+        &Array::new(&[0.0f32; 2], dim4!(2)),
+        &Array::new(&[0.0f32; 3], dim4!(3)),
+        InterpType::LINEAR,
+        0.0,
+    );
 }
 
 // ---- arrayfire-rust's example, unchanged but for the `use` line --------------------------------
 
 mod arrayfire_example_fft {
     use emberfire::*;
-    use num_complex as num;
     use num::Complex;
+    use num_complex as num;
 
     #[allow(dead_code)]
     type Complex32 = Complex<f32>;
@@ -889,7 +1036,7 @@ fn random_shapes_round_trip_and_convolve() {
         let xc: Vec<C> = x.iter().map(|v| v.to_v().c()).collect();
         let a = Array::new(&x, d);
         let tol = Tol::x(200.0).scale(8.0);
-        let what = |s: &str| move |i: usize| format!("{s} dims {d} element {i}");
+        let what = |s: &'static str| move |i: usize| format!("{s} dims {d} element {i}");
         let n0 = d[0].max(1) as f64;
         let back = ifft(&fft(&a, 1.0, 0), 1.0 / n0, 0);
         common::check_all(&back.to_vec(), &common::vs(&x), tol, &what("fft round trip"))?;

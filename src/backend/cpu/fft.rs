@@ -200,8 +200,9 @@ mod tests {
     fn strided_axis_matches_naive() {
         let dims = [3usize, 5, 2, 1];
         let total: usize = dims.iter().product();
-        let data: Vec<Complex<f64>> =
-            (0..total).map(|i| Complex::new((i as f64 * 0.7).sin(), (i as f64 * 0.3).cos())).collect();
+        let data: Vec<Complex<f64>> = (0..total)
+            .map(|i| Complex::new((i as f64 * 0.7).sin(), (i as f64 * 0.3).cos()))
+            .collect();
         let mut got = data.clone();
         c2c_axis(&mut got, dims, 1, false);
         for o in 0..2 {

@@ -99,7 +99,11 @@ pub(crate) fn reshape_copy<S: Sample, D: Sample>(
 ) -> Vec<D> {
     if sd == od && offset == [0; 4] {
         // a plain conversion: in parallel over flat chunks (one long line is split too)
-        return src.par_iter().with_min_len(1 << 14).map(|f| D::from_c64(f.to_c64() * scale)).collect();
+        return src
+            .par_iter()
+            .with_min_len(1 << 14)
+            .map(|f| D::from_c64(f.to_c64() * scale))
+            .collect();
     }
     let mut out = vec![D::default(); count(od)];
     let ss = strides(sd);
@@ -126,6 +130,9 @@ pub(crate) fn reshape_copy<S: Sample, D: Sample>(
     out
 }
 
+/// The output of `fft`: the real result (C2R) or the complex one (C2C, R2C), and its shape.
+pub(crate) type FftOut<R> = (Vec<R>, Vec<Complex<R>>, [usize; 4]);
+
 /// Which transform `fft` computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FftKind {
@@ -148,7 +155,7 @@ pub(crate) fn fft<S: Sample>(
     rank: usize,
     pdims: [usize; 4],
     scale: f64,
-) -> (Vec<S::Real>, Vec<Complex<S::Real>>, [usize; 4])
+) -> FftOut<S::Real>
 where
     Complex<S::Real>: Sample,
 {
@@ -332,11 +339,9 @@ fn interp1(at: &impl Fn(usize) -> c64, n: usize, x: f64, m: Interp) -> Option<c6
             let t = (1.0 - (t * std::f64::consts::PI).cos()) / 2.0;
             clamp(g) * (1.0 - t) + clamp(g + 1) * t
         }
-        Interp::Cubic | Interp::CubicSpline => cubic(
-            [clamp(g - 1), clamp(g), clamp(g + 1), clamp(g + 2)],
-            t,
-            m == Interp::CubicSpline,
-        ),
+        Interp::Cubic | Interp::CubicSpline => {
+            cubic([clamp(g - 1), clamp(g), clamp(g + 1), clamp(g + 2)], t, m == Interp::CubicSpline)
+        }
     })
 }
 

@@ -231,7 +231,9 @@ mod tests {
     fn missing_library_is_an_error_that_says_what_to_do() {
         // Nothing named like cuFFT exists under an empty environment's search places here;
         // on a machine with cuFFT this loads it instead.
-        match load(&|k| (k == "EMBERFIRE_CUFFT").then(|| OsString::from("/nonexistent/libcufft.so.12"))) {
+        match load(&|k| {
+            (k == "EMBERFIRE_CUFFT").then(|| OsString::from("/nonexistent/libcufft.so.12"))
+        }) {
             Ok(lib) => assert!(lib.version > 0),
             Err(Error::BackendUnavailable(why)) => {
                 assert!(why.contains("cuFFT") && why.contains("EMBERFIRE_CUFFT"), "{why}")
@@ -254,8 +256,10 @@ mod tests {
         for n in ["libcufft.so.11", "libcufft.so.12.0.1", "libcufft.so.12", "libcufftw.so.12"] {
             std::fs::write(dir.join(n), b"").unwrap();
         }
-        let got: Vec<String> =
-            files_in(&dir).iter().map(|p| p.file_name().unwrap().to_string_lossy().into()).collect();
+        let got: Vec<String> = files_in(&dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into())
+            .collect();
         assert_eq!(got, ["libcufft.so.12", "libcufft.so.12.0.1", "libcufft.so.11"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }

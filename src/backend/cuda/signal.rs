@@ -41,7 +41,12 @@ pub(crate) fn source(src: DType, dst: DType) -> String {
 type KernelKey = (usize, &'static str, DType, DType);
 
 /// The kernel `entry` for these types, compiled on first use.
-fn kernel(dev: &Device, entry: &'static str, src: DType, dst: DType) -> Result<Arc<KernelFn>, Error> {
+fn kernel(
+    dev: &Device,
+    entry: &'static str,
+    src: DType,
+    dst: DType,
+) -> Result<Arc<KernelFn>, Error> {
     static K: OnceLock<Mutex<HashMap<KernelKey, Arc<KernelFn>>>> = OnceLock::new();
     let table = K.get_or_init(Default::default);
     let key = (dev.ordinal(), entry, src, dst);
@@ -100,7 +105,8 @@ fn launch(dev: &Device, k: &KernelFn, n: usize, params: Params) -> Result<(), Er
         return Ok(());
     }
     let mut slots = params.0;
-    let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+    let mut ptrs: Vec<*mut c_void> =
+        slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
     let grid = (n.div_ceil(BLOCK as usize) as u64).clamp(1, dev.sm_count() as u64 * 16) as u32;
     // SAFETY: the parameters match the entry point's signature in `signal.cu` in order and
     // size (pointers and 64-bit values in the low bytes of their slots, `Dims` filling one);
@@ -198,13 +204,8 @@ pub(crate) fn iir(ordinal: usize, c: &Dense, a: &Dense) -> Result<Dense, Error> 
     let lines = (c.dims[1] * c.dims[2] * c.dims[3]) as usize;
     if c.dims.elements() > 0 {
         let k = kernel(dev, "ef_iir", c.dtype, c.dtype)?;
-        let p = Params::default()
-            .ptr(c)
-            .dims(c.dims)
-            .ptr(a)
-            .dims(a.dims)
-            .ptr(&out)
-            .i64(lines as i64);
+        let p =
+            Params::default().ptr(c).dims(c.dims).ptr(a).dims(a.dims).ptr(&out).i64(lines as i64);
         launch(dev, &k, lines, p)?;
     }
     Ok(out)

@@ -43,7 +43,12 @@ fn method(func: &str, m: InterpType, two_d: bool) -> Interp {
 /// let v = approx1(&y, &x, InterpType::LINEAR, -9.0).to_vec();
 /// assert_eq!(v, vec![2.0, 2.5, -9.0, 2.0]);
 /// ```
-pub fn approx1<T, P>(input: &Array<T>, pos: &Array<P>, method_: InterpType, off_grid: f32) -> Array<T>
+pub fn approx1<T, P>(
+    input: &Array<T>,
+    pos: &Array<P>,
+    method_: InterpType,
+    off_grid: f32,
+) -> Array<T>
 where
     T: HasAfEnum + FloatingPoint,
     P: HasAfEnum + RealFloating,

@@ -25,11 +25,12 @@ mod fft;
 mod filter;
 
 pub use approx::{approx1, approx2};
-pub use convolve::{convolve1, convolve2, convolve2_sep, convolve3, fft_convolve1, fft_convolve2, fft_convolve3};
+pub use convolve::{
+    convolve1, convolve2, convolve2_sep, convolve3, fft_convolve1, fft_convolve2, fft_convolve3,
+};
 pub use fft::{
-    fft, fft2, fft2_c2r, fft2_inplace, fft2_r2c, fft3, fft3_c2r, fft3_inplace, fft3_r2c,
-    fft_c2r, fft_inplace, fft_r2c, ifft, ifft2, ifft2_inplace, ifft3, ifft3_inplace,
-    ifft_inplace,
+    fft, fft2, fft2_c2r, fft2_inplace, fft2_r2c, fft3, fft3_c2r, fft3_inplace, fft3_r2c, fft_c2r,
+    fft_inplace, fft_r2c, ifft, ifft2, ifft2_inplace, ifft3, ifft3_inplace, ifft_inplace,
 };
 pub use filter::{fir, iir};
 
