@@ -1,4 +1,4 @@
-//! Signal processing with arrayfire-rust's names and signatures: FFTs ([`fft`] and family),
+//! Signal processing with arrayfire-rust's names and signatures: FFTs ([`fft()`] and family),
 //! convolution ([`convolve1`] and family), FIR and IIR filters, and interpolation
 //! ([`approx1`], [`approx2`]).
 //!
