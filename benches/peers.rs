@@ -13,7 +13,8 @@
 //! other than `--quick` and `--cases` are ignored (cargo passes `--bench`).
 //!
 //! The cases that need operations emberfire does not have yet are not listed here: the matrix
-//! cases come with matmul and transposes, `sort_f32` and `fft_c32` with those functions. `copy` is the peers' bandwidth ceiling and has
+//! cases come with matmul and transposes, `sort_f32` with sorting. `fft_c32` is one transform
+//! of 2^24 complex points on a GPU and of 2^20 on the CPU, as the peers time it. `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
@@ -194,6 +195,20 @@ fn main() {
             emberfire::randu::<f32>(dim4!(n)).eval();
         });
         emit("randu_f32", ms, 4 * n);
+    }
+
+    if opts.wants("fft_c32") {
+        // one transform of complex f32 points, out of place: read once, written once
+        let points = if on_gpu { 1usize << 24 } else { 1 << 20 };
+        let values: Vec<emberfire::c32> = (0..points)
+            .map(|_| emberfire::c32::new(rng.gen::<f32>() - 0.5, rng.gen::<f32>() - 0.5))
+            .collect();
+        let z = Array::new(&values, dim4!(points));
+        z.eval();
+        let ms = time_ms(&timing, || {
+            emberfire::fft(&z, 1.0, 0).eval();
+        });
+        emit("fft_c32", ms, 16 * points);
     }
 }
 

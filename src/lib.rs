@@ -75,6 +75,7 @@ pub use ops::assign::{
 pub use ops::index::{col, cols, index, row, rows, slice, slices};
 pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
 pub use ops::seq::Seq;
+pub use ops::signal::*;
 
 pub use backend::cuda::nvrtc::JitStats;
 

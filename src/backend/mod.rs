@@ -10,6 +10,7 @@ pub(crate) mod reduce;
 pub(crate) mod scan;
 
 pub(crate) mod index_copy;
+pub(crate) mod signal;
 pub(crate) mod write_into;
 
 use std::sync::atomic::Ordering;

@@ -12,3 +12,4 @@ pub(crate) mod index;
 mod index_macros;
 pub(crate) mod indexer;
 pub(crate) mod seq;
+pub(crate) mod signal;

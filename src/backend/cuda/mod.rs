@@ -22,11 +22,14 @@ pub(crate) mod nvrtc;
 pub(crate) mod runtime;
 
 pub(crate) mod codegen;
+pub(crate) mod cufft;
+pub(crate) mod fft;
 pub(crate) mod launch;
 pub(crate) mod random;
 pub(crate) mod scan;
 
 pub(crate) mod index_copy;
+pub(crate) mod signal;
 
 #[cfg(test)]
 mod tests;
