@@ -202,8 +202,14 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(Array::<u8>::new_empty(dim4!(3, 2)).strides(), dim4!(1, 3, 6, 6));
     /// ```
     pub fn strides(&self) -> Dim4 {
-        let d = self.node.eval();
-        Dim4::new(&std::array::from_fn(|k| d.strides[k].max(0) as u64))
+        let mut d = self.node.eval();
+        if d.strides.iter().any(|&s| s < 0) {
+            // A flipped view: `Dim4` cannot hold a negative stride, so the array takes a
+            // contiguous copy of its elements, as `device_ptr` does for views.
+            d = self.copy().node().eval();
+            self.node.set_ready(d.clone());
+        }
+        Dim4::new(&std::array::from_fn(|k| d.strides[k] as u64))
     }
 
     /// The offset of the first element in the array's memory, in elements.

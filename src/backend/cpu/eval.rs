@@ -114,6 +114,7 @@ pub(crate) fn eval_steps<'a>(
         let get = |k: usize| vals[k].as_ref().expect("internal error: operand freed early");
         let v = match &step.instr {
             Instr::Input(d) => load(d, step.dims, p.dims, start, len),
+            Instr::Mapped(d, m) => super::gather::load_mapped(d, m, step.dims, p.dims, start, len),
             Instr::Scalar(h) => Val::Splat(h.clone()),
             Instr::Range(dim) => {
                 Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, |c| {
@@ -195,7 +196,12 @@ fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
 
 /// Calls `f(first_position, run_length, coords)` for the runs along dimension 0 that cover
 /// output elements `start..start+len`.
-fn for_runs(out: Dim4, start: usize, len: usize, mut f: impl FnMut(usize, usize, [usize; 4])) {
+pub(super) fn for_runs(
+    out: Dim4,
+    start: usize,
+    len: usize,
+    mut f: impl FnMut(usize, usize, [usize; 4]),
+) {
     let mut c = coords(start, out);
     let mut done = 0;
     let d0 = out[0] as usize;

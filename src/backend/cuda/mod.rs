@@ -22,7 +22,11 @@ pub(crate) mod nvrtc;
 pub(crate) mod runtime;
 
 pub(crate) mod codegen;
+pub(crate) mod copy;
+pub(crate) mod handwritten;
 pub(crate) mod launch;
+pub(crate) mod mapped;
+pub(crate) mod transpose;
 
 #[cfg(test)]
 mod tests;
