@@ -13,14 +13,14 @@
 //! other than `--quick` and `--cases` are ignored (cargo passes `--bench`).
 //!
 //! The cases that need operations emberfire does not have yet are not listed here: the matrix
-//! cases come with matmul and transposes, `sort_f32` and `fft_c32` with those functions. `copy` is the peers' bandwidth ceiling and has
+//! products come with matmul, `sort_f32` and `fft_c32` with those functions. `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
 
 use emberfire::{
-    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, sin, sqrt, sum_all,
-    sync, Array, Backend,
+    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, moddims, sin, sqrt,
+    sum_all, sync, transpose, Array, Backend,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -185,6 +185,18 @@ fn main() {
         sync(device);
         let ms = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
         println!("case=small_add_f32 impl=emberfire ms={ms:.6}");
+    }
+
+    if opts.wants("transpose_f32") {
+        // a materialised transpose, as the peers' `ascontiguousarray(a.T)` / `t().contiguous()`:
+        // the peers' matrix sides (8192 on a GPU, 2048 on the CPU); read once, written once
+        let m = if on_gpu { 8192 } else { 2048 };
+        let a = moddims(&random_f32(m * m, &mut rng), dim4!(m, m));
+        a.eval();
+        let ms = time_ms(&timing, || {
+            transpose(&a, false).eval();
+        });
+        emit("transpose_f32", ms, 8 * m * m);
     }
 }
 

@@ -1,7 +1,6 @@
-//! The CPU transpose: cache blocks of 64 x 64 elements, in parallel over blocks of output
-//! columns. Within a block the input is read along its columns and the output written along
-//! its columns, and both blocks stay in the L1 cache, so every cache line fetched is used
-//! whole.
+//! The CPU transpose: blocks of 64 x 64 elements, in parallel over blocks of output columns.
+//! Each block passes through a small buffer that stays in the L1 cache, so the matrix itself
+//! is only read and written along its columns, whole cache lines at a time.
 
 use std::mem::MaybeUninit;
 
@@ -50,17 +49,31 @@ fn blocked<T: Copy + Send + Sync>(
     out.spare_capacity_mut()[..n].par_chunks_mut(d0 * d1).enumerate().for_each(|(b, batch)| {
         let base = d.offset as isize + (b % d2) as isize * s2 + (b / d2) as isize * s3;
         batch.par_chunks_mut(cols * d1).enumerate().for_each(|(t, chunk)| {
+            // One block is staged in a small buffer: input columns are read whole (contiguous)
+            // into it, output columns written whole from it. Reading or writing the matrix
+            // itself with a power-of-two stride would map every line of a block to the same
+            // cache sets and evict them before they are used again.
+            let mut tile: Vec<MaybeUninit<T>> = Vec::with_capacity(BLOCK * BLOCK);
+            // SAFETY: MaybeUninit needs no initialisation; every element read below was
+            // written first for the current block.
+            unsafe { tile.set_len(BLOCK * BLOCK) };
             let i_start = t * cols;
             let i_end = (i_start + cols).min(d0);
             for i0 in (i_start..i_end).step_by(BLOCK) {
-                let i1 = (i0 + BLOCK).min(i_end);
+                let ni = (i_end - i0).min(BLOCK);
                 for j0 in (0..d1).step_by(BLOCK) {
-                    let j1 = (j0 + BLOCK).min(d1);
-                    for i in i0..i1 {
-                        let row: &mut [MaybeUninit<T>] = &mut chunk[(i - i_start) * d1..][..d1];
-                        let src = base + i as isize;
-                        for j in j0..j1 {
-                            row[j].write(f(v[(src + j as isize * s1) as usize]));
+                    let nj = (d1 - j0).min(BLOCK);
+                    for jj in 0..nj {
+                        let at = (base + i0 as isize + (j0 + jj) as isize * s1) as usize;
+                        for (ii, &x) in v[at..at + ni].iter().enumerate() {
+                            tile[ii * BLOCK + jj].write(x);
+                        }
+                    }
+                    for ii in 0..ni {
+                        let row = &mut chunk[(i0 + ii - i_start) * d1 + j0..][..nj];
+                        for (o, x) in row.iter_mut().zip(&tile[ii * BLOCK..ii * BLOCK + nj]) {
+                            // SAFETY: written by the loop above for this block
+                            o.write(f(unsafe { x.assume_init() }));
                         }
                     }
                 }

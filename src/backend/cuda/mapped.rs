@@ -83,3 +83,80 @@ pub(crate) fn element(i: usize, t: DType, dims: Dim4, m: &IndexMap) -> String {
     };
     format!("(({}) ? {load} : {zero})", inside.join(" && "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cuda::codegen::{plan, source, ENTRY};
+    use crate::backend::Buffer;
+    use crate::jit::program::{Program, Step};
+    use crate::jit::{BinOp, Instr};
+    use crate::storage::HostVec;
+    use std::sync::Arc;
+
+    fn rules() -> [Axis; 5] {
+        [Axis::Same, Axis::Wrap(1), Axis::Clamp(-2), Axis::Mirror(-1), Axis::Zero(-3)]
+    }
+
+    /// A program reading a mapped leaf of type `t` with `axes`, added to a plain input when the
+    /// type has addition, broadcast along dimension 3.
+    fn program(t: DType, axes: [Axis; 4]) -> Program {
+        let out = Dim4::new(&[6, 5, 4, 3]);
+        let leaf_dims = Dim4::new(&[6, 5, 4, 1]);
+        let buf = Arc::new(Buffer::host(HostVec::zeros(t, 60)));
+        let data = Data { buf, offset: 0, strides: [1, 3, 15, 60] };
+        let map = IndexMap { src: Dim4::new(&[3, 5, 4, 1]), axes };
+        let mut steps =
+            vec![Step { instr: Instr::Mapped(data.clone(), map), dtype: t, dims: leaf_dims }];
+        if BinOp::Add.supports(t) {
+            steps.push(Step { instr: Instr::Input(data), dtype: t, dims: out });
+            steps.push(Step { instr: Instr::Binary(BinOp::Add, 0, 1), dtype: t, dims: out });
+        }
+        let last = steps.len() - 1;
+        Program { steps, outputs: vec![last], dims: out }
+    }
+
+    /// Every rule on every dimension and every element type: the kernel signature has the
+    /// parameters `values` passes (5 plus 2 per mapped dimension), the key tells the rules
+    /// apart, and with `EMBERFIRE_DUMP_KERNELS=dir` the sources are written for the offline
+    /// compile check.
+    #[test]
+    fn every_rule_and_type_generates_a_kernel() {
+        let mut all = String::new();
+        let mut keys = std::collections::HashSet::new();
+        let mut n = 0;
+        for t in DType::ALL {
+            for (r, rule) in rules().into_iter().enumerate() {
+                for d in 0..4 {
+                    let mut axes = [Axis::Same; 4];
+                    axes[d] = rule;
+                    axes[(d + 1) % 4] = rules()[(r + 1) % 5];
+                    let p = program(t, axes);
+                    let linear: Vec<bool> = p.steps.iter().map(|s| s.dims == p.dims).collect();
+                    let plan = plan(&p, &linear, |_| true);
+                    assert!(plan.coords && plan.vector == 1, "a mapped leaf needs coordinates");
+                    let src = source(&p, &plan);
+                    let mapped = axes.iter().filter(|a| **a != Axis::Same).count();
+                    let sig = src.split(ENTRY).nth(1).unwrap().split(')').next().unwrap();
+                    let want = params(0, t, &IndexMap { src: Dim4::new(&[1; 4]), axes });
+                    assert_eq!(want.len(), 5 + 2 * mapped);
+                    for w in &want {
+                        assert!(sig.contains(w.as_str()), "{w} missing from {sig}");
+                    }
+                    keys.insert(super::super::codegen::key(&p, &plan));
+                    n += 1;
+                    let at = src.find("extern \"C\"").unwrap();
+                    if all.is_empty() {
+                        all.push_str(&src[..at]); // the prelude, once
+                    }
+                    let body = src[at..].replace(ENTRY, &format!("k{n}"));
+                    all.push_str(&format!("namespace m{n} {{\n{body}}}\n"));
+                }
+            }
+        }
+        assert_eq!(keys.len(), n, "every combination of rules has its own key");
+        if let Ok(dir) = std::env::var("EMBERFIRE_DUMP_KERNELS") {
+            std::fs::write(format!("{dir}/mapped_kernels.cu"), all).unwrap();
+        }
+    }
+}
