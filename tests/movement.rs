@@ -389,10 +389,19 @@ fn views_read_back_through_every_path() {
     assert_eq!(reorder_v2(&f, 1, 0, None).to_vec(), vec![3, 6, 2, 5, 1, 4]);
     assert_eq!(moddims(&f, dim4!(6)).to_vec(), vec![3, 2, 1, 6, 5, 4]);
     assert_eq!(sum_all(&f), (21, 0));
-    // strides(): a flipped view cannot report a negative stride, so it takes its own copy
+    // strides() and offset(): a flipped view cannot report a negative stride, so it takes
+    // its own copy, and both describe that copy
+    let f2 = flip(&a, 1);
+    assert_eq!(f2.offset(), 0);
+    assert_eq!(f2.strides(), dim4!(1, 3, 6, 6));
     let s = f.strides();
     assert_eq!(s, dim4!(1, 3, 6, 6));
+    assert_eq!(f.offset(), 0);
     assert_eq!(f.to_vec(), vec![3, 2, 1, 6, 5, 4]);
+    assert_eq!(f2.to_vec(), vec![4, 5, 6, 1, 2, 3]);
+    // a permuted view reports its permuted strides as they are
+    let p = reorder_v2(&a, 1, 0, None);
+    assert_eq!((p.strides(), p.offset()), (dim4!(3, 1, 6, 6), 0));
     // a view's host copy into a slice
     let g = flip(&reorder_v2(&a, 1, 0, None), 1);
     let mut host = [0i32; 6];
