@@ -55,7 +55,7 @@ macro_rules! af_print {
 }
 
 /// Joins arrays along a dimension: `join_many![dim; a, b, c]` is
-/// [`join_many`](crate::join_many)`(dim, vec![a, b, c])`, each argument an `&Array`.
+/// [`join_many`](fn@crate::join_many)`(dim, vec![a, b, c])`, each argument an `&Array`.
 ///
 /// ```
 /// use emberfire::{join_many, Array, dim4};
