@@ -13,15 +13,15 @@
 //! other than `--quick` and `--cases` are ignored (cargo passes `--bench`).
 //!
 //! The cases that need operations emberfire does not have yet are not listed here: the matrix
-//! cases come with matmul and transposes, `sort_f32` with sorting. `fft_c32` is one transform
-//! of 2^24 complex points on a GPU and of 2^20 on the CPU, as the peers time it. `copy` is the peers' bandwidth ceiling and has
+//! products come with matmul, `sort_f32` with sorting. `fft_c32` is one transform of 2^24 complex
+//! points on a GPU and of 2^20 on the CPU, as the peers time it. `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
 
 use emberfire::{
-    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, sin, sqrt, sum_all,
-    sync, Array, Backend,
+    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, moddims, sin, sqrt,
+    sum_all, sync, transpose, Array, Backend,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -209,6 +209,18 @@ fn main() {
             emberfire::fft(&z, 1.0, 0).eval();
         });
         emit("fft_c32", ms, 16 * points);
+    }
+
+    if opts.wants("transpose_f32") {
+        // a materialised transpose, as the peers' `ascontiguousarray(a.T)` / `t().contiguous()`:
+        // the peers' matrix sides (8192 on a GPU, 2048 on the CPU); read once, written once
+        let m = if on_gpu { 8192 } else { 2048 };
+        let a = moddims(&random_f32(m * m, &mut rng), dim4!(m, m));
+        a.eval();
+        let ms = time_ms(&timing, || {
+            transpose(&a, false).eval();
+        });
+        emit("transpose_f32", ms, 8 * m * m);
     }
 }
 

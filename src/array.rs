@@ -210,8 +210,21 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(Array::<u8>::new_empty(dim4!(3, 2)).strides(), dim4!(1, 3, 6, 6));
     /// ```
     pub fn strides(&self) -> Dim4 {
+        let d = self.layout();
+        Dim4::new(&std::array::from_fn(|k| d.strides[k] as u64))
+    }
+
+    /// The evaluated data as `strides` and `offset` describe it: a flipped view cannot report
+    /// its negative stride in a `Dim4`, so the array first takes a contiguous copy of its
+    /// elements, as `device_ptr` does for views.
+    fn layout(&self) -> Data {
         let d = self.node.eval();
-        Dim4::new(&std::array::from_fn(|k| d.strides[k].max(0) as u64))
+        if d.strides.iter().all(|&s| s >= 0) {
+            return d;
+        }
+        let d = self.copy().node().eval();
+        self.node.set_ready(d.clone());
+        d
     }
 
     /// The offset of the first element in the array's memory, in elements.
@@ -221,7 +234,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(Array::<u8>::new_empty(dim4!(3)).offset(), 0);
     /// ```
     pub fn offset(&self) -> i64 {
-        self.node.eval().offset as i64
+        self.layout().offset as i64
     }
 
     /// Number of dimensions (ignoring trailing dimensions of size 1).

@@ -61,6 +61,11 @@ pub use ops::data::{
     constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,
     select, selectl, selectr, upper, ConstGenerator,
 };
+#[allow(deprecated)]
+pub use ops::movement::{
+    flat, flip, join, join_many, moddims, pad, reorder, reorder_v2, shift, tile, transpose,
+    transpose_inplace, BorderType,
+};
 pub use ops::random::{randn, random_normal, random_uniform, randu};
 pub use ops::reduce::*;
 pub use ops::scan::{accum, diff1, diff2, scan, scan_by_key, BinaryOp};

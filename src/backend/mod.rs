@@ -5,6 +5,7 @@
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod movement;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;

@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, RwLock};
 
+use super::index_map::IndexMap;
 use super::op::{BinOp, UnOp};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
@@ -50,13 +51,15 @@ pub(crate) enum Expr {
     Cast(Arc<Node>),
     /// `cond ? a : b`, children in that order.
     Select(Arc<Node>, Arc<Node>, Arc<Node>),
+    /// Ready data read through an index map (`tile`, `shift`, `pad`): a leaf.
+    Mapped(Data, IndexMap),
 }
 
 impl Expr {
     /// The children of this expression, in order.
     pub(crate) fn children(&self) -> Vec<&Arc<Node>> {
         match self {
-            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) => vec![],
+            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => vec![],
             Expr::Unary(_, a) | Expr::Cast(a) => vec![a],
             Expr::Binary(_, a, b) => vec![a, b],
             Expr::Select(c, a, b) => vec![c, a, b],
@@ -103,6 +106,9 @@ impl Node {
         }
         if matches!(expr, Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_)) {
             leaves = 1;
+        }
+        if let Expr::Mapped(..) = expr {
+            leaves = super::index_map::MAPPED_LEAF_WEIGHT;
         }
         let too_big = height > MAX_HEIGHT || leaves > MAX_LEAVES;
         if too_big && !crate::evaluation::is_manual_eval() {

@@ -3,6 +3,7 @@
 pub(crate) mod arith;
 pub(crate) mod build;
 pub(crate) mod data;
+pub(crate) mod movement;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;

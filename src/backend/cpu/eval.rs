@@ -114,6 +114,7 @@ pub(crate) fn eval_steps<'a>(
         let get = |k: usize| vals[k].as_ref().expect("internal error: operand freed early");
         let v = match &step.instr {
             Instr::Input(d) => load(d, step.dims, p.dims, start, len),
+            Instr::Mapped(d, m) => super::gather::load_mapped(d, m, step.dims, p.dims, start, len),
             Instr::Scalar(h) => Val::Splat(h.clone()),
             Instr::Range(dim) => {
                 Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, |c| {

@@ -119,7 +119,7 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
                 coords |= a == Access::Strided;
                 access[i] = Some(a);
             }
-            Instr::Range(_) | Instr::Iota(_) => coords = true,
+            Instr::Range(_) | Instr::Iota(_) | Instr::Mapped(..) => coords = true,
             _ => {}
         }
     }
@@ -159,6 +159,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
             Instr::Binary(op, _, _) => k.extend([6, *op as u8]),
             Instr::Cast(_) => k.push(7),
             Instr::Select(..) => k.push(8),
+            Instr::Mapped(_, m) => k.extend(super::mapped::key(m, s.dims)),
         }
         for o in operands {
             k.extend((o as u32).to_le_bytes());
@@ -665,6 +666,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
                 }
             }
             Instr::Scalar(_) => params.push(format!("const {ty} k{i}")),
+            Instr::Mapped(_, m) => params.extend(super::mapped::params(i, st.dtype, m)),
             Instr::Iota(_) => {
                 for k in 0..4 {
                     params.push(format!("const long long b{i}_{k}"));
@@ -734,7 +736,9 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         );
     }
     body(&mut s, p, "    ", |i| {
-        if plan.access[i] == Some(Access::Strided) {
+        if let Instr::Mapped(_, m) = &p.steps[i].instr {
+            super::mapped::element(i, p.steps[i].dtype, p.steps[i].dims, m)
+        } else if plan.access[i] == Some(Access::Strided) {
             format!("in{i}[c0 * s{i}_0 + c1 * s{i}_1 + c2 * s{i}_2 + c3 * s{i}_3]")
         } else {
             format!("in{i}[i]")
@@ -757,7 +761,7 @@ fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -> String) {
         let t = st.dtype;
         let rt = reg_type(t);
         let e = match &st.instr {
-            Instr::Input(_) => load_expr(t, &raw(i)),
+            Instr::Input(_) | Instr::Mapped(..) => load_expr(t, &raw(i)),
             Instr::Scalar(_) => load_expr(t, &format!("k{i}")),
             Instr::Range(d) => {
                 let c = if st.dims[*d as usize] == 1 { "0".to_string() } else { format!("c{d}") };

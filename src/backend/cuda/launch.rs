@@ -28,7 +28,7 @@ fn kernels() -> &'static Mutex<KernelMap> {
 }
 
 /// The device pointer and element offset of an input step.
-fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
+pub(crate) fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
     match &*d.buf {
         Buffer::Cuda(m) => m.ptr() + (d.offset * size) as u64,
         Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA program"),
@@ -145,6 +145,11 @@ fn launch(
             Instr::Iota(b) => {
                 for &size in b {
                     push_u64(&mut slots, size);
+                }
+            }
+            Instr::Mapped(d, m) => {
+                for v in super::mapped::values(d, s.dtype, s.dims, m) {
+                    push_u64(&mut slots, v);
                 }
             }
             _ => {}

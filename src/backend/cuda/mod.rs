@@ -22,14 +22,17 @@ pub(crate) mod nvrtc;
 pub(crate) mod runtime;
 
 pub(crate) mod codegen;
+pub(crate) mod copy;
 pub(crate) mod cufft;
 pub(crate) mod fft;
+pub(crate) mod handwritten;
+pub(crate) mod index_copy;
 pub(crate) mod launch;
+pub(crate) mod mapped;
 pub(crate) mod random;
 pub(crate) mod scan;
-
-pub(crate) mod index_copy;
 pub(crate) mod signal;
+pub(crate) mod transpose;
 
 #[cfg(test)]
 mod tests;
