@@ -55,11 +55,15 @@ pub use dtype::{
 pub use error::{Error, Result};
 pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
+pub use ops::by_key::*;
 pub use ops::data::{
     constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,
     select, selectl, selectr, upper, ConstGenerator,
 };
+pub use ops::locate::locate;
 pub use ops::reduce::*;
+pub use ops::set::{set_intersect, set_union, set_unique};
+pub use ops::sort::{sort, sort_by_key, sort_index};
 
 pub use backend::cuda::nvrtc::JitStats;
 

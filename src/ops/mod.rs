@@ -2,5 +2,9 @@
 
 pub(crate) mod arith;
 pub(crate) mod build;
+pub(crate) mod by_key;
 pub(crate) mod data;
+pub(crate) mod locate;
 pub(crate) mod reduce;
+pub(crate) mod set;
+pub(crate) mod sort;

@@ -3,4 +3,5 @@
 pub(crate) mod eval;
 pub(crate) mod kernels;
 pub(crate) mod reduce;
+pub(crate) mod sort;
 pub(crate) mod vmath;
