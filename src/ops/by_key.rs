@@ -84,6 +84,8 @@ fn combine(op: KeyOp, a: Lit, b: Lit) -> Lit {
         (KeyOp::Product, Lit::Cplx(x), Lit::Cplx(y)) => Lit::Cplx(x * y),
         (KeyOp::Product, Lit::Int(x), Lit::Int(y)) => Lit::Int(x.wrapping_mul(y)),
         (KeyOp::Product, Lit::Uint(x), Lit::Uint(y)) => Lit::Uint(x.wrapping_mul(y)),
+        // bool's product type is bool: the product of 0s and 1s is their AND
+        (KeyOp::Product, Lit::Bool(x), Lit::Bool(y)) => Lit::Bool(x && y),
         (KeyOp::Min, a, b) => {
             if better(a, b, true) {
                 b
