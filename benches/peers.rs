@@ -13,7 +13,7 @@
 //! other than `--quick` and `--cases` are ignored (cargo passes `--bench`).
 //!
 //! The cases that need operations emberfire does not have yet are not listed here: the matrix
-//! cases come with matmul and transposes, `sort_f32` and `fft_c32` with those functions. `copy` is the peers' bandwidth ceiling and has
+//! cases come with matmul and transposes, `fft_c32` with that function. `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
@@ -153,6 +153,14 @@ fn main() {
             std::hint::black_box(sum_all(&(&x * &y)));
         });
         emit("dot_f32", ms, 8 * n);
+    }
+
+    if opts.wants("sort_f32") {
+        // ascending sort of the uniform input into a new array (np.sort / cp.sort)
+        let ms = time_ms(&timing, || {
+            emberfire::sort(&x, 0, true).eval();
+        });
+        emit("sort_f32", ms, 8 * n);
     }
 
     if on_gpu && opts.wants("blackscholes_f32") {

@@ -244,7 +244,7 @@ fn ref_set(x: &[V]) -> Vec<V> {
     let mut v: Vec<V> = x
         .iter()
         .map(|&e| match e {
-            V::F(f) if f == 0.0 => V::F(0.0),
+            V::F(0.0) => V::F(0.0), // matches -0.0 too
             e => e,
         })
         .collect();
@@ -486,7 +486,7 @@ where
         odims[dim] = runs as u64;
         let d = dims.get().map(|x| x as usize);
         let stride: usize = d[..dim].iter().product();
-        let segs = if len == 0 { 0 } else { n / len };
+        let segs = n.checked_div(len).unwrap_or(0);
         let mut want = vec![V::I(0); segs * runs];
         for s in 0..segs {
             for (ri, &st) in starts.iter().enumerate() {

@@ -17,7 +17,7 @@
 //! the host with the same code and uploaded again: correct, but bound by the transfers.
 
 use crate::array::Array;
-use crate::backend::cpu::sort::{gather_along, sort_along};
+use crate::backend::cpu::sort::{gather_along, sort_along, sort_vector};
 use crate::backend::BackendKind;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
@@ -103,8 +103,14 @@ where
     let dims = input.dims();
     let d = check_dim("sort", dims, dim);
     let h = host_of("sort", input);
-    let out = with_sortable!("sort", &h, v => {
-        Element::wrap(sort_along(v, dims_usize(dims), d, !ascending, false).0)
+    let du = dims_usize(dims);
+    let single_segment = du[d] == du.iter().product::<usize>();
+    let out = with_sortable!("sort", h, v => {
+        if single_segment {
+            Element::wrap(sort_vector(v, !ascending))
+        } else {
+            Element::wrap(sort_along(&v, du, d, !ascending, false).0)
+        }
     });
     array_on("sort", input.node().backend, out, dims)
 }

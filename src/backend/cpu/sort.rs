@@ -396,6 +396,42 @@ pub(crate) fn sort_along<T: SortKey>(
     (values, index)
 }
 
+/// Reinterprets a vector of `A` as a vector of `B` in place, when the two have the same size
+/// and alignment (an element type and its sort word); `None` otherwise.
+fn reinterpret<A: Copy, B: Copy>(v: Vec<A>) -> Result<Vec<B>, Vec<A>> {
+    use std::mem::{align_of, size_of, ManuallyDrop};
+    if size_of::<A>() != size_of::<B>() || align_of::<A>() != align_of::<B>() {
+        return Err(v);
+    }
+    let mut v = ManuallyDrop::new(v);
+    // SAFETY: same size and alignment, both plain-old-data (every bit pattern of the word
+    // types is valid, and words are only turned back into `T` through `from_key`, whose
+    // results are valid `T`s), so the allocation is valid for `B` with the same layout.
+    Ok(unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut B, v.len(), v.capacity()) })
+}
+
+/// Sorts a whole vector (one segment), reusing its memory for the words when the element and
+/// word sizes match: the plain `sort` of a vector allocates only the radix scratch.
+pub(crate) fn sort_vector<T: SortKey>(data: Vec<T>, descending: bool) -> Vec<T> {
+    match reinterpret::<T, T::Word>(data) {
+        Ok(mut words) => {
+            words.par_iter_mut().for_each(|w| {
+                // SAFETY of the read: `w` still holds the bits of a `T` here
+                let x: T = unsafe { std::mem::transmute_copy(w) };
+                *w = directed_key(x, descending);
+            });
+            let (mut words, _) = sort_segment(words, false, true);
+            words.par_iter_mut().for_each(|w| {
+                let x: T = undirect(*w, descending);
+                // SAFETY: same size (checked by `reinterpret`); stores the bits of a `T`
+                *w = unsafe { std::mem::transmute_copy(&x) };
+            });
+            reinterpret::<T::Word, T>(words).unwrap_or_else(|_| unreachable!("sizes match"))
+        }
+        Err(data) => sort_along(&data, [data.len(), 1, 1, 1], 0, descending, false).0,
+    }
+}
+
 /// Reorders every segment along `dim` of `data` by `index` (positions along `dim`, as
 /// `sort_along` returns them): `out[s, j] = data[s, index[s, j]]`.
 pub(crate) fn gather_along<V: Copy + Send + Sync>(
