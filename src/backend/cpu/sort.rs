@@ -238,6 +238,16 @@ pub(crate) fn radix_sort<W: RadixWord, P: Copy + Send + Sync>(
     let chunk = n.div_ceil(chunks);
     let mut keys2: Vec<W> = scratch(n);
     let mut payload2: Vec<P> = scratch(n);
+    // One chunk: its histogram of every byte does not depend on the order, so one read
+    // counts them all and each pass is a single scatter.
+    let mut whole = vec![[0usize; 256]; if chunks == 1 { W::BYTES as usize } else { 0 }];
+    if chunks == 1 {
+        for &k in &keys {
+            for (pass, h) in whole.iter_mut().enumerate() {
+                h[k.digit(pass as u32)] += 1;
+            }
+        }
+    }
     for pass in 0..W::BYTES {
         let histogram = |c: usize| {
             let mut h = [0usize; 256];
@@ -249,7 +259,7 @@ pub(crate) fn radix_sort<W: RadixWord, P: Copy + Send + Sync>(
         let hists: Vec<[usize; 256]> = if chunks > 1 {
             (0..chunks).into_par_iter().map(histogram).collect()
         } else {
-            vec![histogram(0)]
+            vec![whole[pass as usize]]
         };
         let mut total = [0usize; 256];
         for h in &hists {
