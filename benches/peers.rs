@@ -13,8 +13,8 @@
 //! other than `--quick` and `--cases` are ignored (cargo passes `--bench`).
 //!
 //! The cases that need operations emberfire does not have yet are not listed here: the matrix
-//! products come with matmul, `sort_f32` with sorting. `fft_c32` is one transform of 2^24 complex
-//! points on a GPU and of 2^20 on the CPU, as the peers time it. `copy` is the peers' bandwidth ceiling and has
+//! products come with matmul. `fft_c32` is one transform of 2^24 complex points on a GPU and of
+//! 2^20 on the CPU, as the peers time it. `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
@@ -154,6 +154,14 @@ fn main() {
             std::hint::black_box(sum_all(&(&x * &y)));
         });
         emit("dot_f32", ms, 8 * n);
+    }
+
+    if opts.wants("sort_f32") {
+        // ascending sort of the uniform input into a new array (np.sort / cp.sort)
+        let ms = time_ms(&timing, || {
+            emberfire::sort(&x, 0, true).eval();
+        });
+        emit("sort_f32", ms, 8 * n);
     }
 
     if on_gpu && opts.wants("blackscholes_f32") {

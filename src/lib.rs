@@ -57,6 +57,7 @@ pub use dtype::{
 pub use error::{Error, Result};
 pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
+pub use ops::by_key::*;
 pub use ops::data::{
     constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,
     select, selectl, selectr, upper, ConstGenerator,
@@ -79,8 +80,11 @@ pub use ops::assign::{
 };
 pub use ops::index::{col, cols, index, row, rows, slice, slices};
 pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
+pub use ops::locate::locate;
 pub use ops::seq::Seq;
+pub use ops::set::{set_intersect, set_union, set_unique};
 pub use ops::signal::*;
+pub use ops::sort::{sort, sort_by_key, sort_index};
 
 pub use backend::cuda::nvrtc::JitStats;
 

@@ -2,6 +2,7 @@
 
 pub(crate) mod arith;
 pub(crate) mod build;
+pub(crate) mod by_key;
 pub(crate) mod data;
 pub(crate) mod movement;
 pub(crate) mod random;
@@ -12,5 +13,8 @@ pub(crate) mod assign;
 pub(crate) mod index;
 mod index_macros;
 pub(crate) mod indexer;
+pub(crate) mod locate;
 pub(crate) mod seq;
+pub(crate) mod set;
 pub(crate) mod signal;
+pub(crate) mod sort;

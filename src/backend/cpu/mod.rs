@@ -11,6 +11,7 @@ mod random_avx2;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod signal;
+pub(crate) mod sort;
 pub(crate) mod transpose;
 pub(crate) mod vmath;
 
