@@ -14,3 +14,4 @@ mod index_macros;
 pub(crate) mod indexer;
 pub(crate) mod seq;
 pub(crate) mod signal;
+pub(crate) mod stats;
