@@ -99,7 +99,8 @@ fn as_f64<T: HasAfEnum>(func: &str, input: &Array<T>) -> Array<f64> {
 
 fn divisor(n: u64, bias: VarianceBias) -> f64 {
     match bias {
-        VarianceBias::SAMPLE => n as f64 - 1.0,
+        // An empty run divides by 0 (NaN, like its mean), not by -1.
+        VarianceBias::SAMPLE => n.saturating_sub(1) as f64,
         VarianceBias::DEFAULT | VarianceBias::POPULATION => n as f64,
     }
 }
@@ -117,12 +118,7 @@ fn var_f64(x: &Array<f64>, d: usize, bias: VarianceBias) -> (Array<f64>, Array<f
     (m, var)
 }
 
-fn weighted_f64(
-    func: &str,
-    x: &Array<f64>,
-    w: &Array<f64>,
-    d: usize,
-) -> (Array<f64>, Array<f64>) {
+fn weighted_f64(func: &str, x: &Array<f64>, w: &Array<f64>, d: usize) -> (Array<f64>, Array<f64>) {
     same_dims(func, "weights", x.dims(), w.dims());
     let wsum = sum(w, d as i32);
     wsum.eval();
@@ -223,9 +219,10 @@ where
     sqrt(&var_f64(&as_f64("stdev_v2", input), d, bias_kind).1).cast()
 }
 
-/// The mean and the variance along `dim` in one call. With empty `weights` the variance is
-/// normalised as `bias` says; with weights (same dims as `input`) both are weighted as in
-/// [`mean_weighted`] and [`var_weighted`], and `bias` is not used.
+/// The mean and the variance along `dim` in one call. With an empty `weights` array (of dims
+/// other than the input's) the variance is normalised as `bias` says; with weights of the
+/// input's dims both are weighted as in [`mean_weighted`] and [`var_weighted`], and `bias` is
+/// not used; weights of any other dims panic.
 ///
 /// ```
 /// use emberfire::{dim4, meanvar, Array, VarianceBias};
@@ -249,7 +246,7 @@ where
     let func = "meanvar";
     let d = resolve_dim(func, input.dims(), dim);
     let x = as_f64(func, input);
-    let (m, v) = if weights.elements() == 0 {
+    let (m, v) = if weights.elements() == 0 && weights.dims() != input.dims() {
         var_f64(&x, d, bias)
     } else {
         weighted_f64(func, &x, &weights.cast(), d)
@@ -451,7 +448,7 @@ fn runs_along<T: HasAfEnum>(input: &Array<T>, d: usize) -> (Vec<Vec<f64>>, Vec<V
 /// ```
 /// use emberfire::{dim4, median, Array};
 /// let a = Array::new(&[3.0f32, 1.0, 2.0, 9.0, 5.0, 7.0, 4.0, 8.0], dim4!(4, 2));
-/// assert_eq!(median(&a, 0).to_vec(), vec![2.5, 7.5]);
+/// assert_eq!(median(&a, 0).to_vec(), vec![2.5, 6.0]);
 /// ```
 pub fn median<T>(input: &Array<T>, dim: i64) -> Array<T>
 where
@@ -498,7 +495,10 @@ where
     let d = resolve_dim("topk", input.dims(), dim as i64);
     let dims = input.dims();
     if k == 0 || u64::from(k) > dims[d] {
-        panic!("topk: k is {k}, but it must be 1 to {} (the length of dim {d} of dims {dims})", dims[d]);
+        panic!(
+            "topk: k is {k}, but it must be 1 to {} (the length of dim {d} of dims {dims})",
+            dims[d]
+        );
     }
     let host = input.to_vec();
     let (runs, positions) = runs_along(input, d);
@@ -507,9 +507,7 @@ where
         let mut order_idx: Vec<usize> = (0..run.len()).collect();
         match order {
             TopkFn::MIN => order_idx.sort_by(|&a, &b| run[a].total_cmp(&run[b])),
-            TopkFn::MAX | TopkFn::DEFAULT => {
-                order_idx.sort_by(|&a, &b| run[b].total_cmp(&run[a]))
-            }
+            TopkFn::MAX | TopkFn::DEFAULT => order_idx.sort_by(|&a, &b| run[b].total_cmp(&run[a])),
         }
         for &j in &order_idx[..k as usize] {
             vals.push(host[pos[j]]);
