@@ -550,11 +550,14 @@ fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
         .unwrap_or_default()
 }
 
+/// A call that must panic.
+type BadCall = Box<dyn FnOnce() + std::panic::UnwindSafe>;
+
 #[test]
 fn bad_input_panics_name_the_function_and_shapes() {
     let a = Array::new(&[1.0f32; 6], dim4!(2, 3));
     let w = Array::new(&[1.0f32; 6], dim4!(3, 2));
-    let cases: Vec<(&str, &str, Box<dyn FnOnce() + std::panic::UnwindSafe>)> = vec![
+    let cases: Vec<(&str, &str, BadCall)> = vec![
         (
             "mean",
             "[2 3 1 1]",

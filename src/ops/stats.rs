@@ -566,10 +566,10 @@ where
     T: HasAfEnum + RealNumber,
 {
     let dims = input.dims();
-    if nbins == 0 || !(minval < maxval) {
+    if nbins == 0 || !minval.is_finite() || !maxval.is_finite() || minval >= maxval {
         panic!(
             "histogram: nbins is {nbins} and the range is [{minval}, {maxval}]; nbins must be \
-             positive and minval below maxval (input dims {dims})"
+             positive and minval below maxval, both finite (input dims {dims})"
         );
     }
     let per_slice = (dims[0] * dims[1]) as usize;
