@@ -108,3 +108,4 @@ pub use half::f16;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
+pub use ops::stats::*;

@@ -18,3 +18,4 @@ pub(crate) mod seq;
 pub(crate) mod set;
 pub(crate) mod signal;
 pub(crate) mod sort;
+pub(crate) mod stats;
