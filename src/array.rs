@@ -202,8 +202,9 @@ impl<T: HasAfEnum> Array<T> {
     }
 
     /// The strides of the array's memory, in elements (column-major for evaluated arrays; a
-    /// view's own, see [`index`](crate::index)). A `Dim4` holds no negative values, so a
-    /// stride that is negative (a view made with a negative step) reads as 0.
+    /// view's own, see [`index`](crate::index)). A `Dim4` holds no negative values, so a view
+    /// made with a negative step first takes a contiguous copy of its elements and reports
+    /// that copy's strides.
     ///
     /// ```
     /// use emberfire::{Array, dim4};
