@@ -24,6 +24,9 @@ pub(crate) mod runtime;
 pub(crate) mod codegen;
 pub(crate) mod launch;
 
+pub(crate) mod blas;
+pub(crate) mod libraries;
+
 #[cfg(test)]
 mod tests;
 
