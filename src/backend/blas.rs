@@ -76,6 +76,15 @@ impl GemmParams {
 }
 
 impl BackendKind {
+    /// Whether this backend can run products now (on CUDA: cuBLAS is loaded and the device's
+    /// handle exists), so that callers can fail before changing anything.
+    pub(crate) fn blas_available(self) -> Result<(), Error> {
+        match self {
+            BackendKind::Cpu => Ok(()),
+            BackendKind::Cuda(d) => cuda::blas::available(d),
+        }
+    }
+
     /// Computes the product into `c` (a dense buffer of this backend holding `C`, owned by the
     /// caller and shared with nobody) or, when `c` is `None`, into a new buffer with `beta`
     /// taken as zero. Requires `m`, `n`, `k` and the batch sizes to be non-zero.

@@ -26,6 +26,7 @@ use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
+use crate::error::Result;
 use crate::jit::{BinOp, Data, Expr, Node, Program};
 use crate::ops::build::common_backend;
 use crate::storage::{HostVec, Lit};
@@ -171,13 +172,13 @@ impl<T: HasAfEnum> Side<'_, T> {
     }
 
     /// The operand as stored, evaluated.
-    fn arg(&self, func: &str) -> MatArg {
-        MatArg {
-            data: ready(func, self.array),
+    fn arg(&self) -> Result<MatArg> {
+        Ok(MatArg {
+            data: ready(self.array)?,
             dims: self.array.dims(),
             trans: self.trans,
             conj: self.conj,
-        }
+        })
     }
 }
 
@@ -203,10 +204,9 @@ fn product_shape<T: HasAfEnum>(func: &str, a: &Side<T>, b: &Side<T>) -> (Dim4, u
     (dims, ka)
 }
 
-/// Ready data of `array`, evaluating it if it is lazy; panics naming `func` if the backend
-/// fails.
-fn ready<T: HasAfEnum>(func: &str, array: &Array<T>) -> Data {
-    array.node().try_eval().unwrap_or_else(|e| panic!("{func}: {e}"))
+/// Ready data of `array`, evaluating it if it is lazy.
+fn ready<T: HasAfEnum>(array: &Array<T>) -> Result<Data> {
+    array.node().try_eval()
 }
 
 /// A ready array from a buffer holding `dims` densely.
@@ -221,7 +221,6 @@ fn filled<T: HasAfEnum>(value: T, dims: Dim4, backend: BackendKind) -> Array<T> 
 
 /// A checked product `alpha * op(A) op(B) (+ beta * C)` whose operands are not yet evaluated.
 struct Product<'a, T: GemmType> {
-    func: &'static str,
     a: Side<'a, T>,
     b: Side<'a, T>,
     dims: Dim4,
@@ -233,7 +232,7 @@ impl<'a, T: GemmType> Product<'a, T> {
     /// Checks the operands' backends and shapes (before anything is evaluated, so a bad call
     /// costs nothing).
     fn new(
-        func: &'static str,
+        func: &str,
         lhs: &'a Array<T>,
         rhs: &'a Array<T>,
         optlhs: MatProp,
@@ -245,25 +244,24 @@ impl<'a, T: GemmType> Product<'a, T> {
         let (trans, conj) = product_op(func, "optrhs", optrhs);
         let b = Side { array: rhs, name: "rhs", trans, conj };
         let (dims, k) = product_shape(func, &a, &b);
-        Product { func, a, b, dims, k, backend }
+        Product { a, b, dims, k, backend }
     }
 
     /// An empty result, when the product has no elements.
-    fn empty(&self) -> Array<T> {
-        let buf = self.backend.upload(HostVec::zeros(T::DTYPE, 0));
-        from_buffer(buf.unwrap_or_else(|e| panic!("{}: {e}", self.func)), self.dims, self.backend)
+    fn empty(&self) -> Result<Array<T>> {
+        let buf = self.backend.upload(HostVec::zeros(T::DTYPE, 0))?;
+        Ok(from_buffer(buf, self.dims, self.backend))
     }
 
     /// Computes the product (which must have elements and terms) into `c`, a dense buffer of
     /// the result's shape that nothing else uses, or into a new buffer (beta then does not
     /// matter).
-    fn run(&self, alpha: T, beta: T, c: Option<Buffer>) -> Array<T> {
+    fn run(&self, alpha: T, beta: T, c: Option<Buffer>) -> Result<Array<T>> {
         let dims = self.dims;
         let params = GemmParams::new(dims, self.k, alpha, beta);
-        let (a, b) = (self.a.arg(self.func), self.b.arg(self.func));
-        let buf =
-            self.backend.gemm(&a, &b, c, &params).unwrap_or_else(|e| panic!("{}: {e}", self.func));
-        from_buffer(buf, dims, self.backend)
+        let (a, b) = (self.a.arg()?, self.b.arg()?);
+        let buf = self.backend.gemm(&a, &b, c, &params)?;
+        Ok(from_buffer(buf, dims, self.backend))
     }
 }
 
@@ -289,22 +287,55 @@ pub fn matmul<T>(lhs: &Array<T>, rhs: &Array<T>, optlhs: MatProp, optrhs: MatPro
 where
     T: GemmType,
 {
-    let product = Product::new("matmul", lhs, rhs, optlhs, optrhs);
+    matmul_in("matmul", lhs, rhs, optlhs, optrhs).unwrap_or_else(|e| panic!("matmul: {e}"))
+}
+
+/// Like [`matmul`], returning an error instead of panicking when the backend fails (no cuBLAS,
+/// out of memory, a failed launch). Still panics for bad shapes and properties, which are
+/// programmer errors.
+///
+/// ```
+/// use emberfire::{dim4, try_matmul, Array, MatProp};
+/// let a = Array::new(&[2.0f32], dim4!(1, 1));
+/// let c = try_matmul(&a, &a, MatProp::NONE, MatProp::NONE).expect("a working backend");
+/// assert_eq!(c.to_vec(), vec![4.0]);
+/// ```
+pub fn try_matmul<T>(
+    lhs: &Array<T>,
+    rhs: &Array<T>,
+    optlhs: MatProp,
+    optrhs: MatProp,
+) -> Result<Array<T>>
+where
+    T: GemmType,
+{
+    matmul_in("try_matmul", lhs, rhs, optlhs, optrhs)
+}
+
+fn matmul_in<T: GemmType>(
+    func: &str,
+    lhs: &Array<T>,
+    rhs: &Array<T>,
+    optlhs: MatProp,
+    optrhs: MatProp,
+) -> Result<Array<T>> {
+    let product = Product::new(func, lhs, rhs, optlhs, optrhs);
     if product.dims.elements() == 0 {
         return product.empty();
     }
     if product.k == 0 {
-        return filled(T::default(), product.dims, product.backend);
+        return Ok(filled(T::default(), product.dims, product.backend));
     }
+    product.backend.blas_available()?;
     product.run(one(), T::default(), None)
 }
 
 /// The only value of a scalar argument of `gemm`; panics unless there is exactly one.
-fn single<T: Copy>(arg: &str, values: &[T]) -> T {
+fn single<T: Copy>(func: &str, arg: &str, values: &[T]) -> T {
     match values {
         [v] => *v,
         _ => panic!(
-            "gemm: `{arg}` holds {} values; it must hold exactly one (the same {arg} is used \
+            "{func}: `{arg}` holds {} values; it must hold exactly one (the same {arg} is used \
              for every batch)",
             values.len()
         ),
@@ -344,14 +375,52 @@ pub fn gemm<T>(
 ) where
     T: GemmType,
 {
-    let (alpha, beta) = (single("alpha", &alpha), single("beta", &beta));
-    common_backend("gemm", &[output.node(), lhs.node(), rhs.node()]);
-    let product = Product::new("gemm", lhs, rhs, optlhs, optrhs);
+    gemm_in("gemm", output, (optlhs, optrhs), (alpha, beta), lhs, rhs)
+        .unwrap_or_else(|e| panic!("gemm: {e}"))
+}
+
+/// Like [`gemm`], returning an error instead of panicking when the backend fails (no cuBLAS,
+/// out of memory, a failed launch); `output` is unchanged when the backend cannot run
+/// products at all. Still panics for bad shapes, properties and scalars.
+///
+/// ```
+/// use emberfire::{dim4, try_gemm, Array, MatProp};
+/// let a = Array::new(&[3.0f64], dim4!(1, 1));
+/// let mut c = Array::new(&[1.0f64], dim4!(1, 1));
+/// try_gemm(&mut c, MatProp::NONE, MatProp::NONE, vec![1.0], &a, &a, vec![1.0]).unwrap();
+/// assert_eq!(c.to_vec(), vec![10.0]);
+/// ```
+pub fn try_gemm<T>(
+    output: &mut Array<T>,
+    optlhs: MatProp,
+    optrhs: MatProp,
+    alpha: Vec<T>,
+    lhs: &Array<T>,
+    rhs: &Array<T>,
+    beta: Vec<T>,
+) -> Result<()>
+where
+    T: GemmType,
+{
+    gemm_in("try_gemm", output, (optlhs, optrhs), (alpha, beta), lhs, rhs)
+}
+
+fn gemm_in<T: GemmType>(
+    func: &str,
+    output: &mut Array<T>,
+    (optlhs, optrhs): (MatProp, MatProp),
+    (alpha, beta): (Vec<T>, Vec<T>),
+    lhs: &Array<T>,
+    rhs: &Array<T>,
+) -> Result<()> {
+    let (alpha, beta) = (single(func, "alpha", &alpha), single(func, "beta", &beta));
+    common_backend(func, &[output.node(), lhs.node(), rhs.node()]);
+    let product = Product::new(func, lhs, rhs, optlhs, optrhs);
     let fresh = output.elements() == 0;
     assert!(
         fresh || output.dims() == product.dims,
-        "gemm: `output` has dims {} but op(lhs)·op(rhs) has dims {} (lhs dims {}, optlhs {:?}; \
-         rhs dims {}, optrhs {:?})",
+        "{func}: `output` has dims {} but op(lhs)·op(rhs) has dims {} (lhs dims {}, optlhs \
+         {:?}; rhs dims {}, optrhs {:?})",
         output.dims(),
         product.dims,
         lhs.dims(),
@@ -361,7 +430,7 @@ pub fn gemm<T>(
     );
     let keep = !fresh && beta != T::default();
     *output = if product.dims.elements() == 0 {
-        product.empty()
+        product.empty()?
     } else if product.k == 0 {
         // no terms: beta * C, or zeros when C is not read
         if keep {
@@ -372,19 +441,22 @@ pub fn gemm<T>(
             filled(T::default(), product.dims, product.backend)
         }
     } else {
-        let c = if fresh { None } else { take_buffer(output, keep) };
-        product.run(alpha, beta, c)
+        // Fail before touching `output` where products cannot run at all.
+        product.backend.blas_available()?;
+        let c = if fresh { None } else { take_buffer(output, keep)? };
+        product.run(alpha, beta, c)?
     };
+    Ok(())
 }
 
 /// A buffer holding `output`'s values densely (when `keep_values`) that nothing else uses:
 /// `output`'s own buffer when `output` is its only user, else a copy; or, when the values are
 /// not needed and the buffer is shared, `None` (the product then gets a new buffer). `output`
 /// is left holding zeros, to be replaced by the caller.
-fn take_buffer<T: GemmType>(output: &mut Array<T>, keep_values: bool) -> Option<Buffer> {
+fn take_buffer<T: GemmType>(output: &mut Array<T>, keep_values: bool) -> Result<Option<Buffer>> {
     let dims = output.dims();
     let backend = output.node().backend;
-    let data = ready("gemm", output);
+    let data = ready(output)?;
     let whole = data.offset == 0 && data.is_contiguous(dims);
     // A buffer the user locked (`device_ptr`) is theirs: never written behind their back.
     let sole_user = Arc::strong_count(output.node()) == 1 && !output.is_locked();
@@ -393,26 +465,25 @@ fn take_buffer<T: GemmType>(output: &mut Array<T>, keep_values: bool) -> Option<
     drop(std::mem::replace(output, filled(T::default(), dims, backend)));
     let data = if whole && sole_user {
         match Arc::try_unwrap(data.buf) {
-            Ok(buf) => return Some(buf),
+            Ok(buf) => return Ok(Some(buf)),
             Err(buf) => Data { buf, ..data },
         }
     } else {
         data
     };
     if !keep_values {
-        return None;
+        return Ok(None);
     }
     let program = Program::copy_of(data, T::DTYPE, dims);
-    let copied = backend.run(&program).unwrap_or_else(|e| panic!("gemm: {e}"));
-    copied.into_iter().next()
+    Ok(backend.run(&program)?.into_iter().next())
 }
 
 /// `(conjugate)` for a `dot` operand; panics for other properties.
-fn dot_op(arg: &str, prop: MatProp) -> bool {
+fn dot_op(func: &str, arg: &str, prop: MatProp) -> bool {
     match prop {
         MatProp::NONE => false,
         MatProp::CONJ => true,
-        other => panic!("dot: `{arg}` is MatProp::{other:?}; dot takes NONE or CONJ"),
+        other => panic!("{func}: `{arg}` is MatProp::{other:?}; dot takes NONE or CONJ"),
     }
 }
 
@@ -447,35 +518,63 @@ pub fn dot<T>(lhs: &Array<T>, rhs: &Array<T>, optlhs: MatProp, optrhs: MatProp) 
 where
     T: GemmType,
 {
-    let backend = common_backend("dot", &[lhs.node(), rhs.node()]);
-    let (ca, cb) = (dot_op("optlhs", optlhs), dot_op("optrhs", optrhs));
-    let shape_error = || -> ! {
-        panic!(
-            "dot: `lhs` (dims {}) and `rhs` (dims {}) must be vectors of the same length",
-            lhs.dims(),
-            rhs.dims()
-        )
-    };
+    dot_in("dot", lhs, rhs, optlhs, optrhs).unwrap_or_else(|e| panic!("dot: {e}"))
+}
+
+/// Like [`dot`], returning an error instead of panicking when the backend fails. Still panics
+/// for arguments that are not vectors of the same length, and for other properties.
+///
+/// ```
+/// use emberfire::{dim4, try_dot, Array, MatProp};
+/// let x = Array::new(&[1.0f64, 2.0], dim4!(2));
+/// assert_eq!(try_dot(&x, &x, MatProp::NONE, MatProp::NONE).unwrap().to_vec(), vec![5.0]);
+/// ```
+pub fn try_dot<T>(
+    lhs: &Array<T>,
+    rhs: &Array<T>,
+    optlhs: MatProp,
+    optrhs: MatProp,
+) -> Result<Array<T>>
+where
+    T: GemmType,
+{
+    dot_in("try_dot", lhs, rhs, optlhs, optrhs)
+}
+
+fn dot_in<T: GemmType>(
+    func: &str,
+    lhs: &Array<T>,
+    rhs: &Array<T>,
+    optlhs: MatProp,
+    optrhs: MatProp,
+) -> Result<Array<T>> {
+    let backend = common_backend(func, &[lhs.node(), rhs.node()]);
+    let (ca, cb) = (dot_op(func, "optlhs", optlhs), dot_op(func, "optrhs", optrhs));
     let lengths = [lhs.dims(), rhs.dims()].map(|d| vector_layout(d, [0; 4]).map(|(n, _)| n));
     let n = match lengths {
         [Some(x), Some(y)] if x == y => x,
-        _ => shape_error(),
+        _ => panic!(
+            "{func}: `lhs` (dims {}) and `rhs` (dims {}) must be vectors of the same length",
+            lhs.dims(),
+            rhs.dims()
+        ),
     };
     let one_dims = Dim4::new(&[1, 1, 1, 1]);
     if n == 0 {
-        return filled(T::default(), one_dims, backend);
+        return Ok(filled(T::default(), one_dims, backend));
     }
+    backend.blas_available()?;
     // Each vector as a column of `n` rows, read in place: xᵀ·y with the conjugations applied.
-    let column = |x: &Array<T>, trans: bool, conj: bool| {
-        let data = ready("dot", x);
+    let column = |x: &Array<T>, trans: bool, conj: bool| -> Result<MatArg> {
+        let data = ready(x)?;
         let (_, stride) = vector_layout(x.dims(), data.strides).expect("checked above");
         let data = Data { strides: [stride, stride * n as i64, 0, 0], ..data };
-        MatArg { data, dims: Dim4::new(&[n as u64, 1, 1, 1]), trans, conj }
+        Ok(MatArg { data, dims: Dim4::new(&[n as u64, 1, 1, 1]), trans, conj })
     };
     let params = GemmParams::new(one_dims, n, one::<T>(), T::default());
-    let (a, b) = (column(lhs, true, ca), column(rhs, false, cb));
-    let buf = backend.gemm(&a, &b, None, &params).unwrap_or_else(|e| panic!("dot: {e}"));
-    from_buffer(buf, one_dims, backend)
+    let (a, b) = (column(lhs, true, ca)?, column(rhs, false, cb)?);
+    let buf = backend.gemm(&a, &b, None, &params)?;
+    Ok(from_buffer(buf, one_dims, backend))
 }
 
 /// Sets how cuBLAS computes f32 and c32 products on every device, from the next product on:
@@ -506,3 +605,7 @@ pub fn get_cublas_mode() -> CublasMathMode {
         CublasMathMode::DEFAULT
     }
 }
+
+#[cfg(test)]
+#[path = "blas_tests.rs"]
+mod tests;

@@ -97,10 +97,32 @@ struct Handle {
 // exclusive.
 unsafe impl Send for Handle {}
 
+/// The cuBLAS entry points emberfire calls. They are looked up when the handle is made, so a
+/// library too old to have one is reported as an error, not met as a panic inside cudarc at
+/// its first call.
+const ENTRY_POINTS: [&str; 6] = [
+    "cublasCreate_v2",
+    "cublasSetStream_v2",
+    "cublasSetMathMode",
+    "cublasSetWorkspace_v2",
+    "cublasGemmEx",
+    "cublasGemmStridedBatchedEx",
+];
+
 impl Handle {
     /// Creates a handle on `dev` (whose context is current), bound to its stream, in full
     /// precision.
     fn create(dev: &Device) -> Result<Handle, Error> {
+        // SAFETY: `culib` opens the library `load_cublas` found; looking a symbol up runs
+        // nothing.
+        let lib = unsafe { cb::culib() };
+        if let Some(name) =
+            ENTRY_POINTS.iter().find(|n| unsafe { lib.get::<*const c_void>(n.as_bytes()) }.is_err())
+        {
+            return Err(Error::BackendUnavailable(format!(
+                "CUDA: the cuBLAS library found has no `{name}` (too old?)"
+            )));
+        }
         let raw = blas_result::create_handle().map_err(|e| blas_error("creating a handle", e.0))?;
         let mut h = Handle { raw, stream: std::ptr::null_mut(), tf32: true };
         h.prepare(dev.stream_raw(), false)?;
@@ -153,6 +175,12 @@ fn handle(dev: &'static Device) -> Result<&'static Mutex<Handle>, Error> {
             }
         })
         .clone()
+}
+
+/// Whether products can run on device `ordinal`: cuBLAS is loaded and the device's handle
+/// exists (created here on first use).
+pub(crate) fn available(ordinal: usize) -> Result<(), Error> {
+    handle(runtime::device(ordinal)?).map(|_| ())
 }
 
 /// Workspace bytes per call: what NVIDIA recommends for Hopper and later, and cuBLAS's own
