@@ -298,6 +298,38 @@ impl Operand {
     }
 }
 
+/// How the batches of a product are issued: `calls` calls of `count` products each, call `i`
+/// starting at element offsets `i * step` of A, B and C, its products `stride` elements apart.
+#[derive(Debug, PartialEq, Eq)]
+struct BatchPlan {
+    calls: usize,
+    step: [i64; 3],
+    count: usize,
+    stride: [i64; 3],
+}
+
+impl BatchPlan {
+    /// The plan for result batches `[b2, b3]`, A's and B's batch strides (0 where broadcast)
+    /// and `mn` elements per result matrix (C is dense).
+    fn new([b2, b3]: [usize; 2], sa: [i64; 2], sb: [i64; 2], mn: i64) -> BatchPlan {
+        // Dimensions 2 and 3 form one run of equally spaced batches when one of them is 1, or
+        // when each operand's dimension-3 stride is its dimension-2 stride times b2.
+        let collapses = |s: [i64; 2]| b2 == 1 || b3 == 1 || s[1] == s[0] * b2 as i64;
+        if collapses(sa) && collapses(sb) {
+            let stride = |s: [i64; 2]| if b2 == 1 { s[1] } else { s[0] };
+            BatchPlan {
+                calls: 1,
+                step: [0; 3],
+                count: b2 * b3,
+                stride: [stride(sa), stride(sb), mn],
+            }
+        } else {
+            let step = [sa[1], sb[1], mn * b2 as i64];
+            BatchPlan { calls: b3, step, count: b2, stride: [sa[0], sb[0], mn] }
+        }
+    }
+}
+
 /// A size as cuBLAS's 32-bit integer, or an error naming it.
 fn int(what: &str, v: i64) -> Result<i32, Error> {
     i32::try_from(v).map_err(|_| {
@@ -331,7 +363,6 @@ pub(crate) fn gemm(
     let beta = if read_c { beta } else { zero };
     let (m, n, k) = (int("m", p.m as i64)?, int("n", p.n as i64)?, int("k", p.k as i64)?);
     let (lda, ldb) = (int("lda", a.ld)?, int("ldb", b.ld)?);
-    let [b2, b3] = p.batch;
     let mn = (p.m * p.n) as i64;
     let workspace = dev.memory().alloc(workspace_bytes(dev))?;
 
@@ -392,20 +423,80 @@ pub(crate) fn gemm(
         status.result().map_err(|e| blas_error("multiplying matrices", e.0))
     };
 
-    let (sa, sb) = (a.batch_strides, b.batch_strides);
-    let collapses = |s: [i64; 2]| b3 == 1 || b2 == 1 || s[1] == s[0] * b2 as i64;
-    let result = if collapses(sa) && collapses(sb) {
-        // dimensions 2 and 3 are one run of batches
-        let stride = |s: [i64; 2]| if b2 == 1 { s[1] } else { s[0] };
-        call([0, 0, 0], b2 * b3, [stride(sa), stride(sb), mn])
-    } else {
-        (0..b3).try_for_each(|i3| {
-            let i3 = i3 as i64;
-            call([i3 * sa[1], i3 * sb[1], i3 * mn * b2 as i64], b2, [sa[0], sb[0], mn])
-        })
-    };
+    let plan = BatchPlan::new(p.batch, a.batch_strides, b.batch_strides, mn);
+    let result = (0..plan.calls as i64).try_for_each(|i| {
+        let base = plan.step.map(|s| i * s);
+        call(base, plan.count, plan.stride)
+    });
     drop(h);
     // Returned to the pool only now that the calls are queued (also when one failed).
     drop(workspace);
     result.map(|()| out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dim4::Dim4;
+    use crate::storage::HostVec;
+    use cb::cublasOperation_t::*;
+
+    fn arg(dims: [u64; 4], strides: [i64; 4], trans: bool, conj: bool) -> MatArg {
+        let buf = std::sync::Arc::new(Buffer::Host(HostVec::zeros(DType::C32, 0)));
+        MatArg { data: Data { buf, offset: 0, strides }, dims: Dim4::new(&dims), trans, conj }
+    }
+
+    #[test]
+    fn operands_are_read_in_place_when_rows_or_columns_are_contiguous() {
+        let cases = [
+            // dense columns: op as asked, ld = rows
+            ([4, 3, 1, 1], [1, 4, 12, 12], false, false, true, Some((CUBLAS_OP_N, 4))),
+            ([4, 3, 1, 1], [1, 4, 12, 12], true, true, true, Some((CUBLAS_OP_C, 4))),
+            // padded columns
+            ([4, 3, 1, 1], [1, 9, 27, 27], true, false, true, Some((CUBLAS_OP_T, 9))),
+            // a conjugate without a transpose cannot be read from columns
+            ([4, 3, 1, 1], [1, 4, 12, 12], false, true, true, None),
+            // ... but is, for real types, the matrix itself
+            ([4, 3, 1, 1], [1, 4, 12, 12], false, true, false, Some((CUBLAS_OP_N, 4))),
+            // contiguous rows: the transpose of a column-major matrix with ld = row stride
+            ([4, 3, 1, 1], [3, 1, 12, 12], false, false, true, Some((CUBLAS_OP_T, 3))),
+            ([4, 3, 1, 1], [5, 1, 20, 20], true, false, true, Some((CUBLAS_OP_N, 5))),
+            ([4, 3, 1, 1], [3, 1, 12, 12], false, true, true, Some((CUBLAS_OP_C, 3))),
+            ([4, 3, 1, 1], [3, 1, 12, 12], true, true, true, None),
+            // neither rows nor columns contiguous
+            ([4, 3, 1, 1], [2, 9, 27, 27], false, false, true, None),
+            // overlapping rows are not a matrix cuBLAS can read
+            ([4, 3, 1, 1], [1, 2, 12, 12], false, false, true, None),
+            // vectors: any stride along a size-1 dimension
+            ([4, 1, 1, 1], [1, 0, 4, 4], false, false, true, Some((CUBLAS_OP_N, 4))),
+            ([1, 4, 1, 1], [0, 3, 12, 12], true, false, true, Some((CUBLAS_OP_T, 3))),
+            ([4, 1, 1, 1], [3, 0, 12, 12], true, false, true, Some((CUBLAS_OP_N, 3))),
+            ([1, 1, 1, 1], [7, 7, 7, 7], false, false, true, Some((CUBLAS_OP_N, 1))),
+        ];
+        for (dims, strides, trans, conj, complex, want) in cases {
+            let got = in_place(&arg(dims, strides, trans, conj), complex);
+            assert_eq!(got, want, "dims {dims:?} strides {strides:?} trans {trans} conj {conj}");
+        }
+    }
+
+    #[test]
+    fn batches_collapse_into_one_call_where_strides_allow() {
+        let mn = 6;
+        // no batches, or batches along one dimension: one call
+        let one = |count, sa, sb| BatchPlan { calls: 1, step: [0; 3], count, stride: [sa, sb, mn] };
+        assert_eq!(BatchPlan::new([1, 1], [0, 0], [0, 0], mn), one(1, 0, 0));
+        assert_eq!(BatchPlan::new([5, 1], [12, 0], [0, 0], mn), one(5, 12, 0));
+        assert_eq!(BatchPlan::new([1, 4], [0, 12], [20, 20], mn), one(4, 12, 20));
+        // dense batches along both dimensions, or a fully broadcast operand: one call
+        assert_eq!(BatchPlan::new([3, 2], [12, 36], [0, 0], mn), one(6, 12, 0));
+        // padded dimension 3, or an operand batched along one dimension only: one call per
+        // index of dimension 3
+        let per_d3 = BatchPlan::new([3, 2], [12, 40], [20, 60], mn);
+        assert_eq!(
+            per_d3,
+            BatchPlan { calls: 2, step: [40, 60, 18], count: 3, stride: [12, 20, mn] }
+        );
+        let mixed = BatchPlan::new([3, 2], [0, 12], [20, 0], mn);
+        assert_eq!(mixed, BatchPlan { calls: 2, step: [12, 0, 18], count: 3, stride: [0, 20, mn] });
+    }
 }
