@@ -28,7 +28,7 @@ pub(crate) mod blas;
 pub(crate) mod libraries;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::sync::Mutex;
 
