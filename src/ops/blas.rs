@@ -1,4 +1,4 @@
-//! Matrix multiplication with arrayfire-rust's names and signatures: [`matmul`], [`gemm`],
+//! Matrix multiplication with arrayfire-rust's names and signatures: [`matmul`], [`gemm()`],
 //! [`dot`], the matrix properties [`MatProp`] and the cuBLAS math mode ([`set_cublas_mode`]).
 //!
 //! Semantics shared by the products here:
@@ -33,7 +33,7 @@ use crate::storage::{HostVec, Lit};
 
 /// Properties of a matrix operand, as in arrayfire-rust (the same names and values).
 ///
-/// Matrix products ([`matmul`], [`gemm`]) accept `NONE`, `TRANS`, `CTRANS` and `CONJ`
+/// Matrix products ([`matmul`], [`gemm()`]) accept `NONE`, `TRANS`, `CTRANS` and `CONJ`
 /// (ArrayFire itself refuses `CONJ` there; emberfire conjugates without transposing). [`dot`]
 /// accepts `NONE` and `CONJ`. The other values describe matrices for the linear algebra
 /// solvers and are refused by the products with a panic naming the value.
@@ -379,7 +379,7 @@ pub fn gemm<T>(
         .unwrap_or_else(|e| panic!("gemm: {e}"))
 }
 
-/// Like [`gemm`], returning an error instead of panicking when the backend fails (no cuBLAS,
+/// Like [`gemm()`], returning an error instead of panicking when the backend fails (no cuBLAS,
 /// out of memory, a failed launch); `output` is unchanged when the backend cannot run
 /// products at all. Still panics for bad shapes, properties and scalars.
 ///
