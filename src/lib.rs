@@ -57,6 +57,10 @@ pub use dtype::{
 pub use error::{Error, Result};
 pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
+pub use ops::blas::{
+    dot, gemm, get_cublas_mode, matmul, set_cublas_mode, try_dot, try_gemm, try_matmul,
+    CublasMathMode, GemmType, MatProp,
+};
 pub use ops::by_key::*;
 pub use ops::data::{
     constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,

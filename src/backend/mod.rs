@@ -3,6 +3,7 @@
 //! Every array belongs to one backend (and, on CUDA, one device). The expression graph is
 //! backend-neutral; a backend receives flattened `Program`s and returns buffers.
 
+pub(crate) mod blas;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod movement;

@@ -1,6 +1,7 @@
 //! The public operations, one file per family.
 
 pub(crate) mod arith;
+pub(crate) mod blas;
 pub(crate) mod build;
 pub(crate) mod by_key;
 pub(crate) mod data;

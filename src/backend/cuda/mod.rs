@@ -34,8 +34,11 @@ pub(crate) mod scan;
 pub(crate) mod signal;
 pub(crate) mod transpose;
 
+pub(crate) mod blas;
+pub(crate) mod libraries;
+
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::sync::Mutex;
 
