@@ -578,11 +578,18 @@ fn convolution_matches_direct_loops_in_every_domain_and_batch() {
 #[test]
 fn convolution_of_bytes_rounds_to_nearest() {
     let s = Array::new(&[10u8, 20, 30, 40], dim4!(4));
+    // Spatial sums of these products are exact: 2.5, 10, 17.5, 25, 20, so the ties show that
+    // halves round away from zero.
     let f = Array::new(&[0.25f32, 0.5], dim4!(2));
-    // exact: 2.5, 10, 17.5, 25, 20 -> rounded half away from zero
+    let got = convolve1(&s, &f, ConvMode::EXPAND, ConvDomain::SPATIAL).to_vec();
+    assert_eq!(got, vec![3, 10, 18, 25, 20]);
+    // Transforms carry rounding error of their own, so an exact tie may land on either side
+    // there; away from ties both domains round to the nearest integer (not towards zero).
+    let f = Array::new(&[0.26f32, 0.5], dim4!(2));
+    let want: Vec<u8> = [2.6f64, 10.2, 17.8, 25.4, 20.0].iter().map(|v| v.round() as u8).collect();
     for domain in [ConvDomain::SPATIAL, ConvDomain::FREQUENCY] {
         let got = convolve1(&s, &f, ConvMode::EXPAND, domain).to_vec();
-        assert_eq!(got, vec![3, 10, 18, 25, 20], "{domain:?}");
+        assert_eq!(got, want, "{domain:?}");
     }
     // a complex filter on a real signal uses its real part, as ArrayFire does
     let fc = Array::new(&[c32::new(1.0, 5.0)], dim4!(1));
