@@ -11,21 +11,33 @@ use emberfire::{
     cos, dim4, exp, get_active_backend, get_device, jit_stats, sqrt, sync, Array, Backend,
 };
 
-/// The tree whose kernel is measured; its shape of operations appears nowhere else.
-fn probe(a: &Array<f32>) -> Array<f32> {
-    sqrt(&(exp(&(a * 0.25f32)) + cos(a) * 3.0f32)) - a / 7.0f32
+/// The trees whose kernels are measured, in order; their shapes of operations appear nowhere
+/// else. The first is the reported case; the others show how much one compile varies.
+fn probes(a: &Array<f32>) -> [Array<f32>; 3] {
+    [
+        sqrt(&(exp(&(a * 0.25f32)) + cos(a) * 3.0f32)) - a / 7.0f32,
+        exp(&(cos(a) * a)) / (a + 5.0f32),
+        sqrt(&(a * a + 2.0f32)) * cos(&(a - 1.5f32)),
+    ]
 }
 
-/// Milliseconds for the first evaluation of `probe`, after warming up the device.
-fn first_eval_ms() -> f64 {
+/// Milliseconds for the first evaluation of each probe, after warming up the device.
+fn first_eval_ms() -> Vec<f64> {
     let a = Array::new(&[1.0f32, 2.0, 3.0, 4.0], dim4!(4));
     (&a + 1.0f32).eval(); // context, NVRTC and an unrelated kernel
     sync(get_device());
-    let start = Instant::now();
-    probe(&a).eval();
-    sync(get_device());
-    start.elapsed().as_secs_f64() * 1e3
+    let mut times = Vec::new();
+    for p in probes(&a) {
+        let start = Instant::now();
+        p.eval();
+        sync(get_device());
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    times
 }
+
+/// The case names of the probes' lines.
+const CASES: [&str; 3] = ["", "_2", "_3"];
 
 fn main() {
     if get_active_backend() != Backend::CUDA {
@@ -33,10 +45,12 @@ fn main() {
         return;
     }
     if std::env::var("EF_JIT_CHILD").is_ok() {
-        let ms = first_eval_ms();
+        let times = first_eval_ms();
         let s = jit_stats();
         assert_eq!(s.compiles, 0, "the child must find every kernel on disk");
-        println!("case=jit_disk_load impl=emberfire ms={ms:.4}");
+        for (ms, case) in times.iter().zip(CASES) {
+            println!("case=jit_disk_load{case} impl=emberfire ms={ms:.4}");
+        }
         return;
     }
     let dir = std::env::temp_dir().join(format!("ef-jit-latency-{}", std::process::id()));
@@ -44,8 +58,9 @@ fn main() {
     // A fresh cache directory, so that the first compile is a real one. Set before the first
     // CUDA call of this process, which reads it.
     std::env::set_var("EMBERFIRE_KERNEL_CACHE", &dir);
-    let ms = first_eval_ms();
-    println!("case=jit_compile impl=emberfire ms={ms:.4}");
+    for (ms, case) in first_eval_ms().iter().zip(CASES) {
+        println!("case=jit_compile{case} impl=emberfire ms={ms:.4}");
+    }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .env("EF_JIT_CHILD", "1")
         .env("EMBERFIRE_KERNEL_CACHE", &child_dir)

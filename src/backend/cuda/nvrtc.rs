@@ -640,7 +640,9 @@ pub(crate) fn decode_entry(file: &[u8], key: u128, target: Target) -> Option<&[u
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
-/// readers see the old file or the new one, never a part.
+/// readers see the old file or the new one, never a part. The file is not flushed to stable
+/// storage: a flush cost more than the compile it saves on some file systems, and a file torn
+/// by a crash fails `decode_entry`'s length and checksum test and is compiled again.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -654,7 +656,6 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
     let written = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
         fs::rename(&tmp, path)
     })();
     if written.is_err() {
