@@ -28,11 +28,11 @@
 use half::f16;
 
 use crate::array::Array;
-use crate::backend::reduce::ReduceOp;
+use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dim4::Dim4;
 use crate::dtype::{Fromf64, HasAfEnum};
 use crate::jit::{Data, Node};
-use crate::storage::Lit;
+use crate::storage::{with_dtype, Element, Lit};
 
 /// Converts to f16 by rounding to nearest, so `min_all` and `max_all` work on f16 arrays.
 impl Fromf64 for f16 {
@@ -349,4 +349,121 @@ pub fn any_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
 /// ```
 pub fn count_all<T: HasAfEnum>(input: &Array<T>) -> (u64, u64) {
     (reduce_all::<T, u64>("count_all", input, ReduceOp::Count), 0)
+}
+
+fn index_dim<T: HasAfEnum, O: HasAfEnum>(
+    func: &str,
+    input: &Array<T>,
+    dim: i32,
+    op: IndexOp,
+) -> (Array<O>, Array<u32>) {
+    let node = input.node();
+    let d = resolve_dim(func, node.dims, dim);
+    let mut dims = node.dims;
+    dims[d] = 1;
+    let (v, i) = node
+        .backend
+        .reduce_dim_index(node, op, d)
+        .unwrap_or_else(|e| panic!("{func}: {e}"));
+    let ready = |buf, dtype| {
+        Node::ready(dtype, dims, node.backend, Data::dense(buf, dims))
+    };
+    (Array::from_node(ready(v, O::DTYPE)), Array::from_node(ready(i, u32::DTYPE)))
+}
+
+fn index_all<T: HasAfEnum, B: HasAfEnum + Fromf64>(
+    func: &str,
+    input: &Array<T>,
+    op: IndexOp,
+) -> (B, B, u32) {
+    let node = input.node();
+    let (v, i) = node.backend.reduce_all_index(node, op).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let (re, im) = with_dtype!(v.dtype(), V => parts::<V, B>(v.as_slice::<V>()[0]));
+    (re, im, i)
+}
+
+/// The smallest element along `dim` and its position along `dim` (u32), as ArrayFire's
+/// `imin`: NaN is skipped (a run that is all NaN gives NaN at position 0), complex values
+/// compare by magnitude, and of equal values the first position wins. An empty run gives the
+/// identity of `min` at position 0.
+///
+/// ```
+/// use emberfire::{dim4, imin, Array};
+/// let a = Array::new(&[3.0f32, 1.0, 1.0, f32::NAN, 5.0, 2.0], dim4!(3, 2));
+/// let (v, i) = imin(&a, 0);
+/// assert_eq!(v.to_vec(), vec![1.0, 2.0]);
+/// assert_eq!(i.to_vec(), vec![1, 2]); // the first of the two 1.0, and NaN skipped
+/// ```
+pub fn imin<T>(input: &Array<T>, dim: i32) -> (Array<T::InType>, Array<u32>)
+where
+    T: HasAfEnum,
+    T::InType: HasAfEnum,
+{
+    index_dim("imin", input, dim, IndexOp::Min)
+}
+
+/// The largest element along `dim` and its position along `dim` (u32), with the rules of
+/// [`imin`].
+///
+/// ```
+/// use emberfire::{dim4, imax, Array};
+/// let a = Array::new(&[4i32, 9, 9, 2], dim4!(2, 2));
+/// let (v, i) = imax(&a, 1);
+/// assert_eq!(v.to_vec(), vec![9, 9]);
+/// assert_eq!(i.to_vec(), vec![1, 0]);
+/// ```
+pub fn imax<T>(input: &Array<T>, dim: i32) -> (Array<T::InType>, Array<u32>)
+where
+    T: HasAfEnum,
+    T::InType: HasAfEnum,
+{
+    index_dim("imax", input, dim, IndexOp::Max)
+}
+
+/// The smallest element of the whole array as `(real, imaginary, linear position)`, with the
+/// rules of [`imin`]; the position counts in column-major order.
+///
+/// ```
+/// use emberfire::{dim4, imin_all, Array};
+/// let a = Array::new(&[5i16, -2, 7, -2], dim4!(2, 2));
+/// assert_eq!(imin_all(&a), (-2, 0, 1));
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn imin_all<T>(
+    input: &Array<T>,
+) -> (
+    <<T as HasAfEnum>::InType as HasAfEnum>::BaseType,
+    <<T as HasAfEnum>::InType as HasAfEnum>::BaseType,
+    u32,
+)
+where
+    T: HasAfEnum,
+    <T as HasAfEnum>::InType: HasAfEnum,
+    <<T as HasAfEnum>::InType as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
+{
+    index_all("imin_all", input, IndexOp::Min)
+}
+
+/// The largest element of the whole array as `(real, imaginary, linear position)`, with the
+/// rules of [`imin`].
+///
+/// ```
+/// use emberfire::{c32, dim4, imax_all, Array};
+/// let a = Array::new(&[c32::new(1.0, 1.0), c32::new(0.0, -3.0)], dim4!(2));
+/// assert_eq!(imax_all(&a), (0.0, -3.0, 1)); // by magnitude
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn imax_all<T>(
+    input: &Array<T>,
+) -> (
+    <<T as HasAfEnum>::InType as HasAfEnum>::BaseType,
+    <<T as HasAfEnum>::InType as HasAfEnum>::BaseType,
+    u32,
+)
+where
+    T: HasAfEnum,
+    <T as HasAfEnum>::InType: HasAfEnum,
+    <<T as HasAfEnum>::InType as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
+{
+    index_all("imax_all", input, IndexOp::Max)
 }

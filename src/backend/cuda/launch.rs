@@ -46,29 +46,11 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
     if n == 0 {
         return Ok(outs);
     }
-    let linear: Vec<bool> = p
-        .steps
-        .iter()
-        .map(|s| match &s.instr {
-            Instr::Input(d) => s.dims == p.dims && d.is_contiguous(s.dims),
-            _ => false,
-        })
-        .collect();
-    let aligned = |w: usize| {
-        p.steps.iter().zip(&linear).all(|(s, &lin)| match &s.instr {
-            Instr::Input(d) if lin => {
-                let size = s.dtype.size();
-                input_ptr(d, size) % (w * size) as u64 == 0
-            }
-            _ => true,
-        })
-    };
-    let plan = codegen::plan(p, &linear, aligned);
+    let linear = linear_inputs(p);
+    let plan = codegen::plan(p, &linear, |w| aligned_for(p, &linear, w));
     let func = kernel(dev, p, &plan)?;
 
-    // Parameter values live in 16-byte slots so that every type (up to c64) fits and is
-    // aligned; the launch reads each parameter's declared size from its slot.
-    let mut slots: Vec<[u64; 2]> = Vec::with_capacity(8 + p.steps.len() * 5);
+    let mut slots: Slots = Vec::with_capacity(8 + p.steps.len() * 5);
     let push_u64 = |slots: &mut Vec<[u64; 2]>, v: u64| slots.push([v, 0]);
     push_u64(&mut slots, n as u64);
     if plan.coords {
@@ -76,34 +58,7 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
             push_u64(&mut slots, p.dims[k]);
         }
     }
-    for (i, s) in p.steps.iter().enumerate() {
-        match &s.instr {
-            Instr::Input(d) => {
-                push_u64(&mut slots, input_ptr(d, s.dtype.size()));
-                if plan.access[i] == Some(Access::Strided) {
-                    for k in 0..4 {
-                        let st = if s.dims[k] == 1 { 0 } else { d.strides[k] };
-                        push_u64(&mut slots, st as u64);
-                    }
-                }
-            }
-            Instr::Scalar(h) => {
-                let mut slot = [0u64; 2];
-                let b = h.as_bytes();
-                // SAFETY: a slot has 16 bytes and a scalar at most 16 (c64).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len())
-                };
-                slots.push(slot);
-            }
-            Instr::Iota(b) => {
-                for &size in b {
-                    push_u64(&mut slots, size);
-                }
-            }
-            _ => {}
-        }
-    }
+    push_step_args(p, &plan, &mut slots);
     for m in &outs {
         push_u64(&mut slots, m.ptr());
     }
@@ -123,13 +78,83 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
 
 /// The compiled kernel for `p` under `plan`, compiling it on first use.
 fn kernel(dev: &Device, p: &Program, plan: &codegen::Plan) -> Result<Arc<KernelFn>, Error> {
-    let key = (dev.ordinal(), codegen::key(p, plan));
+    cached_kernel(dev, codegen::key(p, plan), codegen::ENTRY, || codegen::source(p, plan))
+}
+
+/// The kernel with structural key `key`, compiled from `source()` (entry point `entry`) on
+/// first use. Keys of different kernel families must differ in their first byte: element-wise
+/// keys start with the vector width (1 to 16), reduction keys with `b'R'`.
+pub(crate) fn cached_kernel(
+    dev: &Device,
+    key: Vec<u8>,
+    entry: &str,
+    source: impl FnOnce() -> String,
+) -> Result<Arc<KernelFn>, Error> {
+    let key = (dev.ordinal(), key);
     if let Some(k) = kernels().lock().unwrap().get(&key) {
         super::nvrtc::count_memory_hit();
         return Ok(k.clone());
     }
-    let src = codegen::source(p, plan);
-    let k = Arc::new(dev.kernels().get(dev, &src, codegen::ENTRY)?);
+    let k = Arc::new(dev.kernels().get(dev, &source(), entry)?);
     kernels().lock().unwrap().insert(key, k.clone());
     Ok(k)
+}
+
+/// For each step, whether it is an input read linearly: laid out exactly like the program's
+/// output (same shape, contiguous), so element `i` of the output reads its element `i`.
+pub(crate) fn linear_inputs(p: &Program) -> Vec<bool> {
+    p.steps
+        .iter()
+        .map(|s| match &s.instr {
+            Instr::Input(d) => s.dims == p.dims && d.is_contiguous(s.dims),
+            _ => false,
+        })
+        .collect()
+}
+
+/// Whether every linearly read input's first element is aligned for loads of `w` elements.
+pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
+    p.steps.iter().zip(linear).all(|(s, &lin)| match &s.instr {
+        Instr::Input(d) if lin => {
+            let size = s.dtype.size();
+            input_ptr(d, size) % (w * size) as u64 == 0
+        }
+        _ => true,
+    })
+}
+
+/// Kernel parameter values live in 16-byte slots so that every type (up to c64) fits and is
+/// aligned; the launch reads each parameter's declared size from its slot.
+pub(crate) type Slots = Vec<[u64; 2]>;
+
+/// Appends the values of the parameters `codegen::step_params` declares, in the same order.
+pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, slots: &mut Slots) {
+    for (i, s) in p.steps.iter().enumerate() {
+        match &s.instr {
+            Instr::Input(d) => {
+                slots.push([input_ptr(d, s.dtype.size()), 0]);
+                if plan.access[i] == Some(Access::Strided) {
+                    for k in 0..4 {
+                        let st = if s.dims[k] == 1 { 0 } else { d.strides[k] };
+                        slots.push([st as u64, 0]);
+                    }
+                }
+            }
+            Instr::Scalar(h) => {
+                let mut slot = [0u64; 2];
+                let b = h.as_bytes();
+                // SAFETY: a slot has 16 bytes and a scalar at most 16 (c64).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len())
+                };
+                slots.push(slot);
+            }
+            Instr::Iota(b) => {
+                for &size in b {
+                    slots.push([size, 0]);
+                }
+            }
+            _ => {}
+        }
+    }
 }
