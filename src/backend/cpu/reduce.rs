@@ -486,13 +486,7 @@ impl<'a, T: Copy> Vals<'a, T> {
 /// less). Lane `k` takes the elements `k`, `k + LANES`, ... in order, so the result does not
 /// depend on the instruction set the loop was compiled for.
 #[inline(always)]
-fn lanes<T: Copy, F: Fold<T>>(
-    f: &F,
-    j0: u64,
-    xs: &[T],
-    ys: &[T],
-    g: impl Fn(T, T) -> T,
-) -> F::A {
+fn lanes<T: Copy, F: Fold<T>>(f: &F, j0: u64, xs: &[T], ys: &[T], g: impl Fn(T, T) -> T) -> F::A {
     let n = xs.len().min(ys.len());
     let (xc, yc) = (xs[..n].chunks_exact(LANES), ys[..n].chunks_exact(LANES));
     let (xr, yr) = (xc.remainder(), yc.remainder());
@@ -690,6 +684,10 @@ struct Producer {
     prog: Program,
     last: Vec<usize>,
     tail: Option<BinOp>,
+    /// Elements per call of `chunk`: `CHUNK` when steps compute temporaries (which should stay
+    /// in cache), a whole `PIECE` when every value is read in place from an input, so that
+    /// the per-chunk bookkeeping is paid less often.
+    step: usize,
 }
 
 impl Producer {
@@ -714,7 +712,12 @@ impl Producer {
             None => (p.clone(), None),
         };
         let last = prog.last_uses();
-        Producer { prog, last, tail }
+        let in_place = prog.steps.iter().all(|s| match &s.instr {
+            Instr::Input(d) => s.dims == prog.dims && d.is_contiguous(s.dims),
+            _ => false,
+        });
+        let step = if in_place { PIECE } else { CHUNK };
+        Producer { prog, last, tail, step }
     }
 
     /// Calls `g` with the producer's values for elements `start..start + len`.
@@ -774,8 +777,8 @@ fn run_task<T: Widen, F: Fold<T>>(p: &Producer, f: &F, sh: Shape, t: &Task) -> (
         Task::Range { a, b } => {
             let (o_first, o_last) = (a / slab, (b - 1) / slab);
             let mut acc = vec![f.id(); (o_last - o_first + 1) * inner];
-            for c in (a..b).step_by(CHUNK) {
-                let len = CHUNK.min(b - c);
+            for c in (a..b).step_by(p.step) {
+                let len = p.step.min(b - c);
                 p.chunk(c, len, &mut buf, |v: Vals<T>| {
                     let mut q = c;
                     while q < c + len {

@@ -20,6 +20,12 @@ use crate::jit::{Node, Program};
 const THREADS: u32 = 256;
 /// Lanes of a warp.
 const WARP: u32 = 32;
+/// Blocks per multiprocessor a grid is sized for. The kernels are compiled to fit at least this
+/// many (`__launch_bounds__`), 1024 threads per multiprocessor, which keeps enough loads in
+/// flight to saturate memory. It is a constant rather than the compiled kernel's occupancy so
+/// that how the work is split, and hence the rounding of the result, depends only on the shape
+/// and the device: a fused producer and its evaluated form reduce to the same bits.
+pub(crate) const BLOCKS_PER_SM: u32 = 4;
 /// Wide loads each thread should make at least, per split, before splitting a row further
 /// pays for the partials.
 const MIN_LOADS: usize = 8;
@@ -77,7 +83,9 @@ pub(crate) fn choose_layout(e: Extent, vector: u32, steps: usize, resident: usiz
         let pieces = e.r.div_ceil(w as usize).max(1);
         let mut ty = (pieces.next_power_of_two() as u32).min(WARP);
         // more threads per row while the rows alone would leave most of the device idle
-        while ty < THREADS && e.outer * (ty as usize) * 2 <= resident && pieces > (ty as usize) * MIN_LOADS
+        while ty < THREADS
+            && e.outer * (ty as usize) * 2 <= resident
+            && pieces > (ty as usize) * MIN_LOADS
         {
             ty *= 2;
         }
@@ -127,26 +135,6 @@ pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
     Grid { layout, tiles, groups, splits, jchunk, blocks }
 }
 
-/// Kernels' resident blocks per multiprocessor, by function handle.
-fn occupancy() -> &'static Mutex<HashMap<usize, u32>> {
-    static O: OnceLock<Mutex<HashMap<usize, u32>>> = OnceLock::new();
-    O.get_or_init(Default::default)
-}
-
-fn blocks_per_sm(k: &KernelFn, threads: u32) -> u32 {
-    let id = k.cu_function() as usize;
-    if let Some(&b) = occupancy().lock().unwrap().get(&id) {
-        return b;
-    }
-    let b = k
-        .function()
-        .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
-        .unwrap_or(2048 / threads)
-        .max(1);
-    occupancy().lock().unwrap().insert(id, b);
-    b
-}
-
 /// Per device and stream, the tickets that split kernels count finished blocks on. Kernels
 /// leave them at zero, so one zeroed buffer serves every launch on that stream in turn.
 fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
@@ -192,13 +180,8 @@ pub(crate) fn reduce(
     let vector = if plan.coords { 1 } else { plan.vector as u32 };
     let resident = (dev.sm_count() * 2048) as usize;
     let layout = choose_layout(e, vector, p.steps.len(), resident);
-    // whether to split is decided at full occupancy (it changes the kernel); how many splits,
-    // with the compiled kernel's own occupancy
-    let nominal = (dev.sm_count() * (2048 / layout.threads())) as usize;
-    let layout = choose_grid(e, layout, nominal).layout;
-    let func = kernel(dev, &p, &plan, fold, out, &layout)?;
-    let slots = (dev.sm_count() * blocks_per_sm(&func, layout.threads())) as usize;
-    let grid = grid_for(e, layout, slots);
+    let grid = choose_grid(e, layout, (dev.sm_count() * BLOCKS_PER_SM) as usize);
+    let func = kernel(dev, &p, &plan, fold, out, &grid.layout)?;
     let t = p.steps[p.outputs[0]].dtype;
     let part = if grid.layout.split {
         Some(dev.memory().alloc(grid.splits * nout * rc::acc_size(fold, t))?)
@@ -233,7 +216,7 @@ pub(crate) fn reduce(
     unsafe {
         func.launch_raw(
             (grid.blocks as u32, grid.splits as u32, 1),
-            (l.tx, l.ty, l.tz),
+            (l.threads(), 1, 1),
             0,
             dev,
             &mut params,
@@ -267,8 +250,8 @@ mod tests {
         let e = Extent { inner: 1, r: 1 << 26, outer: 1 };
         let l = choose_layout(e, 4, 3, H100);
         assert_eq!((l.tx, l.ty, l.tz, l.vector), (1, 256, 1, 4));
-        let g = choose_grid(e, l, 132 * 8);
-        assert!(g.layout.split && g.splits == 132 * 8, "{g:?}");
+        let g = choose_grid(e, l, 132 * 4);
+        assert!(g.layout.split && g.splits == 132 * 4, "{g:?}");
         assert_eq!(g.jchunk % 4, 0);
         assert!(g.jchunk * g.splits >= e.r && g.jchunk * (g.splits - 1) < e.r);
     }
@@ -278,7 +261,7 @@ mod tests {
         let e = Extent { inner: 1, r: 8192, outer: 8192 };
         let l = choose_layout(e, 4, 1, H100);
         assert_eq!((l.ty, l.tz), (32, 8));
-        let g = choose_grid(e, l, 132 * 8);
+        let g = choose_grid(e, l, 132 * 4);
         assert!(!g.layout.split);
         assert_eq!(g.groups, 1024);
     }
@@ -288,9 +271,9 @@ mod tests {
         let e = Extent { inner: 8192, r: 8192, outer: 1 };
         let l = choose_layout(e, 4, 1, H100);
         assert_eq!((l.tx, l.ty, l.tz, l.vector), (32, 8, 1, 4));
-        let g = choose_grid(e, l, 132 * 8);
+        let g = choose_grid(e, l, 132 * 4);
         assert_eq!(g.tiles, 64);
-        assert!(g.layout.split && g.splits == 16, "{g:?}");
+        assert!(g.layout.split && g.splits == 8, "{g:?}");
     }
 
     #[test]
@@ -303,7 +286,7 @@ mod tests {
         ] {
             let l = choose_layout(e, 1, 1, H100);
             assert_eq!(l.threads(), 256);
-            let g = choose_grid(e, l, 132 * 8);
+            let g = choose_grid(e, l, 132 * 4);
             assert!(!g.layout.split, "{e:?}: {g:?}");
             assert!(g.groups * l.tz as usize >= g.tiles * e.outer);
         }

@@ -280,7 +280,11 @@ fn acc_functions(fold: Fold, t: DType) -> String {
     let mut s = String::new();
     let shfl_scalar = |v: &str| format!("__shfl_down_sync(0xffffffffu, {v}, d)");
     let shfl_value = |v: &str| match a {
-        AccTy::Cd => format!("mk({}, {}, (cd*)0)", shfl_scalar(&format!("{v}.re")), shfl_scalar(&format!("{v}.im"))),
+        AccTy::Cd => format!(
+            "mk({}, {}, (cd*)0)",
+            shfl_scalar(&format!("{v}.re")),
+            shfl_scalar(&format!("{v}.im"))
+        ),
         _ => shfl_scalar(v),
     };
     let ldcg_cd = |p: &str| format!("mk(__ldcg(&{p}re), __ldcg(&{p}im), (cd*)0)");
@@ -405,7 +409,8 @@ fn acc_functions(fold: Fold, t: DType) -> String {
         AccTy::Cd => ldcg_cd("p->"),
         _ => "__ldcg(p)".to_string(),
     };
-    let _ = writeln!(s, "__device__ __forceinline__ acc_t ef_ldcg(const acc_t* p) {{ return {ld}; }}");
+    let _ =
+        writeln!(s, "__device__ __forceinline__ acc_t ef_ldcg(const acc_t* p) {{ return {ld}; }}");
     s
 }
 
@@ -446,7 +451,8 @@ pub(crate) fn source(p: &Program, plan: &Plan, fold: Fold, out: DType, l: &Layou
     let wo = l.outputs_per_thread();
     let w = l.vector;
     let mut s = codegen::helpers(p);
-    let _ = writeln!(s, "enum {{ TX = {}, TY = {}, TZ = {}, W = {w}, WO = {wo} }};", l.tx, l.ty, l.tz);
+    let _ =
+        writeln!(s, "enum {{ TX = {}, TY = {}, TZ = {}, W = {w}, WO = {wo} }};", l.tx, l.ty, l.tz);
     s.push_str(&acc_functions(fold, t));
 
     let mut params: Vec<String> = ["inner", "r", "outer", "tiles", "groups", "jchunk"]
@@ -460,16 +466,20 @@ pub(crate) fn source(p: &Program, plan: &Plan, fold: Fold, out: DType, l: &Layou
     params.push("const double nv".into());
     params.push(format!("{}* __restrict__ out", codegen::storage_type(out)));
     params.push("unsigned int* __restrict__ oidx".into());
-    params.push("acc_t* __restrict__ part".into());
-    params.push("unsigned int* __restrict__ ticket".into());
+    // written and read by different blocks: no `__restrict__`, no read-only cache
+    params.push("acc_t* part".into());
+    params.push("unsigned int* ticket".into());
     let _ = writeln!(
         s,
-        "extern \"C\" __global__ void __launch_bounds__({}) {ENTRY}({}) {{",
+        "extern \"C\" __global__ void __launch_bounds__({}, {}) {ENTRY}({}) {{",
         l.threads(),
+        super::reduce::BLOCKS_PER_SM,
         params.join(", ")
     );
     let shared = l.ty > 1 && l.tx * l.ty > 32;
-    s.push_str("  const int x = threadIdx.x, y = threadIdx.y, z = threadIdx.z;\n");
+    // a one-dimensional block (blockDim.z is limited to 64) seen as TX x TY x TZ; lane
+    // `x + TX * y` of a group is consecutive within a warp, which the shuffles rely on
+    s.push_str("  const int x = threadIdx.x % TX, y = (threadIdx.x / TX) % TY, z = threadIdx.x / (TX * TY);\n");
     s.push_str("  (void)x; (void)z; (void)nv; (void)oidx; (void)part; (void)ticket;\n");
     if l.split {
         s.push_str("  const long long nout = inner * outer;\n");
@@ -606,35 +616,43 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout) {
             let _ = writeln!(s, "        {st} r{k}_{u}[W]; vload(r{k}_{u}, in{k} + {at});");
         }
     };
-    let uroll = l.unroll;
+    // `var` steps by TY from its start below `limit`; `at(u)` is the first element of the
+    // u-th of `unroll` loads issued together, `pos(u)` the position `j` of its element `e`
+    let wide_loops = |s: &mut String,
+                      var: &str,
+                      limit: &str,
+                      at: &dyn Fn(u32) -> String,
+                      pos: &dyn Fn(u32) -> String| {
+        let passes: &[u32] = if l.unroll > 1 { &[l.unroll, 1] } else { &[1] };
+        for &count in passes {
+            if count > 1 {
+                let _ = writeln!(
+                    s,
+                    "      for (; {var} + {} * TY < {limit}; {var} += {count} * TY) {{",
+                    count - 1
+                );
+            } else {
+                let _ = writeln!(s, "      for (; {var} < {limit}; {var} += TY) {{");
+            }
+            for u in 0..count {
+                loads(s, u, &at(u));
+            }
+            s.push_str("#pragma unroll\n        for (int e = 0; e < W; e++) {\n");
+            for u in 0..count {
+                let raw = move |k: usize| format!("r{k}_{u}[e]");
+                element(s, &raw, "acc[e]", &pos(u));
+            }
+            s.push_str("        }\n      }\n");
+        }
+    };
     if l.rows {
         // lanes of a group read consecutive W-element pieces of the row
         s.push_str("      const long long base = o * r + jlo;\n");
         s.push_str("      const long long nvec = jhi > jlo ? (jhi - jlo) / W : 0;\n");
         s.push_str("      long long v = y;\n");
-        for (u_count, cond) in [(uroll, true), (1, false)] {
-            if u_count == 1 && cond {
-                continue;
-            }
-            if cond {
-                let _ = writeln!(
-                    s,
-                    "      for (; v + {} * TY < nvec; v += {u_count} * TY) {{",
-                    u_count - 1
-                );
-            } else {
-                s.push_str("      for (; v < nvec; v += TY) {\n");
-            }
-            for u in 0..u_count {
-                loads(s, u, &format!("base + (v + {u} * TY) * W"));
-            }
-            s.push_str("#pragma unroll\n        for (int e = 0; e < W; e++) {\n");
-            for u in 0..u_count {
-                let raw = move |k: usize| format!("r{k}_{u}[e]");
-                element(s, &raw, "acc[e]", &format!("jlo + (v + {u} * TY) * W + e"));
-            }
-            s.push_str("        }\n      }\n");
-        }
+        wide_loops(s, "v", "nvec", &|u| format!("base + (v + {u} * TY) * W"), &|u| {
+            format!("jlo + (v + {u} * TY) * W + e")
+        });
         // the last (jhi - jlo) % W elements
         s.push_str("      for (long long j = jlo + nvec * W + y; j < jhi; j += TY) {\n        const long long i = o * r + j;\n");
         element(s, &|k| format!("in{k}[i]"), "acc[0]", "j");
@@ -643,29 +661,9 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout) {
         // each thread reads W consecutive outputs' elements of a row at once
         s.push_str("      const long long base = i0 + inner * r * o;\n");
         s.push_str("      long long j = jlo + y;\n");
-        for (u_count, cond) in [(uroll, true), (1, false)] {
-            if u_count == 1 && cond {
-                continue;
-            }
-            if cond {
-                let _ = writeln!(
-                    s,
-                    "      for (; j + {} * TY < jhi; j += {u_count} * TY) {{",
-                    u_count - 1
-                );
-            } else {
-                s.push_str("      for (; j < jhi; j += TY) {\n");
-            }
-            for u in 0..u_count {
-                loads(s, u, &format!("base + inner * (j + {u} * TY)"));
-            }
-            s.push_str("#pragma unroll\n        for (int e = 0; e < W; e++) {\n");
-            for u in 0..u_count {
-                let raw = move |k: usize| format!("r{k}_{u}[e]");
-                element(s, &raw, "acc[e]", &format!("j + {u} * TY"));
-            }
-            s.push_str("        }\n      }\n");
-        }
+        wide_loops(s, "j", "jhi", &|u| format!("base + inner * (j + {u} * TY)"), &|u| {
+            format!("j + {u} * TY")
+        });
     }
 }
 
