@@ -136,13 +136,15 @@ pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
 }
 
 /// Per device and stream, the tickets that split kernels count finished blocks on. Kernels
-/// leave them at zero, so one zeroed buffer serves every launch on that stream in turn.
+/// leave them at zero, so one zeroed buffer serves every launch on that stream in turn. A
+/// buffer that is outgrown is kept, not freed: another thread may hold its address for a launch
+/// it has not queued yet, and freed memory could by then belong to someone else.
 fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
-    type Tickets = HashMap<(usize, usize), DeviceMem>;
+    type Tickets = HashMap<(usize, usize), Vec<DeviceMem>>;
     static T: OnceLock<Mutex<Tickets>> = OnceLock::new();
     let mut map = T.get_or_init(Default::default).lock().unwrap();
-    let key = (dev.ordinal(), dev.stream_raw() as usize);
-    if let Some(m) = map.get(&key) {
+    let buffers = map.entry((dev.ordinal(), dev.stream_raw() as usize)).or_default();
+    if let Some(m) = buffers.last() {
         if m.len() >= count * 4 {
             return Ok(m.ptr());
         }
@@ -151,7 +153,7 @@ fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
     let m = dev.memory().alloc(bytes)?;
     dev.write(&m, 0, &vec![0u8; bytes])?;
     let ptr = m.ptr();
-    map.insert(key, m);
+    buffers.push(m);
     Ok(ptr)
 }
 
