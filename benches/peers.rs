@@ -12,15 +12,17 @@
 //! Usage: `cargo bench --bench peers [-- --quick] [-- --cases chain_f32,axpy_f32]`. Arguments
 //! other than `--quick` and `--cases` are ignored (cargo passes `--bench`).
 //!
-//! The cases that need operations emberfire does not have yet are not listed here: the matrix
-//! cases come with matmul and transposes, `sort_f32` and `fft_c32` with those functions. `copy` is the peers' bandwidth ceiling and has
+//! Matrix products print `tflops=` (2·n³ flops per product) instead of `gbs=`. `fft_c32` is one
+//! transform of 2^24 complex points on a GPU and of 2^20 on the CPU, as the peers time it.
+//!
+//! `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
 
 use emberfire::{
-    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, sin, sqrt, sum, sync,
-    Array, Backend,
+    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, matmul, moddims, sin,
+    sqrt, sum, sync, transpose, Array, Backend, MatProp,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -101,6 +103,23 @@ fn emit(case: &str, ms: f64, bytes: usize) {
     println!("case={case} impl=emberfire ms={ms:.4} gbs={:.2}", bytes as f64 / ms / 1e6);
 }
 
+/// A matrix-product line: `tflops` counts `flops` multiply-adds times two, as the peers do.
+fn emit_flops(case: &str, ms: f64, flops: f64) {
+    println!("case={case} impl=emberfire ms={ms:.4} tflops={:.4}", flops / ms / 1e9);
+}
+
+/// A `side`×`side` matrix of uniform random values in [0, 1), as the peers' inputs.
+fn random_square<T: emberfire::HasAfEnum>(
+    side: usize,
+    rng: &mut StdRng,
+    f: fn(f64) -> T,
+) -> Array<T> {
+    let values: Vec<T> = (0..side * side).map(|_| f(rng.gen::<f64>())).collect();
+    let a = Array::new(&values, dim4!(side, side));
+    a.eval();
+    a
+}
+
 /// `n` uniform random values in [0, 1), as the peers' inputs.
 fn random_f32(n: usize, rng: &mut StdRng) -> Array<f32> {
     let values: Vec<f32> = (0..n).map(|_| rng.gen::<f32>()).collect();
@@ -178,6 +197,14 @@ fn main() {
         }
     }
 
+    if opts.wants("sort_f32") {
+        // ascending sort of the uniform input into a new array (np.sort / cp.sort)
+        let ms = time_ms(&timing, || {
+            emberfire::sort(&x, 0, true).eval();
+        });
+        emit("sort_f32", ms, 8 * n);
+    }
+
     if on_gpu && opts.wants("blackscholes_f32") {
         // three inputs, two outputs, one kernel (the peers' sizes and value ranges)
         let b = 1usize << 25;
@@ -190,6 +217,29 @@ fn main() {
             eval_multiple(vec![&call, &put]);
         });
         emit("blackscholes_f32", ms, 20 * b);
+    }
+
+    // As the GPU peers do: 3 warm-up products, then 10 timed one at a time. (Queueing more
+    // runs the GPU long enough to lower its clocks: 130 queued f64 products time 8 % slower
+    // than 13, for PyTorch and emberfire alike.)
+    let matmul_timing =
+        if on_gpu { Timing { warmup: 3, reps: 10, batch: 1 } } else { Timing { ..timing } };
+
+    if opts.wants("matmul_f32") {
+        // 8192 on a GPU (peers.py), 2048 on the CPU (peers_cpu.py)
+        let side = if on_gpu { 8192 } else { 2048 };
+        let a = random_square(side, &mut rng, |v| v as f32);
+        let b = random_square(side, &mut rng, |v| v as f32);
+        let ms = time_ms(&matmul_timing, || matmul(&a, &b, MatProp::NONE, MatProp::NONE).eval());
+        emit_flops("matmul_f32", ms, 2.0 * (side as f64).powi(3));
+    }
+
+    if on_gpu && opts.wants("matmul_f64") {
+        let side = 4096;
+        let a = random_square(side, &mut rng, |v| v);
+        let b = random_square(side, &mut rng, |v| v);
+        let ms = time_ms(&matmul_timing, || matmul(&a, &b, MatProp::NONE, MatProp::NONE).eval());
+        emit_flops("matmul_f64", ms, 2.0 * (side as f64).powi(3));
     }
 
     if on_gpu && opts.wants("small_add_f32") {
@@ -208,6 +258,41 @@ fn main() {
         sync(device);
         let ms = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
         println!("case=small_add_f32 impl=emberfire ms={ms:.6}");
+    }
+
+    if on_gpu && opts.wants("randu_f32") {
+        // 2^26 uniform f32 from the default (Philox) engine, as the peers' `torch.rand(N)`;
+        // only the output is written (peers_cpu.py has no such case, so the CPU skips it)
+        let ms = time_ms(&timing, || {
+            emberfire::randu::<f32>(dim4!(n)).eval();
+        });
+        emit("randu_f32", ms, 4 * n);
+    }
+
+    if opts.wants("fft_c32") {
+        // one transform of complex f32 points, out of place: read once, written once
+        let points = if on_gpu { 1usize << 24 } else { 1 << 20 };
+        let values: Vec<emberfire::c32> = (0..points)
+            .map(|_| emberfire::c32::new(rng.gen::<f32>() - 0.5, rng.gen::<f32>() - 0.5))
+            .collect();
+        let z = Array::new(&values, dim4!(points));
+        z.eval();
+        let ms = time_ms(&timing, || {
+            emberfire::fft(&z, 1.0, 0).eval();
+        });
+        emit("fft_c32", ms, 16 * points);
+    }
+
+    if opts.wants("transpose_f32") {
+        // a materialised transpose, as the peers' `ascontiguousarray(a.T)` / `t().contiguous()`:
+        // the peers' matrix sides (8192 on a GPU, 2048 on the CPU); read once, written once
+        let m = if on_gpu { 8192 } else { 2048 };
+        let a = moddims(&random_f32(m * m, &mut rng), dim4!(m, m));
+        a.eval();
+        let ms = time_ms(&timing, || {
+            transpose(&a, false).eval();
+        });
+        emit("transpose_f32", ms, 8 * m * m);
     }
 }
 

@@ -53,6 +53,12 @@ impl<T: HasAfEnum> Array<T> {
         &self.node
     }
 
+    /// The node handle itself: assignment writes in place when this handle is the node's only
+    /// owner, and otherwise replaces it with a node of its own (copy-on-write).
+    pub(crate) fn node_mut(&mut self) -> &mut Arc<Node> {
+        &mut self.node
+    }
+
     /// An array on the active backend holding the given host elements.
     pub(crate) fn from_host(h: HostVec, dims: Dim4) -> Self {
         Self::try_from_host(h, dims).unwrap_or_else(|e| panic!("creating an array: {e}"))
@@ -195,15 +201,31 @@ impl<T: HasAfEnum> Array<T> {
         self.node.dims
     }
 
-    /// The strides of the array's memory, in elements (column-major for evaluated arrays).
+    /// The strides of the array's memory, in elements (column-major for evaluated arrays; a
+    /// view's own, see [`index`](crate::index)). A `Dim4` holds no negative values, so a view
+    /// made with a negative step first takes a contiguous copy of its elements and reports
+    /// that copy's strides.
     ///
     /// ```
     /// use emberfire::{Array, dim4};
     /// assert_eq!(Array::<u8>::new_empty(dim4!(3, 2)).strides(), dim4!(1, 3, 6, 6));
     /// ```
     pub fn strides(&self) -> Dim4 {
+        let d = self.layout();
+        Dim4::new(&std::array::from_fn(|k| d.strides[k] as u64))
+    }
+
+    /// The evaluated data as `strides` and `offset` describe it: a flipped view cannot report
+    /// its negative stride in a `Dim4`, so the array first takes a contiguous copy of its
+    /// elements, as `device_ptr` does for views.
+    fn layout(&self) -> Data {
         let d = self.node.eval();
-        Dim4::new(&std::array::from_fn(|k| d.strides[k].max(0) as u64))
+        if d.strides.iter().all(|&s| s >= 0) {
+            return d;
+        }
+        let d = self.copy().node().eval();
+        self.node.set_ready(d.clone());
+        d
     }
 
     /// The offset of the first element in the array's memory, in elements.
@@ -213,7 +235,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(Array::<u8>::new_empty(dim4!(3)).offset(), 0);
     /// ```
     pub fn offset(&self) -> i64 {
-        self.node.eval().offset as i64
+        self.layout().offset as i64
     }
 
     /// Number of dimensions (ignoring trailing dimensions of size 1).

@@ -36,17 +36,30 @@ fn buffer_addr(b: &Buffer) -> usize {
     }
 }
 
+/// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer).
+pub(crate) fn buffer_locked(b: &Buffer) -> bool {
+    match b {
+        Buffer::Host(_) => host_locks().lock().unwrap().contains(&buffer_addr(b)),
+        Buffer::Cuda(m) => m.is_locked(),
+    }
+}
+
 impl<T: HasAfEnum> Array<T> {
     /// The evaluated data, made contiguous and owned by this array if it was a view.
     fn own_data(&self) -> Data {
-        let d = self.node().eval();
+        self.try_own_data().unwrap_or_else(|e| panic!("evaluation failed: {e}"))
+    }
+
+    /// Like `own_data`, returning an evaluation failure (out of memory, a driver error).
+    pub(crate) fn try_own_data(&self) -> crate::error::Result<Data> {
+        let d = self.node().try_eval()?;
         if d.offset == 0 && d.is_contiguous(self.dims()) {
-            return d;
+            return Ok(d);
         }
         let c = self.copy();
-        let d = c.node().eval();
+        let d = c.node().try_eval()?;
         self.node().set_ready(d.clone());
-        d
+        Ok(d)
     }
 
     /// Evaluates the array, locks its memory and returns the address of its first element
@@ -113,13 +126,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(!Array::new(&[1u8], dim4!(1)).is_locked());
     /// ```
     pub fn is_locked(&self) -> bool {
-        match self.node().data() {
-            None => false,
-            Some(d) => match &*d.buf {
-                Buffer::Host(_) => host_locks().lock().unwrap().contains(&buffer_addr(&d.buf)),
-                Buffer::Cuda(m) => m.is_locked(),
-            },
-        }
+        self.node().data().is_some_and(|d| buffer_locked(&d.buf))
     }
 
     /// An array of shape `dims` that takes ownership of `dev_ptr`, memory of the active

@@ -384,8 +384,15 @@ pub fn device_gc() {
     }
 }
 
-/// The CUDA ordinal (native id) of emberfire device `id` of the active backend. emberfire's ids
-/// are CUDA's ordinals, so this is the identity on CUDA; on the CPU it is 0.
+/// The CUDA ordinal (native id) of emberfire device `id` of the active backend; on the CPU it
+/// is 0.
+///
+/// emberfire numbers CUDA devices exactly as the CUDA driver does for this process, so this is
+/// the identity: ordinal `k` is the `k`-th device the driver lists after applying
+/// `CUDA_VISIBLE_DEVICES` (and `CUDA_DEVICE_ORDER`). emberfire does not reorder devices (as
+/// ArrayFire does, best first) so that a device number means the same GPU to emberfire, the CUDA
+/// runtime, cudarc, PyTorch and CuPy in the same process; a program that wants another order
+/// sets `CUDA_VISIBLE_DEVICES`.
 ///
 /// ```
 /// assert_eq!(emberfire::get_device_native_id(0), 0);
@@ -393,11 +400,13 @@ pub fn device_gc() {
 pub fn get_device_native_id(id: i32) -> i32 {
     match active_kind() {
         BackendKind::Cpu => 0,
-        BackendKind::Cuda(_) => id,
+        BackendKind::Cuda(_) => native_ordinal(id),
     }
 }
 
-/// Makes the device with CUDA ordinal `native_id` the active device of this thread.
+/// Makes the device with CUDA ordinal `native_id` the active device of this thread (see
+/// [`get_device_native_id`] for how ordinals and emberfire's ids relate). Panics if there is no
+/// such device.
 ///
 /// ```
 /// emberfire::set_device_native_id(emberfire::get_device_native_id(0));
@@ -405,6 +414,17 @@ pub fn get_device_native_id(id: i32) -> i32 {
 pub fn set_device_native_id(native_id: i32) {
     set_device(match active_kind() {
         BackendKind::Cpu => 0,
-        BackendKind::Cuda(_) => native_id,
+        BackendKind::Cuda(_) => device_of_ordinal(native_id),
     })
+}
+
+/// The CUDA ordinal of emberfire's CUDA device `id`: the same number (see
+/// [`get_device_native_id`]). Kept as the one place that says so.
+pub(crate) fn native_ordinal(id: i32) -> i32 {
+    id
+}
+
+/// emberfire's id of the CUDA device with ordinal `native_id`: the same number.
+fn device_of_ordinal(native_id: i32) -> i32 {
+    native_id
 }

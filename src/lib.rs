@@ -25,6 +25,7 @@
 mod array;
 mod array_device;
 mod backend;
+pub mod cuda;
 mod device;
 mod dim4;
 mod dtype;
@@ -36,6 +37,7 @@ mod jit;
 mod macros;
 mod ops;
 mod print_format;
+mod random;
 mod storage;
 
 pub use array::{print, print_gen, Array};
@@ -55,11 +57,38 @@ pub use dtype::{
 pub use error::{Error, Result};
 pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
+pub use ops::blas::{
+    dot, gemm, get_cublas_mode, matmul, set_cublas_mode, try_dot, try_gemm, try_matmul,
+    CublasMathMode, GemmType, MatProp,
+};
+pub use ops::by_key::*;
 pub use ops::data::{
     constant, diag_create, diag_extract, identity, iota, lower, range, replace, replace_scalar,
     select, selectl, selectr, upper, ConstGenerator,
 };
+#[allow(deprecated)]
+pub use ops::movement::{
+    flat, flip, join, join_many, moddims, pad, reorder, reorder_v2, shift, tile, transpose,
+    transpose_inplace, BorderType,
+};
+pub use ops::random::{randn, random_normal, random_uniform, randu};
 pub use ops::reduce::*;
+pub use ops::scan::{accum, diff1, diff2, scan, scan_by_key, BinaryOp};
+pub use random::{
+    get_default_random_engine, get_seed, set_default_random_engine_type, set_seed, RandomEngine,
+    RandomEngineType, DEFAULT_RANDOM_ENGINE, MERSENNE, PHILOX, THREEFRY,
+};
+
+pub use ops::assign::{
+    assign_gen, assign_seq, set_col, set_cols, set_row, set_rows, set_slice, set_slices,
+};
+pub use ops::index::{col, cols, index, row, rows, slice, slices};
+pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
+pub use ops::locate::locate;
+pub use ops::seq::Seq;
+pub use ops::set::{set_intersect, set_union, set_unique};
+pub use ops::signal::*;
+pub use ops::sort::{sort, sort_by_key, sort_index};
 
 pub use backend::cuda::nvrtc::JitStats;
 
@@ -83,3 +112,4 @@ pub use half::f16;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
+pub use ops::stats::*;

@@ -1,4 +1,4 @@
-//! The macros of arrayfire-rust: `dim4!`, `constant!`, `af_print!`.
+//! The macros of arrayfire-rust: `dim4!`, `constant!`, `af_print!`, `join_many!`.
 
 /// A [`Dim4`](crate::Dim4) from one to four sizes; missing sizes are 1.
 ///
@@ -51,5 +51,21 @@ macro_rules! af_print {
     };
     ($msg:expr, $x:expr, $precision:expr) => {
         $crate::print_gen($msg.to_string(), &$x, Some($precision))
+    };
+}
+
+/// Joins arrays along a dimension: `join_many![dim; a, b, c]` is
+/// [`join_many`](fn@crate::join_many)`(dim, vec![a, b, c])`, each argument an `&Array`.
+///
+/// ```
+/// use emberfire::{join_many, Array, dim4};
+/// let a = &Array::new(&[1, 2], dim4!(2));
+/// let b = &Array::new(&[3], dim4!(1));
+/// assert_eq!(join_many![0; a, b, a].to_vec(), vec![1, 2, 3, 1, 2]);
+/// ```
+#[macro_export]
+macro_rules! join_many {
+    [$dim:expr; $($x:expr),+ $(,)?] => {
+        $crate::join_many($dim, vec![$($x),+])
     };
 }

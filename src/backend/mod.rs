@@ -3,9 +3,17 @@
 //! Every array belongs to one backend (and, on CUDA, one device). The expression graph is
 //! backend-neutral; a backend receives flattened `Program`s and returns buffers.
 
+pub(crate) mod blas;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod movement;
+pub(crate) mod random;
 pub(crate) mod reduce;
+pub(crate) mod scan;
+
+pub(crate) mod index_copy;
+pub(crate) mod signal;
+pub(crate) mod write_into;
 
 use std::sync::atomic::Ordering;
 

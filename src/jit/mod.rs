@@ -1,6 +1,7 @@
 //! The lazy expression graph shared by every backend: nodes, operations, and the flattened
 //! programs that backends evaluate.
 
+pub(crate) mod index_map;
 pub(crate) mod node;
 pub(crate) mod op;
 pub(crate) mod program;

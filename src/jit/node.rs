@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, RwLock};
 
+use super::index_map::IndexMap;
 use super::op::{BinOp, UnOp};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
@@ -50,13 +51,15 @@ pub(crate) enum Expr {
     Cast(Arc<Node>),
     /// `cond ? a : b`, children in that order.
     Select(Arc<Node>, Arc<Node>, Arc<Node>),
+    /// Ready data read through an index map (`tile`, `shift`, `pad`): a leaf.
+    Mapped(Data, IndexMap),
 }
 
 impl Expr {
     /// The children of this expression, in order.
     pub(crate) fn children(&self) -> Vec<&Arc<Node>> {
         match self {
-            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) => vec![],
+            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => vec![],
             Expr::Unary(_, a) | Expr::Cast(a) => vec![a],
             Expr::Binary(_, a, b) => vec![a, b],
             Expr::Select(c, a, b) => vec![c, a, b],
@@ -104,6 +107,9 @@ impl Node {
         if matches!(expr, Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_)) {
             leaves = 1;
         }
+        if let Expr::Mapped(..) = expr {
+            leaves = super::index_map::MAPPED_LEAF_WEIGHT;
+        }
         let too_big = height > MAX_HEIGHT || leaves > MAX_LEAVES;
         if too_big && !crate::evaluation::is_manual_eval() {
             for c in expr.children() {
@@ -144,6 +150,12 @@ impl Node {
     /// Replaces the state with evaluated data, dropping the expression and its children.
     pub(crate) fn set_ready(&self, data: Data) {
         *self.state.write().unwrap() = State::Ready(data);
+    }
+
+    /// The state, for a caller that holds the only reference to the node (`Arc::get_mut`):
+    /// how assignment reaches a buffer that nothing else can observe, to write it in place.
+    pub(crate) fn state_mut(&mut self) -> &mut State {
+        self.state.get_mut().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Evaluates the node if it is lazy and returns its data; panics if the backend fails.

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::index_map::IndexMap;
 use super::node::{Data, Expr, Node, State};
 use super::op::{BinOp, UnOp};
 use crate::dim4::Dim4;
@@ -22,6 +23,8 @@ pub(crate) enum Instr {
     Binary(BinOp, usize, usize),
     Cast(usize),
     Select(usize, usize, usize),
+    /// Ready data read through an index map (see `index_map.rs`).
+    Mapped(Data, IndexMap),
 }
 
 /// An instruction with the type and shape of its result.
@@ -66,6 +69,7 @@ impl Program {
                 Expr::Scalar(v) => Instr::Scalar(v),
                 Expr::Range(d) => Instr::Range(d),
                 Expr::Iota(b) => Instr::Iota(b),
+                Expr::Mapped(d, m) => Instr::Mapped(d, m),
                 Expr::Unary(op, a) => Instr::Unary(op, self.visit(&a, seen)),
                 Expr::Binary(op, a, b) => {
                     let a = self.visit(&a, seen);
@@ -115,6 +119,7 @@ impl Instr {
     pub(crate) fn operands(&self) -> Vec<usize> {
         match *self {
             Instr::Input(_) | Instr::Scalar(_) | Instr::Range(_) | Instr::Iota(_) => vec![],
+            Instr::Mapped(..) => vec![],
             Instr::Unary(_, a) | Instr::Cast(a) => vec![a],
             Instr::Binary(_, a, b) => vec![a, b],
             Instr::Select(c, a, b) => vec![c, a, b],

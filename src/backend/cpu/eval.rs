@@ -14,7 +14,7 @@ use crate::storage::{convert, with_dtype, with_vec, Element, HostVec};
 use crate::backend::Buffer;
 
 /// Elements per chunk: a few temporaries of this size fit in L2.
-const CHUNK: usize = 4096;
+pub(crate) const CHUNK: usize = 4096;
 
 /// The value of one step over one chunk.
 pub(crate) enum Val<'a> {
@@ -44,7 +44,7 @@ pub(crate) fn run(p: &Program) -> Vec<HostVec> {
     let mut outs: Vec<HostVec> = p
         .outputs
         .iter()
-        .map(|&o| with_dtype!(p.steps[o].dtype, T => T::wrap(Vec::<T>::with_capacity(n))))
+        .map(|&o| with_dtype!(p.steps[o].dtype, T => T::wrap(crate::storage::alloc_uninit::<T>(n))))
         .collect();
     let ptrs: Vec<OutPtr> = outs
         .iter_mut()
@@ -114,6 +114,7 @@ pub(crate) fn eval_steps<'a>(
         let get = |k: usize| vals[k].as_ref().expect("internal error: operand freed early");
         let v = match &step.instr {
             Instr::Input(d) => load(d, step.dims, p.dims, start, len),
+            Instr::Mapped(d, m) => super::gather::load_mapped(d, m, step.dims, p.dims, start, len),
             Instr::Scalar(h) => Val::Splat(h.clone()),
             Instr::Range(dim) => {
                 Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, |c| {
@@ -195,7 +196,12 @@ fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
 
 /// Calls `f(first_position, run_length, coords)` for the runs along dimension 0 that cover
 /// output elements `start..start+len`.
-fn for_runs(out: Dim4, start: usize, len: usize, mut f: impl FnMut(usize, usize, [usize; 4])) {
+pub(crate) fn for_runs(
+    out: Dim4,
+    start: usize,
+    len: usize,
+    mut f: impl FnMut(usize, usize, [usize; 4]),
+) {
     let mut c = coords(start, out);
     let mut done = 0;
     let d0 = out[0] as usize;

@@ -1,6 +1,20 @@
 //! The CPU backend: fused, chunked, parallel evaluation of expression graphs.
 
+pub(crate) mod blas;
+pub(crate) mod copy;
 pub(crate) mod eval;
+pub(crate) mod fft;
+pub(crate) mod gather;
 pub(crate) mod kernels;
+pub(crate) mod random;
+#[cfg(target_arch = "x86_64")]
+mod random_avx2;
 pub(crate) mod reduce;
+pub(crate) mod scan;
+pub(crate) mod signal;
+pub(crate) mod sort;
+pub(crate) mod transpose;
 pub(crate) mod vmath;
+
+pub(crate) mod index_copy;
+pub(crate) mod write_into;

@@ -35,6 +35,18 @@ pub(crate) struct Plan {
     pub vector: usize,
     /// True when some step needs the coordinates of the element (strided input, range, iota).
     pub coords: bool,
+    /// True when the (single) output is written through four strides into an existing buffer
+    /// (`run_into`) instead of densely into a new one.
+    pub strided_out: bool,
+}
+
+impl Plan {
+    /// Writes the output through strides: needs coordinates, and one element per iteration.
+    pub(crate) fn write_strided(&mut self) {
+        self.strided_out = true;
+        self.coords = true;
+        self.vector = 1;
+    }
 }
 
 /// The C type that stores elements of `t` in memory.
@@ -107,7 +119,7 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
                 coords |= a == Access::Strided;
                 access[i] = Some(a);
             }
-            Instr::Range(_) | Instr::Iota(_) => coords = true,
+            Instr::Range(_) | Instr::Iota(_) | Instr::Mapped(..) => coords = true,
             _ => {}
         }
     }
@@ -126,7 +138,7 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
             vector = w;
         }
     }
-    Plan { access, vector, coords }
+    Plan { access, vector, coords, strided_out: false }
 }
 
 /// A compact encoding of everything the generated source depends on.
@@ -134,6 +146,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
     let mut k = Vec::with_capacity(p.steps.len() * 8 + 8);
     k.push(plan.vector as u8);
     k.push(plan.coords as u8);
+    k.push(plan.strided_out as u8);
     for (i, s) in p.steps.iter().enumerate() {
         k.push(s.dtype as u8);
         let operands: Vec<usize> = s.instr.operands();
@@ -146,6 +159,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
             Instr::Binary(op, _, _) => k.extend([6, *op as u8]),
             Instr::Cast(_) => k.push(7),
             Instr::Select(..) => k.push(8),
+            Instr::Mapped(_, m) => k.extend(super::mapped::key(m, s.dims)),
         }
         for o in operands {
             k.extend((o as u32).to_le_bytes());
@@ -613,7 +627,7 @@ pub(crate) fn store_expr(t: DType, v: &str) -> String {
 /// Writes the kernel's source. Parameter order (which `launch` follows): `n`; the output's d0,
 /// d1, d2 when coordinates are needed; then, step by step, each input's pointer (and its four
 /// strides when strided), each scalar's value, each iota's four block sizes; then one pointer
-/// per output.
+/// per output; then, for a strided output, its four strides.
 pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     let mut s = helpers(p);
     let mut params: Vec<String> = vec!["const long long n".into()];
@@ -625,6 +639,9 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     params.extend(step_params(p, plan));
     for (o, &idx) in p.outputs.iter().enumerate() {
         params.push(format!("{}* __restrict__ out{o}", storage_type(p.steps[idx].dtype)));
+    }
+    if plan.strided_out {
+        params.extend((0..4).map(|k| format!("const long long os_{k}")));
     }
     let _ = writeln!(s, "extern \"C\" __global__ void {ENTRY}({}) {{", params.join(", "));
 
@@ -680,10 +697,12 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
             "    const long long c0 = i % d0; long long t_ = i / d0; const long long c1 = t_ % d1; t_ /= d1; const long long c2 = t_ % d2; const long long c3 = t_ / d2;"
         );
     }
-    body(&mut s, p, "    ", |i| element_read(plan, i));
+    body(&mut s, p, "    ", |i| element_read(p, plan, i));
+    let out_at =
+        if plan.strided_out { "c0 * os_0 + c1 * os_1 + c2 * os_2 + c3 * os_3" } else { "i" };
     for (o, &idx) in p.outputs.iter().enumerate() {
-        let _ =
-            writeln!(s, "    out{o}[i] = {};", store_expr(p.steps[idx].dtype, &format!("v{idx}")));
+        let v = store_expr(p.steps[idx].dtype, &format!("v{idx}"));
+        let _ = writeln!(s, "    out{o}[{out_at}] = {v};");
     }
     s.push_str("  }\n}\n");
     s
@@ -716,7 +735,8 @@ pub(crate) fn helpers(p: &Program) -> String {
 
 /// The kernel parameters of a program's steps, in step order: each input's pointer (and its
 /// four strides when strided), each scalar's value, each iota's four block sizes.
-/// `launch::push_step_args` passes the matching values.
+/// each mapped leaf's parameters (`mapped::params`). `launch::push_step_args` passes the
+/// matching values.
 pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
     let mut params = Vec::new();
     for (i, st) in p.steps.iter().enumerate() {
@@ -731,6 +751,7 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
                 }
             }
             Instr::Scalar(_) => params.push(format!("const {ty} k{i}")),
+            Instr::Mapped(_, m) => params.extend(super::mapped::params(i, st.dtype, m)),
             Instr::Iota(_) => {
                 for k in 0..4 {
                     params.push(format!("const long long b{i}_{k}"));
@@ -744,8 +765,10 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
 
 /// The stored element of input step `i` at the element with linear index `i` and coordinates
 /// `c0..c3` (variables of the generated code), for a kernel that reads one element at a time.
-pub(crate) fn element_read(plan: &Plan, i: usize) -> String {
-    if plan.access[i] == Some(Access::Strided) {
+pub(crate) fn element_read(p: &Program, plan: &Plan, i: usize) -> String {
+    if let Instr::Mapped(_, m) = &p.steps[i].instr {
+        super::mapped::element(i, p.steps[i].dtype, p.steps[i].dims, m)
+    } else if plan.access[i] == Some(Access::Strided) {
         format!("in{i}[c0 * s{i}_0 + c1 * s{i}_1 + c2 * s{i}_2 + c3 * s{i}_3]")
     } else {
         format!("in{i}[i]")
@@ -759,7 +782,7 @@ pub(crate) fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -
         let t = st.dtype;
         let rt = reg_type(t);
         let e = match &st.instr {
-            Instr::Input(_) => load_expr(t, &raw(i)),
+            Instr::Input(_) | Instr::Mapped(..) => load_expr(t, &raw(i)),
             Instr::Scalar(_) => load_expr(t, &format!("k{i}")),
             Instr::Range(d) => {
                 let c = if st.dims[*d as usize] == 1 { "0".to_string() } else { format!("c{d}") };
@@ -863,6 +886,43 @@ mod tests {
         }
         if let Some(dir) = dump {
             std::fs::write(format!("{dir}/all_kernels.cu"), all).unwrap();
+        }
+    }
+
+    /// Kernels writing through a strided output (`run_into`): a copy of every type, a scalar
+    /// broadcast, and a fused expression of strided inputs; dumped like the others.
+    #[test]
+    fn generates_strided_outputs() {
+        let d = Dim4::new(&[8, 3, 2, 1]);
+        let mut kernels = Vec::new();
+        for t in DType::ALL {
+            kernels.push(program(vec![input(t, d)], d));
+            kernels.push(program(vec![step(Instr::Scalar(HostVec::zeros(t, 1)), t, d)], d));
+        }
+        kernels.push(program(
+            vec![
+                input(DType::F32, d),
+                input(DType::F32, Dim4::new(&[8, 1, 1, 1])),
+                step(Instr::Binary(BinOp::Mul, 0, 1), DType::F32, d),
+                step(Instr::Unary(UnOp::Sin, 2), DType::F32, d),
+            ],
+            d,
+        ));
+        let mut all = String::from(PRELUDE);
+        for (n, p) in kernels.iter().enumerate() {
+            let linear: Vec<bool> = p.steps.iter().map(|s| s.dims == p.dims).collect();
+            let mut plan = plan(p, &linear, |_| true);
+            plan.write_strided();
+            assert!(plan.coords && plan.vector == 1);
+            let dense = key(p, &super::plan(p, &linear, |_| true));
+            assert_ne!(key(p, &plan), dense, "the strided form must have its own kernel");
+            let src = source(p, &plan);
+            assert!(src.contains("os_3") && src.contains("c0 * os_0"));
+            let body = src[PRELUDE.len()..].replace(ENTRY, &format!("s{n}"));
+            all.push_str(&format!("namespace s{n} {{\n{body}}}\n"));
+        }
+        if let Ok(dir) = std::env::var("EMBERFIRE_DUMP_KERNELS") {
+            std::fs::write(format!("{dir}/strided_out_kernels.cu"), all).unwrap();
         }
     }
 

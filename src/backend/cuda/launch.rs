@@ -28,7 +28,7 @@ fn kernels() -> &'static Mutex<KernelMap> {
 }
 
 /// The device pointer and element offset of an input step.
-fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
+pub(crate) fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
     match &*d.buf {
         Buffer::Cuda(m) => m.ptr() + (d.offset * size) as u64,
         Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA program"),
@@ -46,11 +46,48 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
     if n == 0 {
         return Ok(outs);
     }
-    let linear = linear_inputs(p);
-    let plan = codegen::plan(p, &linear, |w| aligned_for(p, &linear, w));
-    let func = kernel(dev, p, &plan)?;
+    let out_ptrs: Vec<u64> = outs.iter().map(|m| m.ptr()).collect();
+    launch(dev, p, &out_ptrs, None)?;
+    Ok(outs)
+}
 
-    let mut slots: Slots = Vec::with_capacity(8 + p.steps.len() * 5);
+/// Evaluates `p` (one output) on device `ordinal` and writes element `(i, j, k, l)` of the
+/// result to element `offset + i*s0 + j*s1 + k*s2 + l*s3` of `dst`. The caller has checked
+/// that this view lies inside `dst` and is one-to-one, and holds `dst` exclusively (so no step
+/// of `p` reads it).
+pub(crate) fn run_into(
+    ordinal: usize,
+    p: &Program,
+    dst: &DeviceMem,
+    offset: usize,
+    strides: [i64; 4],
+) -> Result<(), Error> {
+    let dev = runtime::device(ordinal)?;
+    if p.dims.elements() == 0 {
+        return Ok(());
+    }
+    let size = p.steps[p.outputs[0]].dtype.size();
+    launch(dev, p, &[dst.ptr() + (offset * size) as u64], Some(strides))
+}
+
+/// Finds or compiles the kernel of `p` and launches it, writing output `o` at `outs[o]`:
+/// densely, or through `out_strides` (one output only).
+fn launch(
+    dev: &Device,
+    p: &Program,
+    outs: &[u64],
+    out_strides: Option<[i64; 4]>,
+) -> Result<(), Error> {
+    let n = p.dims.elements() as usize;
+    let linear = linear_inputs(p);
+    let mut plan = codegen::plan(p, &linear, |w| aligned_for(p, &linear, w));
+    if out_strides.is_some() {
+        plan.write_strided();
+    }
+    let func = kernel(dev, p, &plan)?;
+    order_inputs(dev, p)?;
+
+    let mut slots: Vec<[u64; 2]> = Vec::with_capacity(8 + p.steps.len() * 5);
     let push_u64 = |slots: &mut Vec<[u64; 2]>, v: u64| slots.push([v, 0]);
     push_u64(&mut slots, n as u64);
     if plan.coords {
@@ -59,8 +96,11 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
         }
     }
     push_step_args(p, &plan, &mut slots);
-    for m in &outs {
-        push_u64(&mut slots, m.ptr());
+    for &ptr in outs {
+        push_u64(&mut slots, ptr);
+    }
+    for st in out_strides.iter().flatten() {
+        push_u64(&mut slots, *st as u64);
     }
     let mut params: Vec<*mut c_void> =
         slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
@@ -70,10 +110,10 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
     let grid = (iters.div_ceil(BLOCK as usize) as u64).clamp(1, max_grid as u64) as u32;
     // SAFETY: the parameters match the kernel's signature in order and size (see
     // `codegen::source`), every pointer refers to live device memory of the right length held
-    // by `p` or `outs`, and the launch is ordered on the device's stream before any use of
-    // `outs`.
-    unsafe { func.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut params)? };
-    Ok(outs)
+    // by `p` or by the caller of `launch` (which checked a strided output's view against its
+    // buffer), and the launch is ordered on the thread's current stream (which the outputs
+    // were allocated for) before any use of the outputs.
+    unsafe { func.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut params) }
 }
 
 /// The compiled kernel for `p` under `plan`, compiling it on first use.
@@ -154,7 +194,27 @@ pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, slots: &mut Slot
                     slots.push([size, 0]);
                 }
             }
+            Instr::Mapped(d, m) => {
+                for v in super::mapped::values(d, s.dtype, s.dims, m) {
+                    slots.push([v, 0]);
+                }
+            }
             _ => {}
         }
     }
+}
+
+/// Orders the launch about to be queued on the current stream after the last use of each input
+/// buffer on another stream (a user stream of a `with_stream` scope, maybe on another thread);
+/// nothing to do in the common one-stream case.
+pub(crate) fn order_inputs(dev: &Device, p: &Program) -> Result<(), Error> {
+    let stream = dev.current_stream_id();
+    for s in &p.steps {
+        if let Instr::Input(d) | Instr::Mapped(d, _) = &s.instr {
+            if let Buffer::Cuda(m) = &*d.buf {
+                dev.memory().order_use(m, stream)?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -18,7 +18,17 @@
 //!   [`MemoryManager::unlock_ptr`] (or [`DeviceMem::unlock`] before the drop).
 //! - **Foreign memory.** [`MemoryManager::adopt`] takes ownership of a pointer from
 //!   `cuMemAlloc` and frees it exactly once, with the driver, never into the cache;
-//!   [`MemoryManager::borrow`] wraps memory someone else owns and only keeps its owner alive.
+//!   [`MemoryManager::borrow`] wraps memory someone else owns and only keeps its owner alive
+//!   (until unlocked, if it was locked when its handle dropped).
+//! - **User streams.** A thread can make a stream of the user's current for a scope
+//!   ([`MemoryManager::enter_stream`]): allocations for that thread are then made for that
+//!   stream. Entering makes the user's stream wait for the stream that was current; leaving
+//!   makes the own stream (and the outer one) wait for the user's. Once no scope uses a user
+//!   stream any more it is *retired*: the own stream has waited for all of its work, so every
+//!   later record, wait or synchronisation that would name it names the own stream instead, and
+//!   the user may destroy it. A block freed while the scope was open carries an event recorded
+//!   on the user's stream, and any reuse on another stream waits for it; a block freed after the
+//!   scope is ordered by the own stream. No user stream is ever touched after its last scope.
 //! - **Out of memory is an error, not a crash.** A failed allocation returns every cached block
 //!   to the allocator and retries (then once more at the exact size, in case rounding up was
 //!   what did not fit) before it reports [`Error::OutOfMemory`].
@@ -31,10 +41,12 @@
 //! [`DriverStreamOrder`].
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 
 use cudarc::driver::{result as cu, sys, CudaContext, CudaStream, DriverError};
 
@@ -43,14 +55,56 @@ use crate::error::Error;
 /// A raw allocator of device memory, the layer under emberfire's caching pool.
 ///
 /// The default is the driver's `cuMemAlloc`/`cuMemFree`. Install another with
-/// [`MemoryManager::set_allocator`] to take emberfire's memory from a pool of your own (an
+/// [`crate::cuda::set_allocator`] to take emberfire's memory from a pool of your own (an
 /// arena shared with another library, a logging or limiting wrapper, ...). emberfire still
-/// caches and reuses the blocks it gets from you; `device_gc` hands them back.
-pub trait DeviceAllocator: Send + Sync {
-    /// Allocates `bytes` (never 0) of device memory on the manager's device, with the device's
-    /// primary context current on the calling thread, and returns its address, aligned to at
-    /// least 256 bytes. Returns [`Error::OutOfMemory`] when the memory is not there: emberfire
-    /// then frees its cache and asks again. Any other error is passed on as it is.
+/// caches and reuses the blocks it gets from you; [`crate::device_gc`] hands them back.
+///
+/// # Safety
+///
+/// emberfire's kernels read and write the memory an allocator returns, so an implementation
+/// must keep these promises: a successful [`allocate`](Self::allocate) returns the address of
+/// at least `bytes` bytes of device memory on the device the allocator was installed for,
+/// usable from every stream of that device's primary context, aligned to 256 bytes, that
+/// nothing else reads, writes or frees until emberfire passes it to [`free`](Self::free).
+///
+/// ```
+/// use emberfire::cuda::DeviceAllocator;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+///
+/// /// Counts the blocks emberfire takes from the allocator it wraps.
+/// struct Counting {
+///     inner: Arc<dyn DeviceAllocator>,
+///     live: AtomicUsize,
+/// }
+///
+/// // SAFETY: every block comes from `inner`, which keeps the promises.
+/// unsafe impl DeviceAllocator for Counting {
+///     fn allocate(&self, bytes: usize) -> emberfire::Result<u64> {
+///         let p = self.inner.allocate(bytes)?;
+///         self.live.fetch_add(1, Ordering::Relaxed);
+///         Ok(p)
+///     }
+///     unsafe fn free(&self, ptr: u64, bytes: usize) {
+///         self.live.fetch_sub(1, Ordering::Relaxed);
+///         // SAFETY: emberfire passes back exactly what `allocate` returned.
+///         unsafe { self.inner.free(ptr, bytes) }
+///     }
+/// }
+///
+/// if let Ok(driver) = emberfire::cuda::driver_allocator(0) {
+///     let counting = Arc::new(Counting { inner: driver.clone(), live: AtomicUsize::new(0) });
+///     emberfire::cuda::set_allocator(0, counting.clone()).unwrap();
+///     // ... arrays created on device 0 now take their memory through `counting` ...
+///     emberfire::cuda::set_allocator(0, driver).unwrap();
+/// }
+/// ```
+pub unsafe trait DeviceAllocator: Send + Sync {
+    /// Allocates `bytes` (never 0) of device memory on the manager's device and returns its
+    /// address, aligned to at least 256 bytes. It is called from any thread, with any context
+    /// current (make the device's primary context current if the allocation needs it, as the
+    /// driver's allocator does). Returns [`Error::OutOfMemory`] when the memory is not there:
+    /// emberfire then frees its cache and asks again. Any other error is passed on as it is.
     fn allocate(&self, bytes: usize) -> Result<u64, Error>;
 
     /// Frees a block this allocator returned.
@@ -144,8 +198,16 @@ struct Orphan {
 }
 
 enum OrphanKind {
-    Pool { size: usize, allocator: Arc<dyn DeviceAllocator> },
+    Pool {
+        size: usize,
+        allocator: Arc<dyn DeviceAllocator>,
+    },
     Adopted,
+    /// Borrowed memory keeps its owner while locked: an owner that frees the memory when
+    /// dropped (a `CudaSlice`, say) must not free it under the user.
+    Borrowed {
+        owner: Arc<dyn Any + Send + Sync>,
+    },
 }
 
 struct PoolState {
@@ -157,7 +219,8 @@ struct PoolState {
     tick: u64,
     cached_bytes: usize,
     cache_limit: usize,
-    orphans: HashMap<u64, Orphan>,
+    /// Locked memory whose handle dropped, by address (several for memory borrowed twice).
+    orphans: HashMap<u64, Vec<Orphan>>,
 }
 
 /// The state shared by a manager and every `DeviceMem` it handed out.
@@ -165,6 +228,11 @@ struct Pool {
     ordinal: usize,
     own_stream: StreamId,
     order: Arc<dyn StreamOrder>,
+    /// User streams that scopes have made current, with the number of scopes open on each;
+    /// 0 means retired (see the module documentation). Held for reading while recording on or
+    /// synchronising a user stream, so that a stream cannot retire (and be destroyed by its
+    /// owner) in the middle of such a call.
+    streams: RwLock<HashMap<StreamId, usize>>,
     /// Frees adopted memory: always the driver, whatever allocator is installed.
     driver: Arc<dyn DeviceAllocator>,
     state: Mutex<PoolState>,
@@ -282,6 +350,7 @@ impl MemoryManager {
                 ordinal,
                 own_stream,
                 order,
+                streams: RwLock::new(HashMap::new()),
                 driver: allocator.clone(),
                 state: Mutex::new(PoolState {
                     allocator,
@@ -309,9 +378,11 @@ impl MemoryManager {
         self.pool.ordinal
     }
 
-    /// Allocates `bytes` for use on the device's own stream. Contents are unspecified.
+    /// Allocates `bytes` for use on this thread's current stream (the own stream, or the user
+    /// stream of the innermost scope; see [`enter_stream`](Self::enter_stream)). Contents are
+    /// unspecified.
     pub(crate) fn alloc(&self, bytes: usize) -> Result<DeviceMem, Error> {
-        self.alloc_on(bytes, self.pool.own_stream)
+        self.alloc_on(bytes, self.current_stream())
     }
 
     /// Allocates `bytes` for use on `stream`: a cached block last used on another stream is
@@ -378,9 +449,9 @@ impl MemoryManager {
     ///
     /// `ptr` is the start of a live `cuMemAlloc` allocation of at least `bytes` bytes on this
     /// device that nothing else will free, and work already queued on it is ordered before
-    /// emberfire's own stream (or has completed).
+    /// this thread's current stream (or has completed).
     pub(crate) unsafe fn adopt(&self, ptr: u64, bytes: usize) -> DeviceMem {
-        self.wrap(ptr, bytes, self.pool.own_stream, Origin::Adopted)
+        self.wrap(ptr, bytes, self.current_stream(), Origin::Adopted)
     }
 
     /// Wraps device memory owned by someone else; `owner` is kept alive until the returned
@@ -391,14 +462,14 @@ impl MemoryManager {
     /// # Safety
     ///
     /// `ptr..ptr + bytes` is device memory on this device that stays valid while `owner` is
-    /// alive, and work already queued on it is ordered before emberfire's own stream.
+    /// alive, and work already queued on it is ordered before this thread's current stream.
     pub(crate) unsafe fn borrow(
         &self,
         ptr: u64,
         bytes: usize,
         owner: Arc<dyn Any + Send + Sync>,
     ) -> DeviceMem {
-        self.wrap(ptr, bytes, self.pool.own_stream, Origin::Borrowed { owner })
+        self.wrap(ptr, bytes, self.current_stream(), Origin::Borrowed { owner })
     }
 
     fn wrap(&self, ptr: u64, bytes: usize, home: StreamId, origin: Origin) -> DeviceMem {
@@ -418,13 +489,21 @@ impl MemoryManager {
     /// Releases memory whose `DeviceMem` was dropped while locked: pool memory returns to the
     /// cache, adopted memory is freed. Returns whether `ptr` was such memory.
     pub(crate) fn unlock_ptr(&self, ptr: u64) -> bool {
-        let orphan = lock_state(&self.pool).orphans.remove(&ptr);
-        let Some(o) = orphan else { return false };
+        let orphans = lock_state(&self.pool).orphans.remove(&ptr);
+        let Some(orphans) = orphans else { return false };
+        for o in orphans {
+            self.release_orphan(ptr, o);
+        }
+        true
+    }
+
+    fn release_orphan(&self, ptr: u64, o: Orphan) {
         self.pool.locked_bytes.fetch_sub(o.bytes, Ordering::Relaxed);
         self.pool.locked_buffers.fetch_sub(1, Ordering::Relaxed);
         let origin = match o.kind {
             OrphanKind::Pool { size, allocator } => Origin::Pool { size, allocator },
             OrphanKind::Adopted => Origin::Adopted,
+            OrphanKind::Borrowed { owner } => Origin::Borrowed { owner },
         };
         // Rebuild the (unlocked) handle and let its drop do the rest; the live counters still
         // include this memory, so do not count it again.
@@ -437,7 +516,6 @@ impl MemoryManager {
             origin,
             pool: self.pool.clone(),
         });
-        true
     }
 
     /// ArrayFire's `device_mem_info`: (bytes, buffers) held by live memory and (bytes,
@@ -700,15 +778,16 @@ impl Drop for DeviceMem {
         let kind = match origin {
             Origin::Pool { size, allocator } => OrphanKind::Pool { size, allocator },
             Origin::Adopted => OrphanKind::Adopted,
+            Origin::Borrowed { owner } => OrphanKind::Borrowed { owner },
             other => {
-                // Borrowed or empty memory is never freed by us anyway: nothing to keep.
+                // Empty memory has no address to keep.
                 self.unlock();
                 return self.release(&pool, other);
             }
         };
         let others = std::mem::take(self.others.get_mut().unwrap_or_else(|e| e.into_inner()));
         let orphan = Orphan { bytes: self.bytes, home: self.home, others, kind };
-        lock_state(&pool).orphans.insert(self.ptr, orphan);
+        lock_state(&pool).orphans.entry(self.ptr).or_default().push(orphan);
     }
 }
 
@@ -724,17 +803,13 @@ impl DeviceMem {
                 recycle(pool, self.ptr, size, allocator, &streams);
             }
             Origin::Adopted => {
-                for s in self.streams_used() {
-                    let _ = pool.order.synchronize(s);
-                }
+                synchronize_streams(pool, &self.streams_used());
                 // SAFETY: adopt's contract: a live cuMemAlloc block we own, freed only here;
                 // its users have finished (synchronised above).
                 unsafe { pool.driver.free(self.ptr, self.bytes) };
             }
             Origin::Borrowed { owner } => {
-                for s in self.streams_used() {
-                    let _ = pool.order.synchronize(s);
-                }
+                synchronize_streams(pool, &self.streams_used());
                 drop(owner);
             }
         }
@@ -750,13 +825,22 @@ fn recycle(
     streams: &[StreamId],
 ) {
     let mut block = Block { ptr, size, allocator, own_unfenced: false, fences: Vec::new() };
-    for &s in streams {
+    if streams.iter().all(|&s| s == pool.own_stream) {
+        // The common case: one stream, nothing to record.
+        block.own_unfenced = true;
+        return cache_block(pool, block);
+    }
+    // Hold the stream table while recording, so that no user stream retires (and is
+    // destroyed) under a record.
+    let (registry, streams) = effective_streams(pool, streams);
+    for s in streams {
         if s == pool.own_stream {
             block.own_unfenced = true;
         } else {
             match pool.order.record(s) {
                 Ok(f) => block.fences.push((s, f)),
                 Err(_) => {
+                    drop(registry);
                     // Without an event the block's reuse cannot be ordered: free it instead
                     // (release_blocks synchronises the device first).
                     release_blocks(pool, vec![block]);
@@ -765,12 +849,294 @@ fn recycle(
             }
         }
     }
+    drop(registry);
+    cache_block(pool, block);
+}
+
+/// Puts a block into the cache, evicting the oldest blocks beyond the cache limit.
+fn cache_block(pool: &Pool, block: Block) {
     let evicted = {
         let mut s = lock_state(pool);
         s.insert(block);
         s.evict_over_limit()
     };
     release_blocks(pool, evicted);
+}
+
+/// Waits on the host until the work queued on `streams` (as they stand now: a retired user
+/// stream is the own stream) has completed.
+fn synchronize_streams(pool: &Pool, streams: &[StreamId]) {
+    let (registry, streams) = effective_streams(pool, streams);
+    for s in streams {
+        let _ = pool.order.synchronize(s);
+    }
+    drop(registry);
+}
+
+/// `streams` with every retired user stream replaced by the own stream, without repeats, and
+/// the stream table held for reading when a user stream remains (so that it cannot retire
+/// while the caller records on it or synchronises it).
+fn effective_streams<'p>(
+    pool: &'p Pool,
+    streams: &[StreamId],
+) -> (Option<RwLockReadGuard<'p, HashMap<StreamId, usize>>>, Vec<StreamId>) {
+    if streams.iter().all(|&s| s == pool.own_stream) {
+        return (None, vec![pool.own_stream]);
+    }
+    let registry = read_streams(pool);
+    let mut out: Vec<StreamId> = Vec::with_capacity(streams.len());
+    for &s in streams {
+        let e = effective(&registry, pool.own_stream, s);
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    }
+    (Some(registry), out)
+}
+
+/// The stream that stands for `s` now: the own stream for itself and for a retired user
+/// stream (whose work the own stream has waited for), else `s`.
+fn effective(registry: &HashMap<StreamId, usize>, own: StreamId, s: StreamId) -> StreamId {
+    match registry.get(&s) {
+        Some(0) => own,
+        _ => s,
+    }
+}
+
+fn read_streams(pool: &Pool) -> RwLockReadGuard<'_, HashMap<StreamId, usize>> {
+    pool.streams.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Makes `waiter` wait (on the device) for the work queued on `waited` so far.
+fn join(pool: &Pool, waiter: StreamId, waited: StreamId) -> Result<(), Error> {
+    if waiter == waited {
+        return Ok(());
+    }
+    let fence = pool.order.record(waited)?;
+    let waited_on = pool.order.wait(waiter, &fence);
+    pool.order.release(fence);
+    waited_on
+}
+
+thread_local! {
+    /// This thread's open user-stream scopes, innermost last: (pool address, stream).
+    static SCOPES: RefCell<Vec<(usize, StreamId)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A user stream made current on this thread by [`MemoryManager::enter_stream`]. Leaving it
+/// ([`StreamScope::leave`], or dropping it) orders the own stream after it.
+///
+/// Not `Send`: it must end on the thread it began on. It must not be leaked (the user's stream
+/// would stay current after its owner may have destroyed it), which is why the public API
+/// only offers closures.
+pub(crate) struct StreamScope {
+    pool: Arc<Pool>,
+    stream: StreamId,
+    outer: StreamId,
+    registered: bool,
+    left: bool,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl MemoryManager {
+    /// The stream this thread's work on the device goes to: the user stream of the innermost
+    /// open scope, else the own stream.
+    pub(crate) fn current_stream(&self) -> StreamId {
+        let key = Arc::as_ptr(&self.pool) as usize;
+        SCOPES
+            .with(|scopes| scopes.borrow().iter().rev().find(|(k, _)| *k == key).map(|&(_, s)| s))
+            .unwrap_or(self.pool.own_stream)
+    }
+
+    /// The device's own stream.
+    pub(crate) fn own_stream(&self) -> StreamId {
+        self.pool.own_stream
+    }
+
+    /// Makes `stream` this thread's current stream until the returned scope is left. The user's
+    /// stream first waits (on the device) for the work queued so far on the stream that was
+    /// current and on the own stream, so it sees every array computed before.
+    ///
+    /// # Safety
+    ///
+    /// `stream` is a live stream of this device's primary context, and stays alive until the
+    /// scope has been left.
+    pub(crate) unsafe fn enter_stream(&self, stream: StreamId) -> Result<StreamScope, Error> {
+        let pool = &self.pool;
+        let outer = self.current_stream();
+        let registered = stream != pool.own_stream;
+        if registered {
+            let mut registry = pool.streams.write().unwrap_or_else(|e| e.into_inner());
+            *registry.entry(stream).or_insert(0) += 1;
+        }
+        let mut scope = StreamScope {
+            pool: pool.clone(),
+            stream,
+            outer,
+            registered,
+            left: true,
+            _not_send: PhantomData,
+        };
+        let waited = join(pool, stream, outer).and_then(|()| {
+            if outer != pool.own_stream {
+                join(pool, stream, pool.own_stream)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = waited {
+            // Undo the registration (the scope never became current).
+            let _ = scope.retire_if_last();
+            return Err(e);
+        }
+        let key = Arc::as_ptr(pool) as usize;
+        SCOPES.with(|scopes| scopes.borrow_mut().push((key, stream)));
+        scope.left = false;
+        Ok(scope)
+    }
+
+    /// Makes `waiter` wait on the device for the work that produced `mem` (queued on its home
+    /// stream), and records `waiter` as a user of `mem`, so that its reuse waits for `waiter`
+    /// too. `waiter` must stay alive until `mem` drops, or be a stream that scopes retire.
+    pub(crate) fn order_use(&self, mem: &DeviceMem, waiter: StreamId) -> Result<(), Error> {
+        if mem.home == waiter {
+            return Ok(());
+        }
+        self.wait_for_producer(mem, waiter)?;
+        mem.mark_used_on(waiter);
+        Ok(())
+    }
+
+    /// Makes `waiter` wait on the device for the work queued so far on `mem`'s home stream
+    /// (where it was written), without recording `waiter` as a user.
+    pub(crate) fn wait_for_producer(&self, mem: &DeviceMem, waiter: StreamId) -> Result<(), Error> {
+        if mem.home == waiter {
+            return Ok(());
+        }
+        let pool = &self.pool;
+        let (registry, home) = effective_streams(pool, &[mem.home]);
+        let r = join(pool, waiter, home[0]);
+        drop(registry);
+        r
+    }
+
+    /// Makes `mem`'s home stream wait on the device for the work queued on `waited` so far, so
+    /// that everything emberfire does with `mem` later (reads, reuse) comes after it.
+    pub(crate) fn producer_waits_for(
+        &self,
+        mem: &DeviceMem,
+        waited: StreamId,
+    ) -> Result<(), Error> {
+        if mem.home == waited {
+            return Ok(());
+        }
+        let pool = &self.pool;
+        let (registry, home) = effective_streams(pool, &[mem.home]);
+        let r = join(pool, home[0], waited);
+        drop(registry);
+        r
+    }
+
+    /// Makes `waiter` wait on the device for the work queued so far on the own stream and on
+    /// every user stream a scope has made current.
+    pub(crate) fn wait_for_all(&self, waiter: StreamId) -> Result<(), Error> {
+        let pool = &self.pool;
+        let registry = read_streams(pool);
+        let mut r = join(pool, waiter, pool.own_stream);
+        for (&s, &open) in registry.iter() {
+            if open > 0 {
+                r = r.and_then(|()| join(pool, waiter, s));
+            }
+        }
+        drop(registry);
+        r
+    }
+
+    /// Makes the own stream and every user stream a scope has made current wait on the device
+    /// for the work queued so far on `waited`.
+    pub(crate) fn all_wait_for(&self, waited: StreamId) -> Result<(), Error> {
+        let pool = &self.pool;
+        let registry = read_streams(pool);
+        let mut r = join(pool, pool.own_stream, waited);
+        for (&s, &open) in registry.iter() {
+            if open > 0 {
+                r = r.and_then(|()| join(pool, s, waited));
+            }
+        }
+        drop(registry);
+        r
+    }
+
+    /// The user streams that scopes have made current and not yet left, on any thread.
+    pub(crate) fn open_streams(&self) -> Vec<StreamId> {
+        read_streams(&self.pool).iter().filter(|(_, &n)| n > 0).map(|(&s, _)| s).collect()
+    }
+
+    /// Whether `stream` is a user stream that scopes used and no scope uses any more.
+    pub(crate) fn is_retired(&self, stream: StreamId) -> bool {
+        read_streams(&self.pool).get(&stream) == Some(&0)
+    }
+}
+
+impl StreamScope {
+    /// The user's stream.
+    pub(crate) fn stream(&self) -> StreamId {
+        self.stream
+    }
+
+    /// Ends the scope: this thread's current stream is the outer one again, and the own stream
+    /// (and the outer stream) wait on the device for everything queued on the user's stream.
+    /// The scope ends also when this returns an error.
+    pub(crate) fn leave(mut self) -> Result<(), Error> {
+        self.leave_once()
+    }
+
+    fn leave_once(&mut self) -> Result<(), Error> {
+        if self.left {
+            return Ok(());
+        }
+        self.left = true;
+        let key = Arc::as_ptr(&self.pool) as usize;
+        SCOPES.with(|scopes| {
+            let mut scopes = scopes.borrow_mut();
+            if let Some(i) = scopes.iter().rposition(|&e| e == (key, self.stream)) {
+                scopes.remove(i);
+            }
+        });
+        let pool = self.pool.clone();
+        let outer = if self.outer != pool.own_stream {
+            join(&pool, self.outer, self.stream)
+        } else {
+            Ok(())
+        };
+        // Joining the own stream happens under the table's write lock, together with the
+        // retirement, so no other thread records on the stream once it counts as retired.
+        let own = self.retire_if_last();
+        outer.and(own)
+    }
+
+    /// Joins the own stream after the user's and counts this scope out of the table; the
+    /// stream retires when it was the last scope on it.
+    fn retire_if_last(&mut self) -> Result<(), Error> {
+        let pool = &self.pool;
+        let mut registry = pool.streams.write().unwrap_or_else(|e| e.into_inner());
+        let joined = join(pool, pool.own_stream, self.stream);
+        if self.registered {
+            self.registered = false;
+            if let Some(open) = registry.get_mut(&self.stream) {
+                *open = open.saturating_sub(1);
+            }
+        }
+        joined
+    }
+}
+
+impl Drop for StreamScope {
+    fn drop(&mut self) {
+        // A scope ended by a panic still restores the thread's stream and orders the own
+        // stream after the user's; an error here has nowhere to go.
+        let _ = self.leave_once();
+    }
 }
 
 /// Maps a driver error, telling out-of-memory apart.
@@ -800,7 +1166,9 @@ impl DriverAllocator {
     }
 }
 
-impl DeviceAllocator for DriverAllocator {
+// SAFETY: `cuMemAlloc` memory of the primary context, which is 256-byte aligned, usable from
+// every stream of the context and owned by the caller until `cuMemFree`.
+unsafe impl DeviceAllocator for DriverAllocator {
     fn allocate(&self, bytes: usize) -> Result<u64, Error> {
         self.ctx.bind_to_thread().map_err(|e| super::driver_error("binding the context", e))?;
         // SAFETY: the context is current; the memory is returned uninitialised, which is what
@@ -921,7 +1289,8 @@ mod tests {
         }
     }
 
-    impl DeviceAllocator for FakeAllocator {
+    // SAFETY: the fake never hands out an address twice; nothing dereferences it.
+    unsafe impl DeviceAllocator for FakeAllocator {
         fn allocate(&self, bytes: usize) -> Result<u64, Error> {
             let mut s = self.state.lock().unwrap();
             if s.fail_other {
@@ -1255,13 +1624,33 @@ mod tests {
         let (m, a, o) = manager(1 << 30);
         let owner = Arc::new(vec![1u8; 4]);
         let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
-        x.lock(); // locking borrowed memory changes nothing about who frees it
         assert_eq!(Arc::strong_count(&owner), 2);
         drop(x);
         assert_eq!(Arc::strong_count(&owner), 1);
         assert_eq!(a.calls(), (0, 0));
         assert_eq!(m.info(), (0, 0, 0, 0));
         assert_eq!(o.log(), vec!["sync s7"], "users finish before the owner is released");
+    }
+
+    #[test]
+    fn locked_borrowed_memory_keeps_its_owner_until_unlocked() {
+        let (m, a, o) = manager(1 << 30);
+        let owner = Arc::new(vec![1u8; 4]);
+        let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
+        // Borrowed twice at the same address: both handles are kept and released together.
+        let y = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
+        x.lock();
+        y.lock();
+        drop(x);
+        drop(y);
+        // The owner may free the memory when dropped, so the user's lock keeps it.
+        assert_eq!(Arc::strong_count(&owner), 3);
+        assert_eq!(m.info(), (128, 2, 128, 2));
+        assert!(o.log().is_empty());
+        assert!(m.unlock_ptr(0xdead_0000));
+        assert_eq!(Arc::strong_count(&owner), 1);
+        assert_eq!(m.info(), (0, 0, 0, 0));
+        assert_eq!(a.calls(), (0, 0), "borrowed memory is never freed by the manager");
     }
 
     #[test]
@@ -1314,6 +1703,160 @@ mod tests {
         assert_eq!(m.info(), (0, 0, 0, 0));
         m.gc();
         assert_eq!(a.live(), 0);
+    }
+
+    const USER2: StreamId = StreamId(11);
+
+    #[test]
+    fn a_scope_allocates_for_the_user_stream_and_joins_both_ways() {
+        let (m, _, o) = manager(1 << 30);
+        assert_eq!(m.current_stream(), OWN);
+        let scope = unsafe { m.enter_stream(USER) }.unwrap();
+        assert_eq!(o.log(), vec!["record s7 e1", "wait s9 e1"], "the user stream waits for ours");
+        assert_eq!(m.current_stream(), USER);
+        let x = m.alloc(1000).unwrap();
+        assert_eq!(x.home_stream(), USER);
+        let p = x.ptr();
+        scope.leave().unwrap();
+        assert_eq!(o.log(), vec!["record s9 e2", "wait s7 e2"], "ours waits for the user's");
+        assert_eq!(m.current_stream(), OWN);
+        assert!(m.is_retired(USER));
+        // Written on a retired stream: the own stream stands for it, and nothing is recorded
+        // on the user's stream (its owner may have destroyed it).
+        drop(x);
+        assert!(o.log().is_empty());
+        let y = m.alloc(1000).unwrap();
+        assert_eq!(y.ptr(), p);
+        assert!(o.log().is_empty(), "the own stream already waited for the user's at the end");
+    }
+
+    #[test]
+    fn memory_freed_in_a_scope_is_reused_on_the_own_stream_after_an_event() {
+        let (m, _, o) = manager(1 << 30);
+        let scope = unsafe { m.enter_stream(USER) }.unwrap();
+        o.log();
+        let x = m.alloc(4096).unwrap();
+        let p = x.ptr();
+        drop(x);
+        assert_eq!(o.log(), vec!["record s9 e2"], "freed on a live user stream: an event");
+        // Another thread works on the own stream meanwhile and gets the block: its stream
+        // waits for the user stream's event first.
+        let (q, home) = std::thread::scope(|t| {
+            t.spawn(|| {
+                let y = m.alloc(4096).unwrap();
+                (y.ptr(), y.home_stream())
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!((q, home), (p, OWN));
+        assert_eq!(o.log(), vec!["wait s7 e2"]);
+        // This thread's scope is still open: the block, freed on the own stream, is reused on
+        // the user's stream after an event recorded on ours.
+        let z = m.alloc(4096).unwrap();
+        assert_eq!(z.ptr(), p);
+        assert_eq!(o.log(), vec!["record s7 e3", "wait s9 e3"]);
+        drop(z);
+        scope.leave().unwrap();
+        assert!(o.outstanding.lock().unwrap().len() <= 1, "fences are released after use");
+    }
+
+    #[test]
+    fn nested_scopes_restore_the_outer_stream_also_after_a_panic() {
+        let (m, _, o) = manager(1 << 30);
+        let outer = unsafe { m.enter_stream(USER) }.unwrap();
+        o.log();
+        let inner = unsafe { m.enter_stream(USER2) }.unwrap();
+        assert_eq!(o.log(), vec!["record s9 e2", "wait s11 e2", "record s7 e3", "wait s11 e3"]);
+        assert_eq!(m.current_stream(), USER2);
+        inner.leave().unwrap();
+        assert_eq!(o.log(), vec!["record s11 e4", "wait s9 e4", "record s11 e5", "wait s7 e5"]);
+        assert_eq!(m.current_stream(), USER);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _scope = unsafe { m.enter_stream(USER2) }.unwrap();
+            assert_eq!(m.current_stream(), USER2);
+            panic!("inside a scope");
+        }));
+        assert!(panicked.is_err());
+        assert_eq!(m.current_stream(), USER, "unwinding left the inner scope");
+        assert!(m.is_retired(USER2));
+        assert!(!m.is_retired(USER));
+        outer.leave().unwrap();
+        assert_eq!(m.current_stream(), OWN);
+        assert!(m.open_streams().is_empty());
+    }
+
+    #[test]
+    fn a_stream_retires_after_its_last_scope() {
+        let (m, _, _) = manager(1 << 30);
+        let a = unsafe { m.enter_stream(USER) }.unwrap();
+        let b = unsafe { m.enter_stream(USER) }.unwrap();
+        assert_eq!(m.open_streams(), vec![USER]);
+        a.leave().unwrap(); // out of order: still valid
+        assert!(!m.is_retired(USER));
+        assert_eq!(m.current_stream(), USER);
+        b.leave().unwrap();
+        assert!(m.is_retired(USER));
+        // Used again later: active again.
+        let c = unsafe { m.enter_stream(USER) }.unwrap();
+        assert!(!m.is_retired(USER));
+        drop(c);
+        assert!(m.is_retired(USER));
+    }
+
+    #[test]
+    fn scopes_on_the_own_stream_change_nothing() {
+        let (m, _, o) = manager(1 << 30);
+        let s = unsafe { m.enter_stream(OWN) }.unwrap();
+        assert_eq!(m.current_stream(), OWN);
+        s.leave().unwrap();
+        assert!(o.log().is_empty());
+        assert!(m.open_streams().is_empty() && !m.is_retired(OWN));
+    }
+
+    #[test]
+    fn scopes_are_per_thread() {
+        let (m, _, _) = manager(1 << 30);
+        let s = unsafe { m.enter_stream(USER) }.unwrap();
+        let other = std::thread::scope(|t| t.spawn(|| m.current_stream()).join().unwrap());
+        assert_eq!(other, OWN);
+        s.leave().unwrap();
+    }
+
+    #[test]
+    fn use_on_another_stream_waits_for_the_producer_and_delays_reuse() {
+        let (m, _, o) = manager(1 << 30);
+        let x = m.alloc_on(2048, USER).unwrap();
+        m.order_use(&x, USER).unwrap();
+        assert!(o.log().is_empty(), "same stream: nothing to order");
+        m.order_use(&x, OWN).unwrap();
+        assert_eq!(o.log(), vec!["record s9 e1", "wait s7 e1"]);
+        drop(x);
+        // Both streams used it: an event on the user stream, the own one fenced lazily.
+        assert_eq!(o.log(), vec!["record s9 e2"]);
+        let y = m.alloc_on(2048, USER2).unwrap();
+        assert_eq!(o.log(), vec!["record s7 e3", "wait s11 e3", "wait s11 e2"]);
+        // A producer made to wait for a stream that wrote into it afterwards.
+        m.producer_waits_for(&y, USER).unwrap();
+        assert_eq!(o.log(), vec!["record s9 e4", "wait s11 e4"]);
+        m.wait_for_producer(&y, OWN).unwrap();
+        assert_eq!(o.log(), vec!["record s11 e5", "wait s7 e5"]);
+    }
+
+    #[test]
+    fn device_wide_waits_cover_every_open_stream() {
+        let (m, _, o) = manager(1 << 30);
+        let s = unsafe { m.enter_stream(USER) }.unwrap();
+        o.log();
+        let other = StreamId(42);
+        m.wait_for_all(other).unwrap();
+        assert_eq!(o.log(), vec!["record s7 e2", "wait s42 e2", "record s9 e3", "wait s42 e3"]);
+        m.all_wait_for(other).unwrap();
+        assert_eq!(o.log(), vec!["record s42 e4", "wait s7 e4", "record s42 e5", "wait s9 e5"]);
+        s.leave().unwrap();
+        o.log();
+        m.wait_for_all(other).unwrap();
+        assert_eq!(o.log(), vec!["record s7 e7", "wait s42 e7"], "retired streams are left out");
     }
 
     #[test]

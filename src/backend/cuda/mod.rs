@@ -23,12 +23,25 @@ pub(crate) mod nvrtc;
 pub(crate) mod runtime;
 
 pub(crate) mod codegen;
+pub(crate) mod copy;
+pub(crate) mod cufft;
+pub(crate) mod fft;
+pub(crate) mod handwritten;
+pub(crate) mod index_copy;
 pub(crate) mod launch;
+pub(crate) mod mapped;
+pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod reduce_codegen;
+pub(crate) mod scan;
+pub(crate) mod signal;
+pub(crate) mod transpose;
+
+pub(crate) mod blas;
+pub(crate) mod libraries;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::sync::Mutex;
 

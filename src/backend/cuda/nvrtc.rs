@@ -41,6 +41,7 @@ use cudarc::driver::{result as cu, sys as cusys, CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as rtc, sys as rtcsys, Ptx};
 
 use super::driver_error;
+use super::libraries::{self, Search};
 use super::runtime::Device;
 use crate::error::Error;
 
@@ -167,20 +168,20 @@ pub(crate) fn nvrtc_version() -> Result<(u32, u32), Error> {
     nvrtc().map(|i| i.version)
 }
 
+/// Where NVRTC is looked for when it is not on the loader's path.
+const NVRTC_SEARCH: Search = Search {
+    stem: "nvrtc",
+    override_var: "EMBERFIRE_NVRTC",
+    wheel_dirs: &["cu13/lib", "cuda_nvrtc/lib", "cu12/lib"],
+};
+
 fn load_nvrtc() -> Result<NvrtcInfo, Error> {
-    if !super::keep_loaded(&["nvrtc"]) {
-        let places = nvrtc_candidates(&|k| std::env::var_os(k));
-        let found = places.iter().find(|p| preload_nvrtc(p));
-        if found.is_none() || !super::keep_loaded(&["nvrtc"]) {
-            let searched: Vec<String> =
-                places.iter().take(12).map(|p| p.display().to_string()).collect();
-            return Err(Error::BackendUnavailable(format!(
-                "CUDA: NVRTC (libnvrtc.so.13 or .12) was not found on the loader's path nor in \
-                 [{}{}]; install the CUDA toolkit's NVRTC or set EMBERFIRE_NVRTC to the library",
-                searched.join(", "),
-                if places.len() > 12 { ", ..." } else { "" }
-            )));
-        }
+    // NVRTC loads its builtins library by name when it compiles: open it from the same place.
+    if let Err(searched) = libraries::load(&["nvrtc"], &NVRTC_SEARCH, &["libnvrtc-builtins.so"]) {
+        return Err(Error::BackendUnavailable(format!(
+            "CUDA: NVRTC (libnvrtc.so.13 or .12) was not found on the loader's path nor in \
+             {searched}; install the CUDA toolkit's NVRTC or set EMBERFIRE_NVRTC to the library"
+        )));
     }
     let queried = catch_unwind(|| -> Result<NvrtcInfo, rtc::NvrtcError> {
         let (mut major, mut minor) = (0, 0);
@@ -208,125 +209,10 @@ fn load_nvrtc() -> Result<NvrtcInfo, Error> {
     }
 }
 
-/// Opens an NVRTC library file by its full path (and its builtins library beside it, which it
-/// loads by name at compile time) and keeps it loaded.
-fn preload_nvrtc(path: &Path) -> bool {
-    static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
-    let Some(dir) = path.parent() else { return false };
-    // SAFETY: loading NVRTC runs its initialisers, as using it requires anyway.
-    let Ok(lib) = (unsafe { libloading::Library::new(path) }) else { return false };
-    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-    kept.push(lib);
-    if let Ok(entries) = fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().starts_with("libnvrtc-builtins.so") {
-                // SAFETY: as above.
-                if let Ok(b) = unsafe { libloading::Library::new(e.path()) } {
-                    kept.push(b);
-                }
-            }
-        }
-    }
-    true
-}
-
 /// NVRTC library files to try, best first, from `$EMBERFIRE_NVRTC`, the CUDA toolkit's usual
 /// places and Python environments (NVIDIA's wheels). `env` reads a variable.
 pub(crate) fn nvrtc_candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let mut files: Vec<PathBuf> = Vec::new();
-    if let Some(p) = env("EMBERFIRE_NVRTC").filter(|p| !p.is_empty()).map(PathBuf::from) {
-        if p.is_dir() {
-            dirs.push(p);
-        } else {
-            files.push(p);
-        }
-    }
-    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"] {
-        if let Some(root) = env(var).filter(|p| !p.is_empty()).map(PathBuf::from) {
-            toolkit_dirs(&root, &mut dirs);
-        }
-    }
-    toolkit_dirs(Path::new("/usr/local/cuda"), &mut dirs);
-    let mut versioned: Vec<PathBuf> = read_dir_names(Path::new("/usr/local"))
-        .filter(|n| n.starts_with("cuda-"))
-        .map(|n| Path::new("/usr/local").join(n))
-        .collect();
-    versioned.sort_by(|a, b| b.cmp(a)); // newest first (cuda-13.0 before cuda-12.8)
-    for root in versioned {
-        toolkit_dirs(&root, &mut dirs);
-    }
-    toolkit_dirs(Path::new("/opt/cuda"), &mut dirs);
-    // Python environments: active ones, those whose bin/ is on PATH, and the system's.
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
-        if let Some(r) = env(var).filter(|p| !p.is_empty()) {
-            roots.push(PathBuf::from(r));
-        }
-    }
-    if let Some(path) = env("PATH") {
-        for d in std::env::split_paths(&path) {
-            if let Some(parent) = d.parent() {
-                roots.push(parent.to_path_buf());
-            }
-        }
-    }
-    if let Some(home) = env("HOME").filter(|p| !p.is_empty()) {
-        roots.push(PathBuf::from(home).join(".local"));
-    }
-    roots.extend(["/usr", "/usr/local"].map(PathBuf::from));
-    for root in roots {
-        let lib = root.join("lib");
-        for py in read_dir_names(&lib).filter(|n| n.starts_with("python3")) {
-            for pkgs in ["site-packages", "dist-packages"] {
-                let nv = lib.join(&py).join(pkgs).join("nvidia");
-                for sub in ["cu13/lib", "cuda_nvrtc/lib", "cu12/lib"] {
-                    dirs.push(nv.join(sub));
-                }
-            }
-        }
-    }
-    dirs.extend(["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"].map(PathBuf::from));
-    let mut seen = std::collections::HashSet::new();
-    for d in dirs {
-        if !seen.insert(d.clone()) {
-            continue;
-        }
-        files.extend(nvrtc_files_in(&d));
-    }
-    files
-}
-
-fn toolkit_dirs(root: &Path, dirs: &mut Vec<PathBuf>) {
-    for sub in ["lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"] {
-        dirs.push(root.join(sub));
-    }
-}
-
-fn read_dir_names(dir: &Path) -> impl Iterator<Item = String> {
-    fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-}
-
-/// The NVRTC libraries in `dir`, major version 13 before 12, the plain soname before fully
-/// versioned file names.
-fn nvrtc_files_in(dir: &Path) -> Vec<PathBuf> {
-    let names: Vec<String> = read_dir_names(dir).collect();
-    let mut out = Vec::new();
-    for major in ["13", "12"] {
-        let soname = format!("libnvrtc.so.{major}");
-        if names.contains(&soname) {
-            out.push(dir.join(&soname));
-        }
-        let mut full: Vec<&String> =
-            names.iter().filter(|n| n.starts_with(&format!("{soname}."))).collect();
-        full.sort();
-        out.extend(full.into_iter().rev().map(|n| dir.join(n)));
-    }
-    out
+    libraries::candidates(&NVRTC_SEARCH, env)
 }
 
 /// A loaded kernel: the function and the module that keeps it alive.
@@ -377,7 +263,18 @@ impl KernelFn {
         &self.entry
     }
 
-    /// Launches the kernel on `device`'s emberfire stream. Asynchronous: returns once queued.
+    /// Another entry point of the same compiled module: a source holding several kernels is
+    /// compiled and loaded once, and each of them found here.
+    pub(crate) fn sibling(&self, entry: &str) -> Result<KernelFn, Error> {
+        let func = self
+            .module
+            .load_function(entry)
+            .map_err(|e| driver_error(&format!("finding kernel `{entry}`"), e))?;
+        Ok(KernelFn { func, module: self.module.clone(), ctx: self.ctx, entry: entry.into() })
+    }
+
+    /// Launches the kernel on this thread's current stream of `device` (emberfire's own, or a
+    /// user's inside a `with_stream` scope). Asynchronous: returns once queued.
     ///
     /// # Safety
     ///
@@ -769,6 +666,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cuda::libraries::read_dir_names;
 
     fn temp_dir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!(

@@ -7,7 +7,9 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::codegen;
-use super::launch::{aligned_for, cached_kernel, linear_inputs, push_step_args, Slots};
+use super::launch::{
+    aligned_for, cached_kernel, linear_inputs, order_inputs, push_step_args, Slots,
+};
 use super::memory::DeviceMem;
 use super::nvrtc::KernelFn;
 use super::reduce_codegen::{self as rc, Fold, Layout};
@@ -191,6 +193,7 @@ pub(crate) fn reduce(
         None
     };
     let ticket = if grid.layout.split { tickets(dev, grid.groups)? } else { 0 };
+    order_inputs(dev, &p)?;
 
     let mut slots_v: Slots = Vec::with_capacity(16 + p.steps.len() * 5);
     for v in [e.inner, e.r, e.outer, grid.tiles, grid.groups, grid.jchunk] {

@@ -605,7 +605,7 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout) {
             s.push_str("#pragma unroll 4\n      for (long long j = jlo + y; j < jhi; j += TY) {\n        const long long i = base + inner * j;\n");
         }
         s.push_str(coords);
-        element(s, &|k| codegen::element_read(plan, k), "acc[0]", "j");
+        element(s, &|k| codegen::element_read(p, plan, k), "acc[0]", "j");
         s.push_str("      }\n");
         return;
     }

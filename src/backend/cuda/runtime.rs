@@ -11,6 +11,12 @@
 //! - **An emberfire stream.** Each device gets one non-blocking stream of its own: emberfire's
 //!   work never serialises with the legacy default stream of other code, and the memory manager
 //!   can reuse blocks in that stream's order with no events.
+//! - **The current stream.** A thread can make a stream of the user's current for a scope
+//!   (the memory manager keeps the scopes; see `memory.rs`). Kernels go to
+//!   [`Device::stream_raw`], the thread's current stream, and new buffers are allocated for
+//!   it. Host transfers always run on the own stream, after waiting (on the device) for the
+//!   stream that wrote the memory: they wait for the copy on the host anyway, and the staging
+//!   buffers' events belong to that stream.
 //! - **Devices live for the process.** The table is filled lazily and never emptied: arrays in
 //!   statics and other threads may use a device until exit, and tearing down a primary context
 //!   at exit races with other libraries' destructors.
@@ -235,19 +241,31 @@ impl Device {
         &self.ctx
     }
 
-    /// emberfire's stream on this device.
+    /// emberfire's own stream on this device (owned by the device: never destroyed).
     pub(crate) fn cu_stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
-    /// emberfire's stream as a raw handle (owned by the device: never destroy it).
+    /// The stream this thread's work on the device goes to, as a raw handle: the user's stream
+    /// inside a scope that made one current, else emberfire's own. Every kernel launch and
+    /// library call uses this one (and allocates its outputs with [`Device::alloc`]).
     pub(crate) fn stream_raw(&self) -> sys::CUstream {
+        self.memory.current_stream().as_raw()
+    }
+
+    /// emberfire's own stream as a raw handle (never destroy it).
+    pub(crate) fn own_stream_raw(&self) -> sys::CUstream {
         self.stream.cu_stream()
     }
 
-    /// emberfire's stream as the memory manager names it.
+    /// emberfire's own stream as the memory manager names it.
     pub(crate) fn stream_id(&self) -> StreamId {
         StreamId::of(&self.stream)
+    }
+
+    /// This thread's current stream as the memory manager names it.
+    pub(crate) fn current_stream_id(&self) -> StreamId {
+        self.memory.current_stream()
     }
 
     /// The memory manager.
@@ -266,12 +284,26 @@ impl Device {
         self.ctx.bind_to_thread().map_err(|e| driver_error("making the context current", e))
     }
 
-    /// Blocks until all work queued on emberfire's stream has finished.
+    /// Blocks until all work queued on emberfire's own stream and on this thread's current
+    /// stream has finished.
     pub(crate) fn sync(&self) -> Result<(), Error> {
+        self.sync_own()?;
+        let current = self.memory.current_stream();
+        if current != self.stream_id() {
+            self.bind()?;
+            // SAFETY: a stream made current by an open scope, which keeps it alive.
+            unsafe { cu::stream::synchronize(current.as_raw()) }
+                .map_err(|e| driver_error("synchronising the current stream", e))?;
+        }
+        Ok(())
+    }
+
+    /// Blocks until all work queued on emberfire's own stream has finished.
+    fn sync_own(&self) -> Result<(), Error> {
         self.stream.synchronize().map_err(|e| driver_error("synchronising the stream", e))
     }
 
-    /// Allocates `bytes` of device memory for use on emberfire's stream.
+    /// Allocates `bytes` of device memory for use on this thread's current stream.
     pub(crate) fn alloc(&self, bytes: usize) -> Result<DeviceMem, Error> {
         self.memory.alloc(bytes)
     }
@@ -288,8 +320,9 @@ impl Device {
         Ok(mem)
     }
 
-    /// Copies `src` into `dst` at `byte_offset`, after the work queued on emberfire's stream.
-    /// Returns when the copy is complete. Panics if the range is outside `dst` or `dst` is on
+    /// Copies `src` into `dst` at `byte_offset`, on emberfire's own stream after the work
+    /// queued there and the work of the stream `dst` was allocated for. Returns when the copy
+    /// is complete. Panics if the range is outside `dst` or `dst` is on
     /// another device.
     pub(crate) fn write(
         &self,
@@ -302,6 +335,9 @@ impl Device {
             return Ok(());
         }
         self.bind()?;
+        // The block may have been handed out for another stream; its earlier users must be
+        // done before the own stream writes it.
+        self.memory.order_use(dst, self.stream_id())?;
         let dptr = dst.ptr() + byte_offset as u64;
         if src.len() >= STAGE_MIN {
             if let Some(mut guard) = self.staging() {
@@ -312,13 +348,14 @@ impl Device {
         }
         // SAFETY: `dptr..+len` lies in `dst` (checked); `src` outlives the copy because we
         // wait for the stream before returning.
-        let r = unsafe { cu::memcpy_htod_async(dptr, src, self.stream_raw()) }
+        let r = unsafe { cu::memcpy_htod_async(dptr, src, self.own_stream_raw()) }
             .map_err(|e| driver_error("copying to the device", e));
         self.finish(r)
     }
 
     /// Copies `dst.len()` bytes from `src` at `byte_offset` to the host, after the work queued
-    /// on emberfire's stream (so the result of every kernel already launched is seen).
+    /// on emberfire's own stream and on the stream that wrote `src` (so the result of every
+    /// kernel already launched is seen).
     /// Panics if the range is outside `src` or `src` is on another device.
     pub(crate) fn download(
         &self,
@@ -331,6 +368,8 @@ impl Device {
             return Ok(());
         }
         self.bind()?;
+        // Written on another stream (a user's): read it after that work.
+        self.memory.order_use(src, self.stream_id())?;
         let sptr = src.ptr() + byte_offset as u64;
         if dst.len() >= STAGE_MIN {
             if let Some(mut guard) = self.staging() {
@@ -341,13 +380,13 @@ impl Device {
         }
         // SAFETY: `sptr..+len` lies in `src` (checked); `dst` is not touched by us until the
         // stream has been waited for.
-        let r = unsafe { cu::memcpy_dtoh_async(dst, sptr, self.stream_raw()) }
+        let r = unsafe { cu::memcpy_dtoh_async(dst, sptr, self.own_stream_raw()) }
             .map_err(|e| driver_error("copying to the host", e));
         self.finish(r)
     }
 
-    /// Queues a device-to-device copy on emberfire's stream (does not wait). Panics if a range
-    /// is outside its memory or the memory is on another device.
+    /// Queues a device-to-device copy on this thread's current stream (does not wait). Panics
+    /// if a range is outside its memory or the memory is on another device.
     pub(crate) fn copy(
         &self,
         src: &DeviceMem,
@@ -362,16 +401,21 @@ impl Device {
             return Ok(());
         }
         self.bind()?;
+        let stream = self.current_stream_id();
+        self.memory.order_use(src, stream)?;
+        self.memory.order_use(dst, stream)?;
         // SAFETY: both ranges lie in live device memory of this device (checked).
         unsafe {
             cu::memcpy_dtod_async(
                 dst.ptr() + dst_offset as u64,
                 src.ptr() + src_offset as u64,
                 bytes,
-                self.stream_raw(),
+                stream.as_raw(),
             )
         }
-        .map_err(|e| driver_error("copying on the device", e))
+        .map_err(|e| driver_error("copying on the device", e))?;
+        // Readers on the destination's home stream come after this copy.
+        self.memory.producer_waits_for(dst, stream)
     }
 
     fn check_range(&self, what: &str, mem: &DeviceMem, offset: usize, len: usize) {
@@ -392,7 +436,7 @@ impl Device {
     /// Waits for the stream after a copy, also after a failed one: pinned or caller memory
     /// must not be reused while the DMA engine may still read or write it.
     fn finish(&self, r: Result<(), Error>) -> Result<(), Error> {
-        let synced = self.sync();
+        let synced = self.sync_own();
         r.and(synced)
     }
 
@@ -434,7 +478,7 @@ impl Device {
             let at = dptr + (i * STAGE_CHUNK) as u64;
             // SAFETY: `at..+len` lies in the destination (checked by the caller); the pinned
             // buffer is not written again until its event says this copy is done.
-            unsafe { cu::memcpy_htod_async(at, &*buf, self.stream_raw()) }.map_err(err)?;
+            unsafe { cu::memcpy_htod_async(at, &*buf, self.own_stream_raw()) }.map_err(err)?;
             st.events[b].record(&self.stream).map_err(err)?;
         }
         Ok(())
@@ -455,7 +499,7 @@ impl Device {
             // SAFETY: the source range lies in `src` (checked by the caller); the buffer is
             // read by the host only after its event has completed.
             unsafe {
-                cu::memcpy_dtoh_async(buf, sptr + (i * STAGE_CHUNK) as u64, self.stream_raw())
+                cu::memcpy_dtoh_async(buf, sptr + (i * STAGE_CHUNK) as u64, self.own_stream_raw())
             }
             .map_err(err)?;
             st.events[i % 2].record(&self.stream).map_err(err)

@@ -1,0 +1,123 @@
+//! The CUDA side of `BackendKind::index_copy` (gather and scatter): one handwritten kernel
+//! (`index_copy.cu`) per element size, compiled through the device's kernel cache.
+
+use std::ffi::c_void;
+
+use super::memory::DeviceMem;
+use super::runtime;
+use crate::backend::index_copy::{Axis, Side};
+use crate::backend::Buffer;
+use crate::dim4::Dim4;
+use crate::dtype::DType;
+use crate::error::Error;
+
+const SOURCE: &str = include_str!("index_copy.cu");
+
+/// Threads per block; each thread copies elements in a grid-stride loop.
+const BLOCK: u32 = 256;
+/// Resident blocks per multiprocessor the grid is sized for.
+const BLOCKS_PER_SM: u32 = 16;
+
+/// `Side` in index_copy.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct SideParams {
+    offset: i64,
+    stride: [i64; 4],
+    start: [i64; 4],
+    step: [i64; 4],
+    len: [i64; 4],
+    /// Device addresses of the index arrays, 0 along affine dimensions.
+    idx: [u64; 4],
+}
+
+/// `Params` in index_copy.cu.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CopyParams {
+    n: i64,
+    block: [i64; 4],
+    src: SideParams,
+    dst: SideParams,
+}
+
+fn side_params(side: &Side) -> SideParams {
+    let mut p = SideParams {
+        offset: side.offset as i64,
+        stride: side.strides,
+        start: [0; 4],
+        step: [0; 4],
+        len: std::array::from_fn(|k| side.dims[k] as i64),
+        idx: [0; 4],
+    };
+    for k in 0..4 {
+        match &side.axes[k] {
+            Axis::Affine { start, step } => {
+                p.start[k] = *start;
+                p.step[k] = *step;
+            }
+            Axis::Indices(d) => match &*d.buf {
+                Buffer::Cuda(m) => p.idx[k] = m.ptr() + (d.offset * 8) as u64,
+                Buffer::Host(_) => unreachable!("internal error: host index array in a CUDA copy"),
+            },
+        }
+    }
+    p
+}
+
+/// Launches the copy of `block` on device `ordinal`'s stream. The caller has checked both
+/// sides' bounds and the destination's layout; the index arrays and `src` are kept alive by
+/// the caller until the launch returns, after which the stream orders any reuse.
+pub(crate) fn index_copy(
+    ordinal: usize,
+    dtype: DType,
+    block: Dim4,
+    src_mem: &DeviceMem,
+    src: &Side,
+    dst_mem: &DeviceMem,
+    dst: &Side,
+) -> Result<(), Error> {
+    let dev = runtime::device(ordinal)?;
+    let entry = format!("ef_index_copy_{}", dtype.size());
+    let func = dev.kernels().get(dev, SOURCE, &entry)?;
+    let n = block.elements();
+    let mut params = CopyParams {
+        n: n as i64,
+        block: std::array::from_fn(|k| block[k] as i64),
+        src: side_params(src),
+        dst: side_params(dst),
+    };
+    let (mut s, mut d) = (src_mem.ptr(), dst_mem.ptr());
+    let mut args: [*mut c_void; 3] = [
+        &mut s as *mut u64 as *mut c_void,
+        &mut d as *mut u64 as *mut c_void,
+        &mut params as *mut CopyParams as *mut c_void,
+    ];
+    let max_grid = (dev.sm_count() * BLOCKS_PER_SM) as u64;
+    let grid = n.div_ceil(BLOCK as u64).clamp(1, max_grid) as u32;
+    // SAFETY: the three arguments match the kernel's signature (two device pointers and the
+    // `Params` struct, whose layout `CopyParams` reproduces field for field); every address
+    // the kernel forms lies in `src_mem`, `dst_mem` or an index array (the bounds were checked
+    // by `BackendKind::index_copy`, and index values are folded into their dimension), all of
+    // which live until the launch is queued, after which the stream orders their reuse.
+    unsafe { func.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut args) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The struct passed by value must have the C layout: 64-bit fields, no padding.
+    #[test]
+    fn parameter_layout_matches_the_kernel() {
+        assert_eq!(std::mem::size_of::<SideParams>(), 8 * (1 + 4 * 5));
+        assert_eq!(
+            std::mem::size_of::<CopyParams>(),
+            8 * 5 + 2 * std::mem::size_of::<SideParams>()
+        );
+        let dump = std::env::var("EMBERFIRE_DUMP_KERNELS").ok();
+        if let Some(dir) = dump {
+            std::fs::write(format!("{dir}/index_copy.cu"), SOURCE).unwrap();
+        }
+    }
+}

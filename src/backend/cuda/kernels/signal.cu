@@ -1,0 +1,259 @@
+// Signal processing kernels: copies that pad, crop, convert and scale; broadcasting products;
+// direct convolution; IIR recursions; interpolation.
+//
+// The including code puts typedefs of `src_t`, `dst_t` and `real_t` in front of this file
+// (one of float, double, cf_ and cd_ each), so each entry point is compiled once per element
+// type. Shapes are column-major with four dimensions; every kernel is a grid-stride loop.
+
+struct __align__(8) cf_ { float re, im; };
+struct __align__(16) cd_ { double re, im; };
+
+// A shape or an offset, passed by value.
+struct Dims { long long d[4]; };
+
+__device__ __forceinline__ cf_ operator+(cf_ a, cf_ b) { cf_ r; r.re = a.re + b.re; r.im = a.im + b.im; return r; }
+__device__ __forceinline__ cd_ operator+(cd_ a, cd_ b) { cd_ r; r.re = a.re + b.re; r.im = a.im + b.im; return r; }
+__device__ __forceinline__ cf_ operator-(cf_ a, cf_ b) { cf_ r; r.re = a.re - b.re; r.im = a.im - b.im; return r; }
+__device__ __forceinline__ cd_ operator-(cd_ a, cd_ b) { cd_ r; r.re = a.re - b.re; r.im = a.im - b.im; return r; }
+__device__ __forceinline__ cf_ operator*(cf_ a, cf_ b) { cf_ r; r.re = a.re * b.re - a.im * b.im; r.im = a.re * b.im + a.im * b.re; return r; }
+__device__ __forceinline__ cd_ operator*(cd_ a, cd_ b) { cd_ r; r.re = a.re * b.re - a.im * b.im; r.im = a.re * b.im + a.im * b.re; return r; }
+__device__ __forceinline__ cd_ operator*(cd_ a, double s) { cd_ r; r.re = a.re * s; r.im = a.im * s; return r; }
+__device__ __forceinline__ cd_ operator/(cd_ a, cd_ b) {
+  double n = b.re * b.re + b.im * b.im;
+  cd_ r; r.re = (a.re * b.re + a.im * b.im) / n; r.im = (a.im * b.re - a.re * b.im) / n; return r;
+}
+
+__device__ __forceinline__ cd_ mkcd(double re, double im) { cd_ r; r.re = re; r.im = im; return r; }
+// Widening to complex double holds every value of the four types exactly.
+__device__ __forceinline__ cd_ to_cd(float v) { return mkcd(v, 0.0); }
+__device__ __forceinline__ cd_ to_cd(double v) { return mkcd(v, 0.0); }
+__device__ __forceinline__ cd_ to_cd(cf_ v) { return mkcd(v.re, v.im); }
+__device__ __forceinline__ cd_ to_cd(cd_ v) { return v; }
+// Narrowing keeps the real part for real types.
+__device__ __forceinline__ void from_cd(cd_ v, float *o) { *o = (float)v.re; }
+__device__ __forceinline__ void from_cd(cd_ v, double *o) { *o = v.re; }
+__device__ __forceinline__ void from_cd(cd_ v, cf_ *o) { o->re = (float)v.re; o->im = (float)v.im; }
+__device__ __forceinline__ void from_cd(cd_ v, cd_ *o) { *o = v; }
+
+__device__ __forceinline__ void set_zero(float *v) { *v = 0.0f; }
+__device__ __forceinline__ void set_zero(double *v) { *v = 0.0; }
+__device__ __forceinline__ void set_zero(cf_ *v) { v->re = 0.0f; v->im = 0.0f; }
+__device__ __forceinline__ void set_zero(cd_ *v) { v->re = 0.0; v->im = 0.0; }
+
+__device__ __forceinline__ void coords(long long i, const Dims &d, long long c[4]) {
+  c[0] = i % d.d[0]; i /= d.d[0];
+  c[1] = i % d.d[1]; i /= d.d[1];
+  c[2] = i % d.d[2];
+  c[3] = i / d.d[2];
+}
+
+// Index of output coordinate `c` in an operand of shape `d` broadcast to the output.
+__device__ __forceinline__ long long bcast_index(const long long c[4], const Dims &d) {
+  long long idx = 0, stride = 1;
+  for (int k = 0; k < 4; k++) {
+    if (d.d[k] != 1) idx += c[k] * stride;
+    stride *= d.d[k];
+  }
+  return idx;
+}
+
+#define GRID_LOOP(i, n) \
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+       i += (long long)gridDim.x * blockDim.x)
+
+// out[o] = scale * src[o + off] where inside src, else 0, converted to dst_t.
+extern "C" __global__ void ef_reshape_copy(const src_t *src, Dims sd, dst_t *out, Dims od,
+                                           Dims off, double scale, long long n) {
+  GRID_LOOP(i, n) {
+    long long c[4];
+    coords(i, od, c);
+    long long idx = 0, stride = 1;
+    bool inside = true;
+    for (int k = 0; k < 4; k++) {
+      long long s = c[k] + off.d[k];
+      inside = inside && s >= 0 && s < sd.d[k];
+      idx += s * stride;
+      stride *= sd.d[k];
+    }
+    dst_t v;
+    if (inside) from_cd(to_cd(src[idx]) * scale, &v); else set_zero(&v);
+    out[i] = v;
+  }
+}
+
+// out = a * b with size-1 dimensions broadcast.
+extern "C" __global__ void ef_mul_bcast(const src_t *a, Dims ad, const src_t *b, Dims bd,
+                                        src_t *out, Dims od, long long n) {
+  GRID_LOOP(i, n) {
+    long long c[4];
+    coords(i, od, c);
+    out[i] = a[bcast_index(c, ad)] * b[bcast_index(c, bd)];
+  }
+}
+
+// Direct convolution over the first `rank` dimensions, batched with broadcasting over the
+// others: out[o] = sum_f s[o + start - f] * f[f], samples outside the signal being zero.
+extern "C" __global__ void ef_convolve(const src_t *sig, Dims sd, const src_t *filt, Dims fd,
+                                       src_t *out, Dims od, Dims start, int rank, long long n) {
+  GRID_LOOP(i, n) {
+    long long c[4];
+    coords(i, od, c);
+    long long lo[4], hi[4], sbase = 0, fbase = 0;
+    long long sst[4], fst[4];
+    sst[0] = 1; fst[0] = 1;
+    for (int k = 1; k < 4; k++) { sst[k] = sst[k - 1] * sd.d[k - 1]; fst[k] = fst[k - 1] * fd.d[k - 1]; }
+    bool empty = false;
+    for (int k = 0; k < 4; k++) {
+      if (k < rank) {
+        // taps f with 0 <= c + start - f < sd
+        long long ce = c[k] + start.d[k];
+        lo[k] = ce - sd.d[k] + 1 > 0 ? ce - sd.d[k] + 1 : 0;
+        hi[k] = ce + 1 < fd.d[k] ? ce + 1 : fd.d[k];
+        if (lo[k] >= hi[k]) empty = true;
+      } else {
+        lo[k] = 0; hi[k] = 1;
+        if (sd.d[k] != 1) sbase += c[k] * sst[k];
+        if (fd.d[k] != 1) fbase += c[k] * fst[k];
+      }
+    }
+    src_t acc;
+    set_zero(&acc);
+    if (!empty) {
+      long long ce[4];
+      for (int k = 0; k < 4; k++) ce[k] = k < rank ? c[k] + start.d[k] : 0;
+      for (long long f3 = lo[3]; f3 < hi[3]; f3++)
+        for (long long f2 = lo[2]; f2 < hi[2]; f2++)
+          for (long long f1 = lo[1]; f1 < hi[1]; f1++) {
+            long long so = sbase, fo = fbase;
+            if (rank > 3) { so += (ce[3] - f3) * sst[3]; fo += f3 * fst[3]; }
+            if (rank > 2) { so += (ce[2] - f2) * sst[2]; fo += f2 * fst[2]; }
+            if (rank > 1) { so += (ce[1] - f1) * sst[1]; fo += f1 * fst[1]; }
+            for (long long f0 = lo[0]; f0 < hi[0]; f0++)
+              acc = acc + sig[so + ce[0] - f0] * filt[fo + f0];
+          }
+    }
+    out[i] = acc;
+  }
+}
+
+// The IIR recursion, one thread per line along dimension 0:
+// y[i] = (c[i] - sum_{k>=1} a[k] y[i-k]) / a[0], in double precision.
+extern "C" __global__ void ef_iir(const src_t *cin, Dims cd, const src_t *a, Dims ad,
+                                  src_t *out, long long lines) {
+  GRID_LOOP(j, lines) {
+    long long c[4];
+    c[0] = 0;
+    c[1] = j % cd.d[1];
+    c[2] = (j / cd.d[1]) % cd.d[2];
+    c[3] = j / (cd.d[1] * cd.d[2]);
+    const src_t *coef = a + bcast_index(c, ad);
+    long long base = j * cd.d[0];
+    long long na = ad.d[0];
+    cd_ a0 = to_cd(coef[0]);
+    for (long long i = 0; i < cd.d[0]; i++) {
+      cd_ y = to_cd(cin[base + i]);
+      for (long long k = 1; k < na && k <= i; k++) y = y - to_cd(coef[k]) * to_cd(out[base + i - k]);
+      src_t v;
+      from_cd(y / a0, &v);
+      out[base + i] = v;
+    }
+  }
+}
+
+// Interpolation methods (the order of the host's `Interp`).
+#define M_NEAREST 0
+#define M_LOWER 1
+#define M_LINEAR 2
+#define M_LINEAR_COSINE 3
+#define M_CUBIC 4
+#define M_CUBIC_SPLINE 5
+
+__device__ __forceinline__ cd_ cubic(cd_ v0, cd_ v1, cd_ v2, cd_ v3, double t, bool spline) {
+  cd_ a0, a1, a2, a3;
+  if (spline) {
+    a0 = v0 * -0.5 + v1 * 1.5 + v2 * -1.5 + v3 * 0.5;
+    a1 = v0 + v1 * -2.5 + v2 * 2.0 + v3 * -0.5;
+    a2 = (v2 - v0) * 0.5;
+    a3 = v1;
+  } else {
+    a0 = v3 - v2 - v0 + v1;
+    a1 = v0 - v1 - a0;
+    a2 = v2 - v0;
+    a3 = v1;
+  }
+  return ((a0 * t + a1) * t + a2) * t + a3;
+}
+
+// The value at x (index units) of the n samples base[0], base[step], ...; x is inside
+// [0, n - 1]. Neighbours past an edge repeat the edge.
+__device__ cd_ interp1(const src_t *base, long long step, long long n, double x, int m) {
+  double g = floor(x);
+  double t = x - g;
+  long long gi = (long long)g;
+  long long last = n - 1;
+#define AT(i) to_cd(base[((i) < 0 ? 0 : ((i) > last ? last : (i))) * step])
+  switch (m) {
+    case M_NEAREST: return AT((long long)round(x));
+    case M_LOWER: return AT(gi);
+    case M_LINEAR: return AT(gi) * (1.0 - t) + AT(gi + 1) * t;
+    case M_LINEAR_COSINE: {
+      double s = (1.0 - cos(t * 3.141592653589793)) / 2.0;
+      return AT(gi) * (1.0 - s) + AT(gi + 1) * s;
+    }
+    default:
+      return cubic(AT(gi - 1), AT(gi), AT(gi + 1), AT(gi + 2), t, m == M_CUBIC_SPLINE);
+  }
+#undef AT
+}
+
+__device__ __forceinline__ bool on_grid(double x, long long n) {
+  return x >= 0.0 && x <= (double)(n - 1);
+}
+
+// approx1 (npos == 1: out[i,j,k,l] = column (j,k,l) at pos0[i (,j,k,l)]) and approx2
+// (npos == 2: image (k,l) at (pos0[i,j], pos1[i,j] (,k,l))), positions broadcast over
+// their size-1 dimensions.
+extern "C" __global__ void ef_approx(const src_t *in, Dims id, const real_t *pos0,
+                                     const real_t *pos1, Dims pd, int npos, src_t *out,
+                                     Dims od, int m, double off_grid, long long n) {
+  GRID_LOOP(i, n) {
+    long long c[4];
+    coords(i, od, c);
+    long long p = bcast_index(c, pd);
+    double x = (double)pos0[p];
+    src_t v;
+    from_cd(mkcd(off_grid, 0.0), &v);
+    if (npos == 1) {
+      if (on_grid(x, id.d[0])) {
+        const src_t *col = in + c[1] * id.d[0] + c[2] * id.d[0] * id.d[1] + c[3] * id.d[0] * id.d[1] * id.d[2];
+        from_cd(interp1(col, 1, id.d[0], x, m), &v);
+      }
+    } else {
+      double y = (double)pos1[p];
+      if (on_grid(x, id.d[0]) && on_grid(y, id.d[1])) {
+        const src_t *img = in + c[2] * id.d[0] * id.d[1] + c[3] * id.d[0] * id.d[1] * id.d[2];
+        // rows needed by the method along dimension 1, each interpolated along dimension 0
+        double g = floor(y);
+        double t = y - g;
+        long long gi = (long long)g, last = id.d[1] - 1;
+#define ROW(r) interp1(img + ((r) < 0 ? 0 : ((r) > last ? last : (r))) * id.d[0], 1, id.d[0], x, m)
+        cd_ r;
+        switch (m) {
+          case M_NEAREST: r = ROW((long long)round(y)); break;
+          case M_LOWER: r = ROW(gi); break;
+          case M_LINEAR: r = ROW(gi) * (1.0 - t) + ROW(gi + 1) * t; break;
+          case M_LINEAR_COSINE: {
+            double s = (1.0 - cos(t * 3.141592653589793)) / 2.0;
+            r = ROW(gi) * (1.0 - s) + ROW(gi + 1) * s;
+            break;
+          }
+          default:
+            r = cubic(ROW(gi - 1), ROW(gi), ROW(gi + 1), ROW(gi + 2), t, m == M_CUBIC_SPLINE);
+        }
+#undef ROW
+        from_cd(r, &v);
+      }
+    }
+    out[i] = v;
+  }
+}

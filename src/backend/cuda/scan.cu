@@ -1,0 +1,390 @@
+// Scans along one dimension of a 4-D array, optionally restarted where a key changes.
+//
+// `cuda/scan.rs` puts a header before this text that defines, for one combination of input
+// type, output type, key type and operation:
+//   ef_in, ef_acc, ef_out, ef_key   the stored input, accumulator, stored output and key types
+//   KEYED                           1 for scan_by_key
+//   ef_load(ef_in) -> ef_acc        converts an input element
+//   ef_store(ef_acc) -> ef_out      rounds an accumulator to the output
+//   ef_empty()                      the start of a run: the operation's identity (NaN for
+//                                   floating min/max, which ignore NaN)
+//   ef_first()                      what an exclusive scan shows first in a run
+//   ef_apply(a, b)                  a (earlier) combined with b (later); associative, not
+//                                   necessarily commutative (complex min/max keep the earlier)
+//   ef_shfl_up(v, d), ef_shfl_idx(v, l)   warp shuffles of an accumulator
+//
+// A line is the `len` elements one scan runs along. Lines are numbered by the other three
+// dimensions in order; element j of line L is read at in_off(L) + j * in_st[dim] and written
+// at out_off(L) + j * inner (the output is dense). Every element carries a flag that starts a
+// run: j == 0, or (KEYED) a key different from the previous element's. Runs combine with the
+// segmented rule (fa, a) . (fb, b) = (fa | fb, fb ? b : a . b), which is associative, so
+// partial results can be grouped freely; the grouping depends on the shape only, so results
+// are the same on every run.
+//
+// Kernels:
+//   ef_scan_rows_warp      inner == 1, short lines: one warp per line, 32 elements per step.
+//   ef_scan_tiles_*        inner == 1, long lines: three phases over tiles of TILE elements
+//                          (reduce each tile, scan the tile totals of each line into carries,
+//                          rescan each tile from its carry).
+//   ef_scan_cols_*         inner > 1: one thread per line and block of rows, consecutive threads
+//                          on consecutive lines (coalesced); the same three phases when lines
+//                          are few and long enough to be cut into blocks.
+
+#define EF_TPB 256
+#define EF_ITEMS 8
+#define EF_TILE (EF_TPB * EF_ITEMS)
+#define EF_WARPS (EF_TPB / 32)
+#define EF_FULL 0xffffffffu
+
+struct ScanArgs {
+  const void* in;
+  const void* keys;
+  void* out;
+  void* part;               // per tile or block: its total
+  void* carry;              // per tile or block: the combined value of the earlier ones
+  unsigned char* part_flag; // per tile or block: whether a run starts inside it
+  long long dims[4];
+  long long in_st[4];
+  long long key_st[4];
+  long long lines;
+  long long len;
+  long long inner;          // the output's stride along a line
+  long long blocks;         // tiles (rows kernels) or blocks of rows (cols kernels) per line
+  long long block_len;      // rows per block (cols kernels)
+  int dim;
+  int inclusive;
+};
+
+// The offsets of element 0 of line `line` in the input, the keys and the output.
+__device__ __forceinline__ void ef_line(const ScanArgs& a, long long line, long long* io,
+                                        long long* ko, long long* oo) {
+  long long i = line % a.inner, o = line / a.inner;
+  long long ri = i, ro = o, x = 0, y = 0;
+  for (int k = 0; k < 4; k++) {
+    if (k == a.dim) continue;
+    long long c;
+    if (k < a.dim) {
+      c = ri % a.dims[k];
+      ri /= a.dims[k];
+    } else {
+      c = ro % a.dims[k];
+      ro /= a.dims[k];
+    }
+    x += c * a.in_st[k];
+    y += c * a.key_st[k];
+  }
+  *io = x;
+  *ko = y;
+  *oo = i + o * a.inner * a.len;
+}
+
+__device__ __forceinline__ ef_acc ef_value(const ScanArgs& a, long long io, long long j) {
+  return ef_load(((const ef_in*)a.in)[io + j * a.in_st[a.dim]]);
+}
+
+// Whether element j of a line starts a run.
+__device__ __forceinline__ int ef_starts(const ScanArgs& a, long long ko, long long j) {
+  if (j == 0) return 1;
+#if KEYED
+  const ef_key* k = (const ef_key*)a.keys;
+  long long s = a.key_st[a.dim];
+  return k[ko + j * s] != k[ko + (j - 1) * s];
+#else
+  return 0;
+#endif
+}
+
+// Inclusive segmented scan of (v, f) across the lanes of a warp, in lane order.
+__device__ __forceinline__ void ef_warp_scan(ef_acc& v, int& f, int lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    ef_acc o = ef_shfl_up(v, d);
+    int of = __shfl_up_sync(EF_FULL, f, d);
+    if (lane >= d) {
+      if (!f) v = ef_apply(o, v);
+      f |= of;
+    }
+  }
+}
+
+// Inclusive segmented scan of (v, f) across the threads of a block, in thread order.
+__device__ __forceinline__ void ef_block_scan(ef_acc& v, int& f, ef_acc* wv, int* wf) {
+  int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  __syncthreads();  // an earlier call's readers of wv are done
+  ef_warp_scan(v, f, lane);
+  if (lane == 31) {
+    wv[w] = v;
+    wf[w] = f;
+  }
+  __syncthreads();
+  if (w == 0) {
+    ef_acc x = lane < EF_WARPS ? wv[lane] : ef_empty();
+    int g = lane < EF_WARPS ? wf[lane] : 0;
+    ef_warp_scan(x, g, lane);
+    if (lane < EF_WARPS) {
+      wv[lane] = x;
+      wf[lane] = g;
+    }
+  }
+  __syncthreads();
+  if (w > 0) {
+    if (!f) v = ef_apply(wv[w - 1], v);
+    f |= wf[w - 1];
+  }
+}
+
+// ---- inner == 1, short lines: a warp per line ----------------------------------------------
+
+extern "C" __global__ void ef_scan_rows_warp(ScanArgs a) {
+  const int lane = threadIdx.x & 31;
+  long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  ef_out* out = (ef_out*)a.out;
+  for (long long line = warp; line < a.lines; line += warps) {
+    long long io, ko, oo;
+    ef_line(a, line, &io, &ko, &oo);
+    ef_acc carry = ef_empty();
+    for (long long base = 0; base < a.len; base += 32) {
+      long long j = base + lane;
+      ef_acc v = ef_empty();
+      int f = 0;
+      if (j < a.len) {
+        v = ef_value(a, io, j);
+        f = ef_starts(a, ko, j);
+      }
+      int own = f;
+      ef_warp_scan(v, f, lane);
+      ef_acc full = f ? v : ef_apply(carry, v);
+      ef_acc before = ef_shfl_up(full, 1);
+      if (lane == 0) before = carry;
+      if (j < a.len) out[oo + j] = ef_store(a.inclusive ? full : (own ? ef_first() : before));
+      carry = ef_shfl_idx(full, 31);
+    }
+  }
+}
+
+// ---- inner == 1, long lines: tiles in three phases ----------------------------------------
+
+// Loads tile `tile` of a line into shared memory, coalesced (element e by thread e % EF_TPB),
+// with each element's run flag. Elements past the line are the identity, with no flag.
+__device__ __forceinline__ void ef_load_tile(const ScanArgs& a, long long io, long long ko,
+                                             long long tile, ef_acc* sv, unsigned char* sf) {
+  long long base = tile * EF_TILE;
+#pragma unroll
+  for (int k = 0; k < EF_ITEMS; k++) {
+    int e = k * EF_TPB + threadIdx.x;
+    long long j = base + e;
+    ef_acc v = ef_empty();
+    unsigned char f = 0;
+    if (j < a.len) {
+      v = ef_value(a, io, j);
+      f = (unsigned char)ef_starts(a, ko, j);
+    }
+    sv[e] = v;
+    sf[e] = f;
+  }
+  __syncthreads();
+}
+
+// This thread's EF_ITEMS consecutive elements of the loaded tile, folded in order.
+__device__ __forceinline__ void ef_fold_items(const ef_acc* sv, const unsigned char* sf,
+                                              ef_acc& v, int& f) {
+  v = ef_empty();
+  f = 0;
+#pragma unroll
+  for (int k = 0; k < EF_ITEMS; k++) {
+    int e = threadIdx.x * EF_ITEMS + k;
+    if (sf[e]) {
+      v = sv[e];
+      f = 1;
+    } else {
+      v = ef_apply(v, sv[e]);
+    }
+  }
+}
+
+// Phase 1: the total of every tile but the last of each line.
+extern "C" __global__ void __launch_bounds__(EF_TPB) ef_scan_tiles_reduce(ScanArgs a) {
+  __shared__ ef_acc sv[EF_TILE];
+  __shared__ unsigned char sf[EF_TILE];
+  __shared__ ef_acc wv[EF_WARPS];
+  __shared__ int wf[EF_WARPS];
+  ef_acc* part = (ef_acc*)a.part;
+  for (long long line = blockIdx.y; line < a.lines; line += gridDim.y) {
+    long long io, ko, oo;
+    ef_line(a, line, &io, &ko, &oo);
+    for (long long tile = blockIdx.x; tile < a.blocks - 1; tile += gridDim.x) {
+      __syncthreads();  // the previous tile's readers of sv are done
+      ef_load_tile(a, io, ko, tile, sv, sf);
+      ef_acc v;
+      int f;
+      ef_fold_items(sv, sf, v, f);
+      ef_block_scan(v, f, wv, wf);
+      if (threadIdx.x == EF_TPB - 1) {
+        part[line * a.blocks + tile] = v;
+        a.part_flag[line * a.blocks + tile] = (unsigned char)f;
+      }
+    }
+  }
+}
+
+// Phase 2: for every line, carry[tile] = the combined totals of tiles 0..tile-1 (one block
+// per line, EF_TPB tiles per step).
+extern "C" __global__ void __launch_bounds__(EF_TPB) ef_scan_tiles_carry(ScanArgs a) {
+  __shared__ ef_acc wv[EF_WARPS];
+  __shared__ int wf[EF_WARPS];
+  __shared__ ef_acc next_run;
+  const ef_acc* part = (const ef_acc*)a.part;
+  ef_acc* carry = (ef_acc*)a.carry;
+  for (long long line = blockIdx.x; line < a.lines; line += gridDim.x) {
+    ef_acc run = ef_empty();
+    for (long long c = 0; c < a.blocks; c += EF_TPB) {
+      long long t = c + threadIdx.x;
+      ef_acc v = ef_empty();
+      int f = 0;
+      if (t < a.blocks - 1) {
+        v = part[line * a.blocks + t];
+        f = a.part_flag[line * a.blocks + t];
+      }
+      ef_block_scan(v, f, wv, wf);
+      ef_acc full = f ? v : ef_apply(run, v);
+      if (t + 1 < a.blocks) carry[line * a.blocks + t + 1] = full;
+      if (t == 0) carry[line * a.blocks] = ef_empty();
+      if (threadIdx.x == EF_TPB - 1) next_run = full;
+      __syncthreads();
+      run = next_run;
+      __syncthreads();
+    }
+  }
+}
+
+// Phase 3: every tile scanned from its carry, results written.
+extern "C" __global__ void __launch_bounds__(EF_TPB) ef_scan_tiles_apply(ScanArgs a) {
+  __shared__ ef_acc sv[EF_TILE];
+  __shared__ unsigned char sf[EF_TILE];
+  __shared__ ef_acc wv[EF_WARPS];
+  __shared__ int wf[EF_WARPS];
+  __shared__ ef_acc tv[EF_TPB];
+  __shared__ int tf[EF_TPB];
+  const ef_acc* carry = (const ef_acc*)a.carry;
+  ef_out* out = (ef_out*)a.out;
+  for (long long line = blockIdx.y; line < a.lines; line += gridDim.y) {
+    long long io, ko, oo;
+    ef_line(a, line, &io, &ko, &oo);
+    for (long long tile = blockIdx.x; tile < a.blocks; tile += gridDim.x) {
+      __syncthreads();  // the previous tile's readers of sv, tv are done
+      ef_load_tile(a, io, ko, tile, sv, sf);
+      ef_acc v;
+      int f;
+      ef_fold_items(sv, sf, v, f);
+      ef_block_scan(v, f, wv, wf);
+      tv[threadIdx.x] = v;
+      tf[threadIdx.x] = f;
+      __syncthreads();
+      // the combined value of everything before this thread's first element in its run
+      ef_acc p = carry[line * a.blocks + tile];
+      if (threadIdx.x > 0) {
+        ef_acc q = tv[threadIdx.x - 1];
+        p = tf[threadIdx.x - 1] ? q : ef_apply(p, q);
+      }
+#pragma unroll
+      for (int k = 0; k < EF_ITEMS; k++) {
+        int e = threadIdx.x * EF_ITEMS + k;
+        ef_acc x = sv[e];
+        ef_acc r;
+        if (sf[e]) {
+          r = a.inclusive ? x : ef_first();
+          p = x;
+        } else {
+          ef_acc np = ef_apply(p, x);
+          r = a.inclusive ? np : p;
+          p = np;
+        }
+        sv[e] = r;
+      }
+      __syncthreads();
+      long long base = tile * EF_TILE;
+#pragma unroll
+      for (int k = 0; k < EF_ITEMS; k++) {
+        int e = k * EF_TPB + threadIdx.x;
+        long long j = base + e;
+        if (j < a.len) out[oo + j] = ef_store(sv[e]);
+      }
+    }
+  }
+}
+
+// ---- inner > 1: a thread per line and block of rows ----------------------------------------
+
+// Scans rows [j0, j1) of a line from `acc`; writes results when `write`. Returns the final
+// value in `acc` and whether a run started in `seen`.
+__device__ __forceinline__ void ef_col_walk(const ScanArgs& a, long long line, long long blk,
+                                            bool write, ef_acc& acc, int& seen) {
+  long long io, ko, oo;
+  ef_line(a, line, &io, &ko, &oo);
+  long long j0 = blk * a.block_len;
+  long long j1 = j0 + a.block_len < a.len ? j0 + a.block_len : a.len;
+  ef_out* out = (ef_out*)a.out;
+  seen = 0;
+#if KEYED
+  const ef_key* keys = (const ef_key*)a.keys;
+  long long ks = a.key_st[a.dim];
+  ef_key prev = j0 > 0 ? keys[ko + (j0 - 1) * ks] : (ef_key)0;
+#endif
+  for (long long j = j0; j < j1; j++) {
+    ef_acc x = ef_value(a, io, j);
+    int reset = j == 0;
+#if KEYED
+    ef_key key = keys[ko + j * ks];
+    if (j > 0 && key != prev) reset = 1;
+    prev = key;
+#endif
+    seen |= reset;
+    ef_acc after = reset ? x : ef_apply(acc, x);
+    if (write) out[oo + j * a.inner] = ef_store(a.inclusive ? after : (reset ? ef_first() : acc));
+    acc = after;
+  }
+}
+
+// Phase 1: the total of every block but the last of each line; index blk * lines + line.
+extern "C" __global__ void ef_scan_cols_reduce(ScanArgs a) {
+  long long total = a.lines * (a.blocks - 1);
+  ef_acc* part = (ef_acc*)a.part;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+       t += (long long)gridDim.x * blockDim.x) {
+    long long line = t % a.lines, blk = t / a.lines;
+    ef_acc acc = ef_empty();
+    int seen;
+    ef_col_walk(a, line, blk, false, acc, seen);
+    part[t] = acc;
+    a.part_flag[t] = (unsigned char)seen;
+  }
+}
+
+// Phase 2: carry[blk * lines + line] = the combined totals of blocks 0..blk-1 of the line.
+extern "C" __global__ void ef_scan_cols_carry(ScanArgs a) {
+  const ef_acc* part = (const ef_acc*)a.part;
+  ef_acc* carry = (ef_acc*)a.carry;
+  for (long long line = (long long)blockIdx.x * blockDim.x + threadIdx.x; line < a.lines;
+       line += (long long)gridDim.x * blockDim.x) {
+    ef_acc run = ef_empty();
+    for (long long blk = 0; blk < a.blocks; blk++) {
+      long long t = blk * a.lines + line;
+      carry[t] = run;
+      if (blk + 1 < a.blocks) run = a.part_flag[t] ? part[t] : ef_apply(run, part[t]);
+    }
+  }
+}
+
+// Phase 3 (or the only phase when a line is one block): every block scanned from its carry.
+extern "C" __global__ void ef_scan_cols_apply(ScanArgs a) {
+  long long total = a.lines * a.blocks;
+  const ef_acc* carry = (const ef_acc*)a.carry;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+       t += (long long)gridDim.x * blockDim.x) {
+    long long line = t % a.lines, blk = t / a.lines;
+    ef_acc acc = a.blocks > 1 ? carry[t] : ef_empty();
+    int seen;
+    ef_col_walk(a, line, blk, true, acc, seen);
+  }
+}

@@ -1,0 +1,429 @@
+//! Scans on a CUDA device: the handwritten kernels of `scan.cu`, specialised for one input,
+//! output and key type and one operation by a short generated header, compiled once through
+//! the device's kernel cache, and launched on the device's stream.
+//!
+//! Which kernels run depends on the shape only (so results are the same on every run):
+//! - a line (the elements one scan runs along) that is contiguous in the output (`inner == 1`)
+//!   and short, or one of many: a warp per line (`ef_scan_rows_warp`);
+//! - contiguous lines that are long and few: three phases over tiles of 2048 elements (reduce
+//!   each tile, scan each line's tile totals into carries, rescan each tile from its carry);
+//! - lines along a strided dimension (`inner > 1`): a thread per line, consecutive threads on
+//!   consecutive lines so that reads are coalesced; when lines are few and long, each is cut
+//!   into blocks of rows and the same three phases run (`ef_scan_cols_*`).
+//!
+//! The input and the keys are read in place through their offsets and strides.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::codegen::storage_type;
+use super::memory::DeviceMem;
+use super::nvrtc::KernelFn;
+use super::runtime::{self, Device};
+use crate::backend::scan::ScanSpec;
+use crate::backend::Buffer;
+use crate::dim4::Dim4;
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::jit::Data;
+use crate::ops::scan::BinaryOp;
+
+/// The kernels' text, after the generated header.
+const KERNELS: &str = include_str!("scan.cu");
+
+/// Threads per block of every scan kernel (`EF_TPB` in `scan.cu`).
+const TPB: u32 = 256;
+/// Elements per tile of the tile kernels (`EF_TILE`).
+const TILE: i64 = 2048;
+/// Contiguous lines longer than this, when there are fewer than `MANY_LINES` of them, are
+/// scanned in tiles; shorter or more numerous ones by a warp each.
+const WARP_LINE_MAX: i64 = 2048;
+const MANY_LINES: i64 = 8192;
+/// Threads the column kernels aim for when they cut lines into blocks of rows.
+const COL_THREADS: i64 = 1 << 18;
+/// The fewest rows in a block of a column scan.
+const COL_MIN_ROWS: i64 = 32;
+
+/// An array the scan reads: evaluated data and its element type.
+pub(crate) struct Input<'a> {
+    pub data: &'a Data,
+    pub dtype: DType,
+}
+
+impl Input<'_> {
+    fn ptr(&self) -> u64 {
+        match &*self.data.buf {
+            Buffer::Cuda(m) => m.ptr() + (self.data.offset * self.dtype.size()) as u64,
+            Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA scan"),
+        }
+    }
+
+    /// Strides in elements, 0 along dimensions of size 1.
+    fn strides(&self, dims: Dim4) -> [i64; 4] {
+        std::array::from_fn(|k| if dims[k] == 1 { 0 } else { self.data.strides[k] })
+    }
+}
+
+/// The kernels' one parameter; the layout matches `struct ScanArgs` in `scan.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct ScanArgs {
+    input: u64,
+    keys: u64,
+    out: u64,
+    part: u64,
+    carry: u64,
+    part_flag: u64,
+    dims: [i64; 4],
+    in_st: [i64; 4],
+    key_st: [i64; 4],
+    lines: i64,
+    len: i64,
+    inner: i64,
+    blocks: i64,
+    block_len: i64,
+    dim: i32,
+    inclusive: i32,
+}
+
+/// Scans `input` (shape `dims`) on device `ordinal` into a new dense buffer of `out` elements.
+pub(crate) fn scan(
+    ordinal: usize,
+    dims: Dim4,
+    input: Input,
+    keys: Option<Input>,
+    spec: ScanSpec,
+    out: DType,
+) -> Result<DeviceMem, Error> {
+    let dev = runtime::device(ordinal)?;
+    let n = dims.elements() as i64;
+    let result = dev.memory().alloc((n as usize * out.size()).max(1))?;
+    if n == 0 {
+        return Ok(result);
+    }
+    let k = kernels(dev, input.dtype, out, keys.as_ref().map(|k| k.dtype), spec.op)?;
+    let d = spec.dim;
+    let inner: i64 = (0..d).map(|k| dims[k] as i64).product();
+    let len = dims[d] as i64;
+    let lines = n / len;
+    let mut a = ScanArgs {
+        input: input.ptr(),
+        keys: keys.as_ref().map_or(0, |k| k.ptr()),
+        out: result.ptr(),
+        dims: std::array::from_fn(|k| dims[k] as i64),
+        in_st: input.strides(dims),
+        key_st: keys.as_ref().map_or([0; 4], |k| k.strides(dims)),
+        lines,
+        len,
+        inner,
+        dim: d as i32,
+        inclusive: spec.inclusive as i32,
+        ..ScanArgs::default()
+    };
+    let acc = acc_size(out) as i64;
+    // Temporary tile or block totals and carries; dropped (returned to the stream-ordered
+    // pool) once the kernels that use them are queued.
+    let mut temps: Vec<DeviceMem> = Vec::new();
+    let mut with_partials = |a: &mut ScanArgs, count: i64| -> Result<(), Error> {
+        let bytes = (count * acc) as usize;
+        for (slot, size) in
+            [(&mut a.part, bytes), (&mut a.carry, bytes), (&mut a.part_flag, count as usize)]
+        {
+            let m = dev.memory().alloc(size.max(1))?;
+            *slot = m.ptr();
+            temps.push(m);
+        }
+        Ok(())
+    };
+    let grid_1d = |threads: i64| -> u32 {
+        let cap = dev.sm_count() as i64 * 32;
+        ceil_div(threads, TPB as i64).clamp(1, cap) as u32
+    };
+    if inner == 1 {
+        if len <= WARP_LINE_MAX || lines >= MANY_LINES {
+            launch(dev, &k.rows_warp, (grid_1d(lines * 32), 1, 1), &mut a)?;
+        } else {
+            a.blocks = ceil_div(len, TILE);
+            let count = lines * a.blocks;
+            with_partials(&mut a, count)?;
+            let gy = lines.min(65535) as u32;
+            let gx = a.blocks.min(1 << 20) as u32;
+            launch(dev, &k.tiles_reduce, (gx, gy, 1), &mut a)?;
+            launch(dev, &k.tiles_carry, (lines.min(1 << 20) as u32, 1, 1), &mut a)?;
+            launch(dev, &k.tiles_apply, (gx, gy, 1), &mut a)?;
+        }
+    } else {
+        let want = ceil_div(COL_THREADS, lines).max(1);
+        let blocks = want.min(ceil_div(len, COL_MIN_ROWS)).max(1);
+        a.block_len = ceil_div(len, blocks);
+        a.blocks = ceil_div(len, a.block_len);
+        if a.blocks > 1 {
+            let count = lines * a.blocks;
+            with_partials(&mut a, count)?;
+            launch(dev, &k.cols_reduce, (grid_1d(lines * (a.blocks - 1)), 1, 1), &mut a)?;
+            launch(dev, &k.cols_carry, (grid_1d(lines), 1, 1), &mut a)?;
+        }
+        launch(dev, &k.cols_apply, (grid_1d(lines * a.blocks), 1, 1), &mut a)?;
+    }
+    drop(temps);
+    Ok(result)
+}
+
+/// `a / b` rounded up, for positive values.
+fn ceil_div(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+fn launch(
+    dev: &Device,
+    k: &KernelFn,
+    grid: (u32, u32, u32),
+    a: &mut ScanArgs,
+) -> Result<(), Error> {
+    let mut params = [a as *mut ScanArgs as *mut c_void];
+    // SAFETY: every scan kernel takes one `ScanArgs` by value, whose layout this struct
+    // matches; its pointers are the input and keys (live for the caller's borrow, and kept
+    // alive by their nodes until the stream has run the kernels: memory is reused in stream
+    // order), the result, and temporaries sized for `lines * blocks` entries; the kernels read
+    // only the elements the shape and strides describe.
+    unsafe { k.launch_raw(grid, (TPB, 1, 1), 0, dev, &mut params) }
+}
+
+/// The size of the accumulator (`ef_acc`) for output type `out`.
+fn acc_size(out: DType) -> usize {
+    match out {
+        DType::F32 | DType::F64 => 8,
+        DType::C32 | DType::C64 => 16,
+        t => t.size(),
+    }
+}
+
+/// The compiled scan kernels for one combination of types and operation.
+struct ScanKernels {
+    rows_warp: KernelFn,
+    tiles_reduce: KernelFn,
+    tiles_carry: KernelFn,
+    tiles_apply: KernelFn,
+    cols_reduce: KernelFn,
+    cols_carry: KernelFn,
+    cols_apply: KernelFn,
+}
+
+type KernelKey = (usize, DType, DType, Option<DType>, BinaryOp);
+
+fn kernels(
+    dev: &Device,
+    input: DType,
+    out: DType,
+    key: Option<DType>,
+    op: BinaryOp,
+) -> Result<Arc<ScanKernels>, Error> {
+    static TABLE: OnceLock<Mutex<HashMap<KernelKey, Arc<ScanKernels>>>> = OnceLock::new();
+    let table = TABLE.get_or_init(Default::default);
+    let id = (dev.ordinal(), input, out, key, op);
+    if let Some(k) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
+        super::nvrtc::count_memory_hit();
+        return Ok(k.clone());
+    }
+    let src = source(input, out, key, op);
+    let first = dev.kernels().get(dev, &src, "ef_scan_rows_warp")?;
+    let other = |entry: &str| first.sibling(entry);
+    let k = Arc::new(ScanKernels {
+        tiles_reduce: other("ef_scan_tiles_reduce")?,
+        tiles_carry: other("ef_scan_tiles_carry")?,
+        tiles_apply: other("ef_scan_tiles_apply")?,
+        cols_reduce: other("ef_scan_cols_reduce")?,
+        cols_carry: other("ef_scan_cols_carry")?,
+        cols_apply: other("ef_scan_cols_apply")?,
+        rows_warp: first,
+    });
+    table.lock().unwrap_or_else(|e| e.into_inner()).insert(id, k.clone());
+    Ok(k)
+}
+
+const NAN: &str = "__longlong_as_double(0x7ff8000000000000LL)";
+const INF: &str = "__longlong_as_double(0x7ff0000000000000LL)";
+
+/// The full source for one combination: the header defining the types and the operation,
+/// then the kernels.
+pub(crate) fn source(input: DType, out: DType, key: Option<DType>, op: BinaryOp) -> String {
+    let mut s = String::with_capacity(KERNELS.len() + 2048);
+    s.push_str("struct cf { float re, im; };\nstruct cd { double re, im; };\n");
+    s.push_str(
+        "__device__ __forceinline__ float ef_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n",
+    );
+    let acc = match out {
+        DType::F32 | DType::F64 => "double",
+        DType::C32 | DType::C64 => "cd",
+        t => storage_type(t),
+    };
+    s += &format!(
+        "typedef {} ef_in;\ntypedef {acc} ef_acc;\ntypedef {} ef_out;\ntypedef {} ef_key;\n#define KEYED {}\n",
+        storage_type(input),
+        storage_type(out),
+        key.map_or("int", storage_type),
+        key.is_some() as u8
+    );
+    s += "__device__ __forceinline__ cd ef_cd(double re, double im) { cd z; z.re = re; z.im = im; return z; }\n";
+    // conversions in and out
+    let load = match (input, out) {
+        (DType::F16, _) => "(double)ef_h2f(x)".to_string(),
+        (DType::C32, _) => "ef_cd((double)x.re, (double)x.im)".to_string(),
+        (DType::C64, _) => "x".to_string(),
+        (DType::B8, _) => format!("({acc})(x != 0)"),
+        _ => format!("({acc})x"),
+    };
+    let store = match out {
+        DType::F32 => "(float)a",
+        DType::C32 => "ef_cf((float)a.re, (float)a.im)",
+        _ => "a",
+    };
+    s += "__device__ __forceinline__ cf ef_cf(float re, float im) { cf z; z.re = re; z.im = im; return z; }\n";
+    s += &format!("__device__ __forceinline__ ef_acc ef_load(ef_in x) {{ return {load}; }}\n");
+    s += &format!("__device__ __forceinline__ ef_out ef_store(ef_acc a) {{ return {store}; }}\n");
+    // the operation
+    let (empty, first, apply) = op_text(out, op);
+    s += &format!("__device__ __forceinline__ ef_acc ef_empty() {{ return {empty}; }}\n");
+    s += &format!("__device__ __forceinline__ ef_acc ef_first() {{ return {first}; }}\n");
+    s += &format!("__device__ __forceinline__ ef_acc ef_apply(ef_acc a, ef_acc b) {{ {apply} }}\n");
+    // shuffles
+    if acc == "cd" {
+        s += "__device__ __forceinline__ cd ef_shfl_up(cd v, int d) { return ef_cd(__shfl_up_sync(0xffffffffu, v.re, d), __shfl_up_sync(0xffffffffu, v.im, d)); }\n";
+        s += "__device__ __forceinline__ cd ef_shfl_idx(cd v, int l) { return ef_cd(__shfl_sync(0xffffffffu, v.re, l), __shfl_sync(0xffffffffu, v.im, l)); }\n";
+    } else {
+        s += "__device__ __forceinline__ ef_acc ef_shfl_up(ef_acc v, int d) { return __shfl_up_sync(0xffffffffu, v, d); }\n";
+        s += "__device__ __forceinline__ ef_acc ef_shfl_idx(ef_acc v, int l) { return __shfl_sync(0xffffffffu, v, l); }\n";
+    }
+    s.push_str(KERNELS);
+    s
+}
+
+/// The identity a run starts from, the first element of an exclusive scan, and the body of
+/// `ef_apply(a, b)`, for accumulators of output type `out`.
+fn op_text(out: DType, op: BinaryOp) -> (String, String, String) {
+    let s = |x: &str| x.to_string();
+    match out {
+        DType::F32 | DType::F64 => match op {
+            BinaryOp::ADD => (s("0.0"), s("0.0"), s("return a + b;")),
+            BinaryOp::MUL => (s("1.0"), s("1.0"), s("return a * b;")),
+            // fmin and fmax return the other operand when one is NaN
+            BinaryOp::MIN => (s(NAN), s(INF), s("return fmin(a, b);")),
+            BinaryOp::MAX => (s(NAN), format!("-{INF}"), s("return fmax(a, b);")),
+        },
+        DType::C32 | DType::C64 => {
+            let nan = format!("ef_cd({NAN}, {NAN})");
+            // magnitudes compare as squared norms, rounded as the CPU rounds them (no fused
+            // multiply-add); NaN parts are skipped; a tie keeps `a`
+            let pick = |cmp: &str| {
+                format!(
+                    "bool an = a.re != a.re || a.im != a.im, bn = b.re != b.re || b.im != b.im; \
+                     double na = __dadd_rn(__dmul_rn(a.re, a.re), __dmul_rn(a.im, a.im)); \
+                     double nb = __dadd_rn(__dmul_rn(b.re, b.re), __dmul_rn(b.im, b.im)); \
+                     return (an || (!bn && nb {cmp} na)) ? b : a;"
+                )
+            };
+            match op {
+                BinaryOp::ADD => (
+                    s("ef_cd(0.0, 0.0)"),
+                    s("ef_cd(0.0, 0.0)"),
+                    s("return ef_cd(a.re + b.re, a.im + b.im);"),
+                ),
+                BinaryOp::MUL => (
+                    s("ef_cd(1.0, 0.0)"),
+                    s("ef_cd(1.0, 0.0)"),
+                    s("return ef_cd(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);"),
+                ),
+                BinaryOp::MIN => (nan, format!("ef_cd({INF}, 0.0)"), pick("<")),
+                BinaryOp::MAX => (nan, s("ef_cd(0.0, 0.0)"), pick(">")),
+            }
+        }
+        t => {
+            let (min, max) = match t {
+                DType::S32 => ("(-2147483647 - 1)", "2147483647"),
+                DType::U32 => ("0u", "0xffffffffu"),
+                DType::S64 => ("(-9223372036854775807LL - 1)", "9223372036854775807LL"),
+                _ => ("0ull", "0xffffffffffffffffull"),
+            };
+            // wrapping arithmetic in the unsigned type of the same width (signed overflow is
+            // undefined in C++)
+            let u = if t.size() == 8 { "unsigned long long" } else { "unsigned int" };
+            match op {
+                BinaryOp::ADD => (s("0"), s("0"), format!("return (ef_acc)(({u})a + ({u})b);")),
+                BinaryOp::MUL => (s("1"), s("1"), format!("return (ef_acc)(({u})a * ({u})b);")),
+                BinaryOp::MIN => {
+                    (format!("(ef_acc){max}"), format!("(ef_acc){max}"), s("return b < a ? b : a;"))
+                }
+                BinaryOp::MAX => {
+                    (format!("(ef_acc){min}"), format!("(ef_acc){min}"), s("return b > a ? b : a;"))
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every combination the public functions can ask for: each input type with its scan
+    /// output type (`AggregateOutType`), each operation, with and without each key type.
+    fn combinations() -> Vec<(DType, DType, Option<DType>, BinaryOp)> {
+        let agg = |t: DType| match t {
+            DType::B8 | DType::U8 | DType::U16 => DType::U32,
+            DType::S16 => DType::S32,
+            DType::F16 => DType::F32,
+            t => t,
+        };
+        let keys = [None, Some(DType::S32), Some(DType::U32), Some(DType::S64), Some(DType::U64)];
+        let ops = [BinaryOp::ADD, BinaryOp::MUL, BinaryOp::MIN, BinaryOp::MAX];
+        let mut v = Vec::new();
+        for t in DType::ALL {
+            for op in ops {
+                for k in keys {
+                    v.push((t, agg(t), k, op));
+                }
+            }
+        }
+        v
+    }
+
+    /// The generated header defines what `scan.cu` uses, for every combination. When
+    /// `EMBERFIRE_DUMP_SCAN_CU` names a directory, one source per input type and operation
+    /// (keyed by i64, the widest key) is written there, for an offline NVRTC check.
+    #[test]
+    fn sources_define_everything_the_kernels_use() {
+        let dump = std::env::var_os("EMBERFIRE_DUMP_SCAN_CU").map(std::path::PathBuf::from);
+        for (t, o, k, op) in combinations() {
+            let src = source(t, o, k, op);
+            for name in [
+                "ef_in;",
+                "ef_acc;",
+                "ef_out;",
+                "ef_key;",
+                "ef_load(",
+                "ef_store(",
+                "ef_empty()",
+                "ef_first()",
+                "ef_apply(",
+                "ef_shfl_up(",
+                "ef_shfl_idx(",
+            ] {
+                assert!(src.contains(name), "{} -> {} {op:?}: no {name}", t.name(), o.name());
+            }
+            assert!(src.contains(&format!("#define KEYED {}", k.is_some() as u8)));
+            if let (Some(dir), Some(DType::S64) | None) = (&dump, k) {
+                let keyed = if k.is_some() { "_keyed" } else { "" };
+                let file = dir.join(format!("scan_{}_{op:?}{keyed}.cu", t.name()));
+                std::fs::write(file, &src).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn args_match_the_kernel_struct() {
+        // 6 pointers, 12 strides and sizes, 5 counts, 2 ints: no padding anywhere
+        assert_eq!(std::mem::size_of::<ScanArgs>(), 6 * 8 + 12 * 8 + 5 * 8 + 2 * 4);
+        assert_eq!(std::mem::align_of::<ScanArgs>(), 8);
+    }
+}

@@ -1,0 +1,255 @@
+//! Signal processing kernels on a CUDA device: the handwritten kernels of
+//! `kernels/signal.cu`, compiled through the device's kernel cache once per element type, and
+//! launched on the emberfire stream without waiting.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::nvrtc::KernelFn;
+use super::runtime::{self, Device};
+use crate::backend::signal::{Dense, Interp};
+use crate::backend::{BackendKind, Buffer};
+use crate::dim4::Dim4;
+use crate::dtype::DType;
+use crate::error::Error;
+
+const SOURCE: &str = include_str!("kernels/signal.cu");
+const BLOCK: u32 = 256;
+
+/// The CUDA C type of an element type in `signal.cu`.
+fn c_type(t: DType) -> &'static str {
+    match t {
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::C32 => "cf_",
+        DType::C64 => "cd_",
+        other => unreachable!("internal error: signal kernel for {}", other.name()),
+    }
+}
+
+/// The source of `signal.cu` for element types `src` and `dst`.
+pub(crate) fn source(src: DType, dst: DType) -> String {
+    let real = c_type(src.real_of());
+    format!(
+        "struct cf_; struct cd_;\ntypedef {} src_t;\ntypedef {} dst_t;\ntypedef {real} real_t;\n{SOURCE}",
+        c_type(src),
+        c_type(dst)
+    )
+}
+
+type KernelKey = (usize, &'static str, DType, DType);
+
+/// The kernel `entry` for these types, compiled on first use.
+fn kernel(
+    dev: &Device,
+    entry: &'static str,
+    src: DType,
+    dst: DType,
+) -> Result<Arc<KernelFn>, Error> {
+    static K: OnceLock<Mutex<HashMap<KernelKey, Arc<KernelFn>>>> = OnceLock::new();
+    let table = K.get_or_init(Default::default);
+    let key = (dev.ordinal(), entry, src, dst);
+    if let Some(k) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        super::nvrtc::count_memory_hit();
+        return Ok(k.clone());
+    }
+    let k = Arc::new(dev.kernels().get(dev, &source(src, dst), entry)?);
+    table.lock().unwrap_or_else(|e| e.into_inner()).insert(key, k.clone());
+    Ok(k)
+}
+
+/// Kernel parameters, each in a 32-byte slot (the largest is a `Dims`), in order.
+#[derive(Default)]
+struct Params(Vec<[u64; 4]>);
+
+impl Params {
+    fn u64(mut self, v: u64) -> Self {
+        self.0.push([v, 0, 0, 0]);
+        self
+    }
+    fn i64(self, v: i64) -> Self {
+        self.u64(v as u64)
+    }
+    fn i32(mut self, v: i32) -> Self {
+        // little-endian: the low four bytes of the slot hold the value
+        self.0.push([v as u32 as u64, 0, 0, 0]);
+        self
+    }
+    fn f64(self, v: f64) -> Self {
+        self.u64(v.to_bits())
+    }
+    fn dims(mut self, d: Dim4) -> Self {
+        self.0.push(std::array::from_fn(|k| d[k]));
+        self
+    }
+    fn offsets(mut self, o: [i64; 4]) -> Self {
+        self.0.push(o.map(|v| v as u64));
+        self
+    }
+    fn ptr(self, d: &Dense) -> Self {
+        self.u64(device_ptr(d))
+    }
+}
+
+fn device_ptr(d: &Dense) -> u64 {
+    match &*d.data.buf {
+        Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
+        Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
+    }
+}
+
+/// Launches `k` over `n` threads' worth of grid-stride work.
+fn launch(dev: &Device, k: &KernelFn, n: usize, params: Params) -> Result<(), Error> {
+    if n == 0 {
+        return Ok(());
+    }
+    let mut slots = params.0;
+    let mut ptrs: Vec<*mut c_void> =
+        slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+    let grid = (n.div_ceil(BLOCK as usize) as u64).clamp(1, dev.sm_count() as u64 * 16) as u32;
+    // SAFETY: the parameters match the entry point's signature in `signal.cu` in order and
+    // size (pointers and 64-bit values in the low bytes of their slots, `Dims` filling one);
+    // every pointer is live device memory of this device, held by the caller's `Dense`s
+    // until after the launch (reuse is ordered on the same stream), and sized for the
+    // shapes passed; the kernel runs on emberfire's stream.
+    unsafe { k.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut ptrs) }
+}
+
+fn alloc(dev: &Device, dims: Dim4, t: DType) -> Result<Dense, Error> {
+    let mem = dev.memory().alloc((dims.elements() as usize * t.size()).max(1))?;
+    Ok(Dense::new(Buffer::Cuda(mem), dims, t, BackendKind::Cuda(dev.ordinal())))
+}
+
+/// See `backend::signal::reshape_copy`.
+pub(crate) fn reshape_copy(
+    ordinal: usize,
+    src: &Dense,
+    od: Dim4,
+    to: DType,
+    offset: [i64; 4],
+    scale: f64,
+) -> Result<Dense, Error> {
+    let dev = runtime::device(ordinal)?;
+    let out = alloc(dev, od, to)?;
+    let n = od.elements() as usize;
+    if n > 0 {
+        let k = kernel(dev, "ef_reshape_copy", src.dtype, to)?;
+        let p = Params::default()
+            .ptr(src)
+            .dims(src.dims)
+            .ptr(&out)
+            .dims(od)
+            .offsets(offset)
+            .f64(scale)
+            .i64(n as i64);
+        launch(dev, &k, n, p)?;
+    }
+    Ok(out)
+}
+
+/// See `backend::signal::mul_bcast`.
+pub(crate) fn mul_bcast(ordinal: usize, a: &Dense, b: &Dense, od: Dim4) -> Result<Dense, Error> {
+    let dev = runtime::device(ordinal)?;
+    let out = alloc(dev, od, a.dtype)?;
+    let n = od.elements() as usize;
+    if n > 0 {
+        let k = kernel(dev, "ef_mul_bcast", a.dtype, a.dtype)?;
+        let p = Params::default()
+            .ptr(a)
+            .dims(a.dims)
+            .ptr(b)
+            .dims(b.dims)
+            .ptr(&out)
+            .dims(od)
+            .i64(n as i64);
+        launch(dev, &k, n, p)?;
+    }
+    Ok(out)
+}
+
+/// See `backend::signal::convolve`.
+pub(crate) fn convolve(
+    ordinal: usize,
+    signal: &Dense,
+    filter: &Dense,
+    rank: usize,
+    od: Dim4,
+    start: [i64; 4],
+) -> Result<Dense, Error> {
+    let dev = runtime::device(ordinal)?;
+    let out = alloc(dev, od, signal.dtype)?;
+    let n = od.elements() as usize;
+    if n > 0 {
+        let k = kernel(dev, "ef_convolve", signal.dtype, signal.dtype)?;
+        let p = Params::default()
+            .ptr(signal)
+            .dims(signal.dims)
+            .ptr(filter)
+            .dims(filter.dims)
+            .ptr(&out)
+            .dims(od)
+            .offsets(start)
+            .i32(rank as i32)
+            .i64(n as i64);
+        launch(dev, &k, n, p)?;
+    }
+    Ok(out)
+}
+
+/// See `backend::signal::iir`.
+pub(crate) fn iir(ordinal: usize, c: &Dense, a: &Dense) -> Result<Dense, Error> {
+    let dev = runtime::device(ordinal)?;
+    let out = alloc(dev, c.dims, c.dtype)?;
+    let lines = (c.dims[1] * c.dims[2] * c.dims[3]) as usize;
+    if c.dims.elements() > 0 {
+        let k = kernel(dev, "ef_iir", c.dtype, c.dtype)?;
+        let p =
+            Params::default().ptr(c).dims(c.dims).ptr(a).dims(a.dims).ptr(&out).i64(lines as i64);
+        launch(dev, &k, lines, p)?;
+    }
+    Ok(out)
+}
+
+/// approx1 (one position array) or approx2 (two, of one shape); see `backend::signal`.
+pub(crate) fn approx(
+    ordinal: usize,
+    input: &Dense,
+    pos: &[&Dense],
+    od: Dim4,
+    m: Interp,
+    off_grid: f64,
+) -> Result<Dense, Error> {
+    let dev = runtime::device(ordinal)?;
+    let out = alloc(dev, od, input.dtype)?;
+    let n = od.elements() as usize;
+    if n > 0 {
+        let k = kernel(dev, "ef_approx", input.dtype, input.dtype)?;
+        let p = Params::default()
+            .ptr(input)
+            .dims(input.dims)
+            .ptr(pos[0])
+            .ptr(pos[pos.len() - 1])
+            .dims(pos[0].dims)
+            .i32(pos.len() as i32)
+            .ptr(&out)
+            .dims(od)
+            .i32(m.code() as i32)
+            .f64(off_grid)
+            .i64(n as i64);
+        launch(dev, &k, n, p)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_name_every_type() {
+        let s = source(DType::F32, DType::C32);
+        assert!(s.contains("typedef float src_t;") && s.contains("typedef cf_ dst_t;"));
+        assert!(source(DType::C64, DType::F64).contains("typedef double real_t;"));
+    }
+}

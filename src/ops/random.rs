@@ -1,0 +1,96 @@
+//! Random arrays: `randu`, `randn`, `random_uniform`, `random_normal`, with arrayfire-rust's
+//! names and signatures.
+//!
+//! The numbers are computed at once on the active backend (not lazily): the request reserves
+//! its range of the engine's counter when the function is called, so the order of calls alone
+//! decides which numbers each array gets. See `random/stream.rs` for the exact
+//! definition of the values, which both backends follow.
+
+use crate::array::Array;
+use crate::device::active_kind;
+use crate::dim4::Dim4;
+use crate::dtype::{FloatingPoint, HasAfEnum};
+use crate::jit::{Data, Node};
+use crate::random::stream::{blocks_for, Distribution};
+use crate::random::RandomEngine;
+
+/// An array of shape `dims` drawn from `engine` with distribution `dist` on the active backend.
+fn draw<T: HasAfEnum>(
+    func: &str,
+    dims: Dim4,
+    engine: &RandomEngine,
+    dist: Distribution,
+) -> Array<T> {
+    let n = dims
+        .get()
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| n.checked_mul(T::DTYPE.size()).is_some())
+        .unwrap_or_else(|| panic!("{func}: dims {dims} have more elements than fit in memory"));
+    let request = engine.reserve(blocks_for(n, T::DTYPE.size()), dist);
+    let kind = active_kind();
+    let buf = kind.random(&request, T::DTYPE, n).unwrap_or_else(|e| panic!("{func}: {e}"));
+    Array::from_node(Node::ready(T::DTYPE, dims, kind, Data::dense(buf, dims)))
+}
+
+/// Uniform random numbers of shape `dims` from the default engine: floats in [0, 1) (complex:
+/// both parts), integers over every bit pattern of the type, `bool` true or false with equal
+/// odds. Each call gives new numbers; [`set_seed`](crate::set_seed) restarts the sequence.
+///
+/// ```
+/// use emberfire::{dim4, randu, set_seed};
+/// set_seed(1);
+/// let a = randu::<f64>(dim4!(1000));
+/// assert!(a.to_vec().iter().all(|x| (0.0..1.0).contains(x)));
+/// let mean = a.to_vec().iter().sum::<f64>() / 1000.0;
+/// assert!((mean - 0.5).abs() < 0.05);
+/// let flags = randu::<bool>(dim4!(8, 8));
+/// assert_eq!(flags.dims(), dim4!(8, 8));
+/// ```
+pub fn randu<T: HasAfEnum>(dims: Dim4) -> Array<T> {
+    draw("randu", dims, &crate::random::get_default_random_engine(), Distribution::Uniform)
+}
+
+/// Standard normal random numbers (mean 0, variance 1; for complex types the real and imaginary
+/// parts are each standard normal) of shape `dims` from the default engine.
+///
+/// ```
+/// use emberfire::{dim4, randn, set_seed};
+/// set_seed(2);
+/// let z = randn::<f32>(dim4!(4000)).to_vec();
+/// let mean = z.iter().sum::<f32>() / 4000.0;
+/// let var = z.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / 3999.0;
+/// assert!(mean.abs() < 0.1 && (var - 1.0).abs() < 0.1);
+/// ```
+pub fn randn<T: HasAfEnum + FloatingPoint>(dims: Dim4) -> Array<T> {
+    draw("randn", dims, &crate::random::get_default_random_engine(), Distribution::Normal)
+}
+
+/// Uniform random numbers of shape `dims` from `engine` (values as for [`randu`]), advancing the
+/// engine's counter.
+///
+/// ```
+/// use emberfire::{dim4, random_uniform, RandomEngine, THREEFRY};
+/// let e = RandomEngine::new(THREEFRY, Some(99));
+/// let a = random_uniform::<u16>(dim4!(2, 3), &e);
+/// let b = random_uniform::<u16>(dim4!(2, 3), &e);
+/// assert_eq!(a.dims(), dim4!(2, 3));
+/// assert_ne!(a.to_vec(), b.to_vec());
+/// ```
+pub fn random_uniform<T: HasAfEnum>(dims: Dim4, engine: &RandomEngine) -> Array<T> {
+    draw("random_uniform", dims, engine, Distribution::Uniform)
+}
+
+/// Standard normal random numbers of shape `dims` from `engine` (values as for [`randn`]),
+/// advancing the engine's counter.
+///
+/// ```
+/// use emberfire::{c32, dim4, random_normal, RandomEngine, PHILOX};
+/// let e = RandomEngine::new(PHILOX, Some(4));
+/// let z = random_normal::<c32>(dim4!(3), &e);
+/// assert!(z.to_vec().iter().all(|c| c.re.is_finite() && c.im.is_finite()));
+/// ```
+pub fn random_normal<T: HasAfEnum + FloatingPoint>(dims: Dim4, engine: &RandomEngine) -> Array<T> {
+    draw("random_normal", dims, engine, Distribution::Normal)
+}
