@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use emberfire::{
     cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, matmul, moddims, sin,
-    sqrt, sum_all, sync, transpose, Array, Backend, MatProp,
+    sqrt, sum, sync, transpose, Array, Backend, MatProp,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -159,19 +159,42 @@ fn main() {
         emit("axpy_f32", ms, 12 * n);
     }
 
+    // Reductions return a one-element array, as the peers' `x.sum()` returns a device scalar
+    // (a host read would add a transfer and a wait that the peers do not time).
     if opts.wants("sum_f32") {
         let ms = time_ms(&timing, || {
-            std::hint::black_box(sum_all(&x));
+            sum(&x, 0).eval();
         });
         emit("sum_f32", ms, 4 * n);
     }
 
     if opts.wants("dot_f32") {
-        // fused: `x * y` is reduced chunk by chunk and never stored
+        // fused: `x * y` is folded as it is computed and never stored
         let ms = time_ms(&timing, || {
-            std::hint::black_box(sum_all(&(&x * &y)));
+            sum(&(&x * &y), 0).eval();
         });
         emit("dot_f32", ms, 8 * n);
+    }
+
+    // An M x M matrix reduced along its contiguous dimension (0; the peers' row-major axis 1)
+    // and along its strided one (1; their axis 0).
+    let side = if on_gpu { 8192 } else { 2048 };
+    if opts.wants("sum_contig_f32") || opts.wants("sum_strided_f32") {
+        let values: Vec<f32> = (0..side * side).map(|_| rng.gen::<f32>()).collect();
+        let m = Array::new(&values, dim4!(side as u64, side as u64));
+        drop(values);
+        if opts.wants("sum_contig_f32") {
+            let ms = time_ms(&timing, || {
+                sum(&m, 0).eval();
+            });
+            emit("sum_contig_f32", ms, 4 * side * side);
+        }
+        if on_gpu && opts.wants("sum_strided_f32") {
+            let ms = time_ms(&timing, || {
+                sum(&m, 1).eval();
+            });
+            emit("sum_strided_f32", ms, 4 * side * side);
+        }
     }
 
     if opts.wants("sort_f32") {

@@ -61,6 +61,10 @@ fn main() {
     assert_eq!(sum_all(&a), (21.0, 0.0));
     // `count` counts the elements that are not zero (for bool: true).
     assert_eq!(count_all(&big), (3, 0));
+    // `imin` and `imax` also give where the extreme is (the first one, on ties).
+    let (top, at) = imax(&a, 0);
+    assert_eq!((top.to_vec(), at.to_vec()), (vec![3.0, 6.0], vec![2, 2]));
+    assert_eq!(imin_all(&a), (1.0, 0.0, 0));
     // ANCHOR_END: reduce
 
     // ANCHOR: types

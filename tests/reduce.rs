@@ -68,6 +68,15 @@ trait E: HasAfEnum + Debug {
     fn nan() -> Self {
         Self::from_c(f64::NAN, 0.0)
     }
+    /// `self + o` as emberfire computes it in this type: integers wrap, floats round once,
+    /// bool is "either is non-zero".
+    fn add_t(self, o: Self) -> Self {
+        match Self::KIND {
+            Kind::Int => Self::from_i128(self.int() + o.int()),
+            Kind::Bool => Self::from_i128(self.int() | o.int()),
+            _ => Self::from_c(self.re() + o.re(), self.im() + o.im()),
+        }
+    }
 }
 
 macro_rules! int_e {
@@ -172,6 +181,29 @@ macro_rules! complex_e {
 complex_e!(c32, f32, 1e-6);
 complex_e!(c64, f64, 1e-14);
 
+/// An element type with every output type of the reductions testable too.
+trait Reducible:
+    E
+    + HasAfEnum<
+        InType = Self,
+        BaseType: E + Fromf64,
+        AggregateOutType: E + HasAfEnum<BaseType: E + Fromf64>,
+        ProductOutType: E + HasAfEnum<BaseType: E + Fromf64>,
+    >
+{
+}
+
+impl<T> Reducible for T where
+    T: E
+        + HasAfEnum<
+            InType = T,
+            BaseType: E + Fromf64,
+            AggregateOutType: E + HasAfEnum<BaseType: E + Fromf64>,
+            ProductOutType: E + HasAfEnum<BaseType: E + Fromf64>,
+        >
+{
+}
+
 fn nonzero<T: E>(x: T) -> bool {
     x.re() != 0.0 || x.im() != 0.0 || x.re().is_nan() || x.im().is_nan()
 }
@@ -257,6 +289,13 @@ fn check_group<T: E, O: E>(op: Op, g: &[T], got: O, what: &str) {
                 };
                 let scale =
                     xs.iter().map(|x| x.re().hypot(x.im())).product::<f64>() * (xs.len() as f64);
+                // rounded to the output type: a product beyond its range is infinite
+                let w = O::from_c(want.0, want.1);
+                let want = if w.re().is_infinite() || w.im().is_infinite() {
+                    (w.re(), w.im())
+                } else {
+                    want
+                };
                 close((got.re(), got.im()), want, O::EPS, scale, what);
             }
         }
@@ -309,6 +348,98 @@ fn check_group<T: E, O: E>(op: Op, g: &[T], got: O, what: &str) {
         Op::Count => {
             assert_eq!(got.int(), g.iter().filter(|&&x| nonzero(x)).count() as i128, "{what}")
         }
+    }
+}
+
+/// The position `imin` (or `imax`) must find in `g`: NaN skipped, magnitude for complex
+/// values (compared as squared norms, as both backends do), the first of equal values; 0 when
+/// every element is NaN or there is none.
+fn extreme_index<T: E>(g: &[T], is_min: bool) -> usize {
+    let key = |x: T| {
+        if T::KIND == Kind::Complex {
+            x.re() * x.re() + x.im() * x.im()
+        } else {
+            x.re()
+        }
+    };
+    let mut best: Option<usize> = None;
+    for (j, &x) in g.iter().enumerate() {
+        if is_nan(x) {
+            continue;
+        }
+        let better = match best {
+            None => true,
+            Some(b) if T::KIND == Kind::Int => {
+                if is_min {
+                    x.int() < g[b].int()
+                } else {
+                    x.int() > g[b].int()
+                }
+            }
+            Some(b) => {
+                if is_min {
+                    key(x) < key(g[b])
+                } else {
+                    key(x) > key(g[b])
+                }
+            }
+        };
+        if better {
+            best = Some(j);
+        }
+    }
+    best.unwrap_or(0)
+}
+
+/// Checks an `imin`/`imax` result (value and position) for one group.
+fn check_index_group<T: E>(g: &[T], is_min: bool, got: T, at: u32, what: &str) {
+    let want = extreme_index(g, is_min);
+    assert_eq!(at as usize, want, "{what}: position");
+    if g.is_empty() || g.iter().all(|&x| is_nan(x)) {
+        // the identity of min/max (checked with the plain reduction's rules)
+        let op = if is_min { Op::Min } else { Op::Max };
+        check_group::<T, T>(op, g, got, what);
+    } else {
+        let w = g[want];
+        assert!(w.re() == got.re() && w.im() == got.im(), "{what}: got {got:?}, want {w:?}");
+    }
+}
+
+fn check_dim_index<T: E>(
+    host: &[T],
+    dims: [u64; 4],
+    d: usize,
+    is_min: bool,
+    out: (Array<T>, Array<u32>),
+) {
+    let (gs, od) = groups(host, dims, Some(d));
+    assert_eq!(out.0.dims(), Dim4::new(&od), "imin/imax along {d} of {dims:?}: dims");
+    assert_eq!(out.1.dims(), Dim4::new(&od), "imin/imax along {d} of {dims:?}: index dims");
+    let (vals, idx) = (out.0.to_vec(), out.1.to_vec());
+    for (k, g) in gs.iter().enumerate() {
+        let what = format!(
+            "{} {} along {d} of {dims:?}, out {k}",
+            T::get_af_dtype().name(),
+            if is_min { "imin" } else { "imax" }
+        );
+        check_index_group(g, is_min, vals[k], idx[k], &what);
+    }
+}
+
+fn check_all_index<T: E, B: E>(host: &[T], dims: [u64; 4], is_min: bool, got: (B, B, u32)) {
+    let what = format!(
+        "{} {} over all of {dims:?}",
+        T::get_af_dtype().name(),
+        if is_min { "imin_all" } else { "imax_all" }
+    );
+    let want = extreme_index(host, is_min);
+    assert_eq!(got.2 as usize, want, "{what}: position");
+    if host.is_empty() || host.iter().all(|&x| is_nan(x)) {
+        let op = if is_min { Op::Min } else { Op::Max };
+        check_all(op, host, dims, (got.0, got.1));
+    } else {
+        let w = host[want];
+        assert!(w.re() == got.0.re() && w.im() == got.1.re(), "{what}: got {got:?}, want {w:?}");
     }
 }
 
@@ -367,15 +498,7 @@ fn shapes(r: &mut Rng, n: usize) -> Vec<[u64; 4]> {
     v
 }
 
-fn check_type<T: E>(seed: u64, nan: bool)
-where
-    T::AggregateOutType: E,
-    T::ProductOutType: E,
-    T::InType: E,
-    <T::AggregateOutType as HasAfEnum>::BaseType: E + Fromf64,
-    <T::ProductOutType as HasAfEnum>::BaseType: E + Fromf64,
-    <T::InType as HasAfEnum>::BaseType: E + Fromf64,
-{
+fn check_type<T: Reducible>(seed: u64, nan: bool) {
     let mut r = Rng(seed);
     for dims in shapes(&mut r, 6) {
         let n = dims.iter().product::<u64>() as usize;
@@ -383,28 +506,40 @@ where
             .map(|_| if nan && r.below(6) == 0 { T::nan() } else { T::gen(&mut r) })
             .collect();
         let a = Array::new(&host, Dim4::new(&dims));
-        for d in 0..4 {
-            let di = d as i32;
-            check_dim(Op::Sum, &host, dims, d, &sum(&a, di));
-            check_dim(Op::Product, &host, dims, d, &product(&a, di));
-            check_dim(Op::Min, &host, dims, d, &min(&a, di));
-            check_dim(Op::Max, &host, dims, d, &max(&a, di));
-            check_dim(Op::All, &host, dims, d, &all_true(&a, di));
-            check_dim(Op::Any, &host, dims, d, &any_true(&a, di));
-            check_dim(Op::Count, &host, dims, d, &count(&a, di));
-            check_dim(Op::SumNan(0.25), &host, dims, d, &sum_nan(&a, di, 0.25));
-            check_dim(Op::ProductNan(2.0), &host, dims, d, &product_nan(&a, di, 2.0));
-        }
-        check_all(Op::Sum, &host, dims, sum_all(&a));
-        check_all(Op::Product, &host, dims, product_all(&a));
-        check_all(Op::Min, &host, dims, min_all(&a));
-        check_all(Op::Max, &host, dims, max_all(&a));
-        check_all(Op::All, &host, dims, all_true_all(&a));
-        check_all(Op::Any, &host, dims, any_true_all(&a));
-        check_all(Op::Count, &host, dims, count_all(&a));
-        check_all(Op::SumNan(-1.0), &host, dims, sum_nan_all(&a, -1.0));
-        check_all(Op::ProductNan(0.5), &host, dims, product_nan_all(&a, 0.5));
+        check_array(&a, &host, dims);
     }
+}
+
+/// Every reduction of `a` (whose elements are `host`, in shape `dims`) along each dimension and
+/// over everything, against the host references.
+fn check_array<T: Reducible>(a: &Array<T>, host: &[T], dims: [u64; 4]) {
+    let host = host.to_vec();
+    let a = a.clone();
+    for d in 0..4 {
+        let di = d as i32;
+        check_dim(Op::Sum, &host, dims, d, &sum(&a, di));
+        check_dim(Op::Product, &host, dims, d, &product(&a, di));
+        check_dim(Op::Min, &host, dims, d, &min(&a, di));
+        check_dim(Op::Max, &host, dims, d, &max(&a, di));
+        check_dim(Op::All, &host, dims, d, &all_true(&a, di));
+        check_dim(Op::Any, &host, dims, d, &any_true(&a, di));
+        check_dim(Op::Count, &host, dims, d, &count(&a, di));
+        check_dim(Op::SumNan(0.25), &host, dims, d, &sum_nan(&a, di, 0.25));
+        check_dim(Op::ProductNan(2.0), &host, dims, d, &product_nan(&a, di, 2.0));
+        check_dim_index(&host, dims, d, true, imin(&a, di));
+        check_dim_index(&host, dims, d, false, imax(&a, di));
+    }
+    check_all(Op::Sum, &host, dims, sum_all(&a));
+    check_all(Op::Product, &host, dims, product_all(&a));
+    check_all(Op::Min, &host, dims, min_all(&a));
+    check_all(Op::Max, &host, dims, max_all(&a));
+    check_all(Op::All, &host, dims, all_true_all(&a));
+    check_all(Op::Any, &host, dims, any_true_all(&a));
+    check_all(Op::Count, &host, dims, count_all(&a));
+    check_all(Op::SumNan(-1.0), &host, dims, sum_nan_all(&a, -1.0));
+    check_all(Op::ProductNan(0.5), &host, dims, product_nan_all(&a, 0.5));
+    check_all_index(&host, dims, true, imin_all(&a));
+    check_all_index(&host, dims, false, imax_all(&a));
 }
 
 #[test]
@@ -444,6 +579,104 @@ fn nan_inputs() {
     assert!(max_all(&Array::new(&[f64::NAN], dim4!(1))).0.is_nan());
     assert!(sum(&a, 0).to_vec()[0].is_nan(), "sum propagates NaN");
     assert_eq!(sum_nan(&a, 0, 1.5).to_vec(), vec![3.0, 2.5]);
+}
+
+/// Reductions of lazy producers, which the backends fold without evaluating them: a sum of
+/// two arrays of the same shape (read linearly, in wide loads on CUDA), a sum with an array
+/// broadcast along one dimension (read through strides), and a sum with `range` (computed from
+/// coordinates); every function, along each dimension, on random shapes.
+fn check_lazy<T: Reducible>(seed: u64) {
+    let mut r = Rng(seed);
+    for dims in shapes(&mut r, 3) {
+        let n = dims.iter().product::<u64>() as usize;
+        let gen = |r: &mut Rng, n: usize| -> Vec<T> { (0..n).map(|_| T::gen(r)).collect() };
+        let (x, y) = (gen(&mut r, n), gen(&mut r, n));
+        let a = Array::new(&x, Dim4::new(&dims));
+        let b = Array::new(&y, Dim4::new(&dims));
+        let sum_ab: Vec<T> = x.iter().zip(&y).map(|(&p, &q)| p.add_t(q)).collect();
+        check_array(&add(&a, &b, false), &sum_ab, dims);
+
+        // broadcast along a dimension `k`, and `range` along it
+        let k = r.below(4) as usize;
+        let mut cd = dims;
+        cd[k] = 1;
+        let c_host = gen(&mut r, cd.iter().product::<u64>() as usize);
+        let c = Array::new(&c_host, Dim4::new(&cd));
+        let at = |lin: usize| -> [usize; 4] {
+            let mut co = [0usize; 4];
+            let mut rest = lin;
+            for d in 0..4 {
+                co[d] = rest % dims[d] as usize;
+                rest /= dims[d] as usize;
+            }
+            co
+        };
+        let bcast: Vec<T> = (0..n)
+            .map(|lin| {
+                let mut co = at(lin);
+                co[k] = 0;
+                let ci = co[0]
+                    + cd[0] as usize * (co[1] + cd[1] as usize * (co[2] + cd[2] as usize * co[3]));
+                x[lin].add_t(c_host[ci])
+            })
+            .collect();
+        check_array(&add(&a, &c, true), &bcast, dims);
+        let ranged: Vec<T> =
+            (0..n).map(|lin| x[lin].add_t(T::from_i128(at(lin)[k] as i128))).collect();
+        check_array(&add(&a, &range::<T>(Dim4::new(&dims), k as i32), false), &ranged, dims);
+    }
+}
+
+#[test]
+fn lazy_producers_on_floats_and_complex() {
+    check_lazy::<f32>(31);
+    check_lazy::<f64>(32);
+    check_lazy::<f16>(33);
+    check_lazy::<c32>(34);
+    check_lazy::<c64>(35);
+}
+
+#[test]
+fn lazy_producers_on_integers_and_bool() {
+    check_lazy::<bool>(36);
+    check_lazy::<u8>(37);
+    check_lazy::<u16>(38);
+    check_lazy::<u32>(39);
+    check_lazy::<u64>(40);
+    check_lazy::<i16>(41);
+    check_lazy::<i32>(42);
+    check_lazy::<i64>(43);
+}
+
+/// `imin`/`imax` rules on small cases: the first of equal values, NaN skipped, all-NaN and
+/// empty runs, complex magnitude.
+#[test]
+fn index_reductions_first_position_and_nan() {
+    let a = Array::new(&[2.0f32, 1.0, 1.0, 3.0, f32::NAN, 3.0], dim4!(3, 2));
+    let (v, i) = imin(&a, 0);
+    assert_eq!((v.to_vec(), i.to_vec()), (vec![1.0, 3.0], vec![1, 0]));
+    let (v, i) = imax(&a, 0);
+    assert_eq!((v.to_vec(), i.to_vec()), (vec![2.0, 3.0], vec![0, 0]));
+    let (v, i) = imax(&a, 1);
+    assert_eq!((v.to_vec(), i.to_vec()), (vec![3.0, 1.0, 3.0], vec![1, 0, 1]));
+    let nan = Array::new(&[f64::NAN, f64::NAN], dim4!(2));
+    let (v, _, i) = imin_all(&nan);
+    assert!(v.is_nan() && i == 0, "all NaN: {v} at {i}");
+    let e = Array::<i32>::new_empty(dim4!(0, 2));
+    let (v, i) = imin(&e, 0);
+    assert_eq!((v.to_vec(), i.to_vec()), (vec![i32::MAX; 2], vec![0, 0]));
+    let z = Array::new(&[c64::new(3.0, 4.0), c64::new(-5.0, 0.0), c64::new(0.0, 1.0)], dim4!(3));
+    assert_eq!(imax_all(&z), (3.0, 4.0, 0)); // |3+4i| = |-5|: the first wins
+    assert_eq!(imin_all(&z), (0.0, 1.0, 2));
+    let u = Array::new(&[7u8, 7, 9, 9], dim4!(4));
+    assert_eq!(imax_all(&u), (9, 0, 2));
+    assert_eq!(imin_all(&u), (7, 0, 0));
+}
+
+#[test]
+#[should_panic(expected = "imax: `dim` is 5")]
+fn index_reduction_dim_out_of_range_panics() {
+    let _ = imax(&Array::new(&[1.0f32], dim4!(1)), 5);
 }
 
 #[test]
@@ -490,8 +723,11 @@ fn dim_out_of_range_panics() {
     let _ = sum(&Array::new(&[1.0f32], dim4!(1)), 4);
 }
 
-/// Shapes large enough to take every path of the CPU reduction: many tasks per output run,
-/// runs that straddle tasks, and output runs long enough to be split by rows.
+/// Shapes large enough to take every path of the CPU reduction (many tasks per output run,
+/// runs that straddle tasks, output runs long enough to be split by rows) and of the CUDA
+/// kernels (rows and columns split between blocks, combined by the last block; wide and
+/// scalar loads), with accumulators of every kind: f64, c64, 64-bit integers, value and
+/// position.
 #[test]
 fn large_shapes_every_path() {
     let mut r = Rng(99);
@@ -499,15 +735,27 @@ fn large_shapes_every_path() {
         let n = dims.iter().product::<u64>() as usize;
         let host: Vec<f32> = (0..n).map(|_| r.real() as f32).collect();
         let ints: Vec<i32> = (0..n).map(|_| i32::gen(&mut r)).collect();
+        let cplx: Vec<c32> = (0..n).map(|_| c32::gen(&mut r)).collect();
         let a = Array::new(&host, Dim4::new(&dims));
         let ia = Array::new(&ints, Dim4::new(&dims));
+        let ca = Array::new(&cplx, Dim4::new(&dims));
         for d in 0..4 {
-            check_dim(Op::Sum, &host, dims, d, &sum(&a, d as i32));
-            check_dim(Op::Max, &host, dims, d, &max(&a, d as i32));
-            check_dim(Op::Sum, &ints, dims, d, &sum(&ia, d as i32));
+            let di = d as i32;
+            check_dim(Op::Sum, &host, dims, d, &sum(&a, di));
+            check_dim(Op::Max, &host, dims, d, &max(&a, di));
+            check_dim(Op::Sum, &ints, dims, d, &sum(&ia, di));
+            check_dim(Op::Count, &ints, dims, d, &count(&ia, di));
+            check_dim_index(&host, dims, d, true, imin(&a, di));
+            check_dim_index(&ints, dims, d, false, imax(&ia, di));
+            check_dim(Op::Sum, &cplx, dims, d, &sum(&ca, di));
+            check_dim(Op::Min, &cplx, dims, d, &min(&ca, di));
+            check_dim_index(&cplx, dims, d, false, imax(&ca, di));
         }
         check_all(Op::Sum, &host, dims, sum_all(&a));
         check_all(Op::Min, &ints, dims, min_all(&ia));
+        check_all(Op::Sum, &cplx, dims, sum_all(&ca));
+        check_all_index(&host, dims, false, imax_all(&a));
+        check_all_index(&cplx, dims, true, imin_all(&ca));
     }
 }
 

@@ -1,19 +1,18 @@
-//! Where reductions run. The CPU reduces fused with the producer (`cpu::reduce`); the CUDA
-//! backend, until its own reduction kernels exist, evaluates the producer on the device,
-//! downloads it and reduces on the host with the same code. A device implementation slots in
-//! at the `BackendKind::Cuda` arms below without changing any caller.
+//! Where reductions run. Both backends reduce fused with the producer: the CPU folds the
+//! evaluator's chunks (`cpu::reduce`), CUDA generates one kernel from the producer's program
+//! (`cuda::reduce`). The producer node is never evaluated on its own.
 
 use std::sync::Arc;
 
-use super::{cpu, download, BackendKind, Buffer};
+use super::{cpu, cuda, download, BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::jit::program::Step;
-use crate::jit::{Data, Instr, Node, Program};
+use crate::jit::{Data, Node, Program};
 use crate::storage::HostVec;
 
-pub(crate) use cpu::reduce::ReduceOp;
+pub(crate) use cpu::reduce::{IndexOp, ReduceOp};
+use cuda::reduce_codegen::Fold;
 
 impl BackendKind {
     /// Reduces `node` along `dim` into a new buffer of this backend holding `out` elements
@@ -25,8 +24,16 @@ impl BackendKind {
         dim: usize,
         out: DType,
     ) -> Result<Buffer, Error> {
-        let h = host_reduce(self, node, op, Some(dim), out)?;
-        self.upload(h)
+        match self {
+            BackendKind::Cpu => {
+                Ok(Buffer::host(cpu::reduce::reduce(&program(node), op, Some(dim), out)))
+            }
+            BackendKind::Cuda(d) => {
+                let (fold, nanval) = Fold::of(op);
+                let (m, _) = cuda::reduce::reduce(d, node, fold, nanval, Some(dim), out)?;
+                Ok(Buffer::Cuda(m))
+            }
+        }
     }
 
     /// Reduces every element of `node` to one value of type `out`, returned to the host.
@@ -36,34 +43,64 @@ impl BackendKind {
         op: ReduceOp,
         out: DType,
     ) -> Result<HostVec, Error> {
-        host_reduce(self, node, op, None, out)
+        match self {
+            BackendKind::Cpu => Ok(cpu::reduce::reduce(&program(node), op, None, out)),
+            BackendKind::Cuda(d) => {
+                let (fold, nanval) = Fold::of(op);
+                let (m, _) = cuda::reduce::reduce(d, node, fold, nanval, None, out)?;
+                one(m, out)
+            }
+        }
+    }
+
+    /// `imin`/`imax` along `dim`: the extreme values (of the node's type) and their u32
+    /// positions along `dim`, as two new buffers of this backend.
+    pub(crate) fn reduce_dim_index(
+        self,
+        node: &Arc<Node>,
+        op: IndexOp,
+        dim: usize,
+    ) -> Result<(Buffer, Buffer), Error> {
+        match self {
+            BackendKind::Cpu => {
+                let (v, i) = cpu::reduce::reduce_index(&program(node), op, Some(dim));
+                Ok((Buffer::host(v), Buffer::host(i)))
+            }
+            BackendKind::Cuda(d) => {
+                let fold = Fold::of_index(op);
+                let (v, i) = cuda::reduce::reduce(d, node, fold, 0.0, Some(dim), node.dtype)?;
+                let i = i.expect("internal error: an index reduction writes positions");
+                Ok((Buffer::Cuda(v), Buffer::Cuda(i)))
+            }
+        }
+    }
+
+    /// `imin_all`/`imax_all`: the extreme value and its linear position, on the host.
+    pub(crate) fn reduce_all_index(
+        self,
+        node: &Arc<Node>,
+        op: IndexOp,
+    ) -> Result<(HostVec, u32), Error> {
+        let (v, i) = match self {
+            BackendKind::Cpu => cpu::reduce::reduce_index(&program(node), op, None),
+            BackendKind::Cuda(d) => {
+                let fold = Fold::of_index(op);
+                let (v, i) = cuda::reduce::reduce(d, node, fold, 0.0, None, node.dtype)?;
+                let i = i.expect("internal error: an index reduction writes positions");
+                (one(v, node.dtype)?, one(i, DType::U32)?)
+            }
+        };
+        Ok((v, i.as_slice::<u32>()[0]))
     }
 }
 
-/// The reduction computed on the host: fused with the producer for CPU arrays; for CUDA
-/// arrays (correct but slow, until the CUDA reduction kernels land) after evaluating the
-/// producer on the device and downloading it.
-fn host_reduce(
-    kind: BackendKind,
-    node: &Arc<Node>,
-    op: ReduceOp,
-    dim: Option<usize>,
-    out: DType,
-) -> Result<HostVec, Error> {
-    let program = match kind {
-        BackendKind::Cpu => Program::build(std::slice::from_ref(node)),
-        BackendKind::Cuda(_) => {
-            let data = node.try_eval()?;
-            let h = download(&data, node.dims, node.dtype)?;
-            host_input(h, node.dims)
-        }
-    };
-    Ok(cpu::reduce::reduce(&program, op, dim, out))
+/// The program that computes `node`: the producer the reduction folds.
+fn program(node: &Arc<Node>) -> Program {
+    Program::build(std::slice::from_ref(node))
 }
 
-/// A program that reads a contiguous host vector of shape `dims`.
-fn host_input(h: HostVec, dims: Dim4) -> Program {
-    let dtype = h.dtype();
-    let data = Data::dense(Buffer::host(h), dims);
-    Program { steps: vec![Step { instr: Instr::Input(data), dtype, dims }], outputs: vec![0], dims }
+/// The single element of a device buffer, on the host.
+fn one(m: cuda::memory::DeviceMem, dtype: DType) -> Result<HostVec, Error> {
+    let dims = Dim4::new(&[1, 1, 1, 1]);
+    download(&Data::dense(Buffer::Cuda(m), dims), dims, dtype)
 }

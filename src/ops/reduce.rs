@@ -2,37 +2,42 @@
 //! signatures.
 //!
 //! A reduction fuses its element-wise producer: `sum(&(&a * &b), 0)` reads `a` and `b` once
-//! and never writes `a * b` to memory (on the CPU backend; see below for CUDA).
+//! and never writes `a * b` to memory. The CPU backend folds the evaluator's cache-sized chunks;
+//! the CUDA backend generates one kernel that computes the producer and reduces it.
 //!
 //! Semantics shared by every function here:
 //! - `dim` is 0 to 3, or -1 for the first dimension larger than 1 (0 if there is none), as in
 //!   ArrayFire. The result has the input's shape with `dim` set to 1.
 //! - Sums and products of floating types accumulate in f64 (c64 for complex), f16 included,
-//!   and are rounded once to the output type. Integer sums and products wrap in the output
-//!   type (`T::AggregateOutType`, `T::ProductOutType`), exactly as if computed in it.
+//!   and are rounded once to the output type, on both backends. Integer sums and products wrap
+//!   in the output type (`T::AggregateOutType`, `T::ProductOutType`), exactly as if computed in
+//!   it.
 //! - `min` and `max` ignore NaN, like C's `fmin`/`fmax`; only an all-NaN run gives NaN.
-//!   Complex values compare by magnitude (the first of equal magnitudes wins).
+//!   Complex values compare by magnitude.
+//! - `imin` and `imax` (and their `_all` forms) return the extreme value and its position
+//!   along `dim` (the linear position, in column-major order, for the `_all` forms) as u32.
+//!   As in ArrayFire, NaN is skipped, complex values compare by magnitude, and of equal values
+//!   the first position wins. A run that is all NaN gives NaN at position 0.
 //! - Empty runs give the identity of the operation: 0 for sums and `count`, 1 for products,
-//!   `true` for `all_true`, `false` for `any_true`; `min` and `max` give NaN for floating
-//!   types and, for integer types, the type's largest value (min) or smallest value (max).
-//!   A reduced dimension of length 0 thus yields an output of length 1 along it.
+//!   `true` for `all_true`, `false` for `any_true`; `min`, `max`, `imin` and `imax` give NaN
+//!   for floating types and, for integer types, the type's largest value (min) or smallest
+//!   value (max), at position 0. A reduced dimension of length 0 thus yields an output of
+//!   length 1 along it.
 //! - Results are reproducible: the work is split by shape only, never by thread count, and
-//!   partial results are combined in a fixed order.
+//!   partial results are combined in a fixed order. On CUDA the split also depends on the
+//!   device's number of multiprocessors, so the same model of GPU gives the same bits; the
+//!   CPU and a GPU may differ in the last bits of a floating sum.
 //! - The `_all` forms return `(real, imaginary)`; the imaginary part is zero for real types.
 //!   64-bit integer results are exact (arrayfire-rust passes them through an f64).
-//!
-//! On the CUDA backend the producer is evaluated on the device, downloaded, and reduced on the
-//! host with the CPU code: correct, but slow until the device reduction kernels land with the
-//! CUDA reductions work.
 
 use half::f16;
 
 use crate::array::Array;
-use crate::backend::reduce::ReduceOp;
+use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dim4::Dim4;
 use crate::dtype::{Fromf64, HasAfEnum};
 use crate::jit::{Data, Node};
-use crate::storage::Lit;
+use crate::storage::{with_dtype, Element, Lit};
 
 /// Converts to f16 by rounding to nearest, so `min_all` and `max_all` work on f16 arrays.
 impl Fromf64 for f16 {
@@ -350,3 +355,115 @@ pub fn any_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
 pub fn count_all<T: HasAfEnum>(input: &Array<T>) -> (u64, u64) {
     (reduce_all::<T, u64>("count_all", input, ReduceOp::Count), 0)
 }
+
+fn index_dim<T: HasAfEnum, O: HasAfEnum>(
+    func: &str,
+    input: &Array<T>,
+    dim: i32,
+    op: IndexOp,
+) -> (Array<O>, Array<u32>) {
+    let node = input.node();
+    let d = resolve_dim(func, node.dims, dim);
+    let mut dims = node.dims;
+    dims[d] = 1;
+    let (v, i) =
+        node.backend.reduce_dim_index(node, op, d).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let ready = |buf, dtype| Node::ready(dtype, dims, node.backend, Data::dense(buf, dims));
+    (Array::from_node(ready(v, O::DTYPE)), Array::from_node(ready(i, u32::DTYPE)))
+}
+
+fn index_all<T: HasAfEnum, B: HasAfEnum + Fromf64>(
+    func: &str,
+    input: &Array<T>,
+    op: IndexOp,
+) -> (B, B, u32) {
+    let node = input.node();
+    let (v, i) = node.backend.reduce_all_index(node, op).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let (re, im) = with_dtype!(v.dtype(), V => parts::<V, B>(v.as_slice::<V>()[0]));
+    (re, im, i)
+}
+
+/// The smallest element along `dim` and its position along `dim` (u32), as ArrayFire's
+/// `imin`: NaN is skipped (a run that is all NaN gives NaN at position 0), complex values
+/// compare by magnitude, and of equal values the first position wins. An empty run gives the
+/// identity of `min` at position 0.
+///
+/// ```
+/// use emberfire::{dim4, imin, Array};
+/// let a = Array::new(&[3.0f32, 1.0, 1.0, f32::NAN, 5.0, 2.0], dim4!(3, 2));
+/// let (v, i) = imin(&a, 0);
+/// assert_eq!(v.to_vec(), vec![1.0, 2.0]);
+/// assert_eq!(i.to_vec(), vec![1, 2]); // the first of the two 1.0, and NaN skipped
+/// ```
+pub fn imin<T>(input: &Array<T>, dim: i32) -> (Array<T::InType>, Array<u32>)
+where
+    T: HasAfEnum,
+    T::InType: HasAfEnum,
+{
+    index_dim("imin", input, dim, IndexOp::Min)
+}
+
+/// The largest element along `dim` and its position along `dim` (u32), with the rules of
+/// [`imin`].
+///
+/// ```
+/// use emberfire::{dim4, imax, Array};
+/// let a = Array::new(&[4i32, 9, 9, 2], dim4!(2, 2));
+/// let (v, i) = imax(&a, 1);
+/// assert_eq!(v.to_vec(), vec![9, 9]);
+/// assert_eq!(i.to_vec(), vec![1, 0]);
+/// ```
+pub fn imax<T>(input: &Array<T>, dim: i32) -> (Array<T::InType>, Array<u32>)
+where
+    T: HasAfEnum,
+    T::InType: HasAfEnum,
+{
+    index_dim("imax", input, dim, IndexOp::Max)
+}
+
+macro_rules! all_index_reduce {
+    ($(#[$doc:meta])* $name:ident, $op:expr) => {
+        $(#[$doc])*
+        #[allow(clippy::type_complexity)]
+        pub fn $name<T>(
+            input: &Array<T>,
+        ) -> (
+            <<T as HasAfEnum>::InType as HasAfEnum>::BaseType,
+            <<T as HasAfEnum>::InType as HasAfEnum>::BaseType,
+            u32,
+        )
+        where
+            T: HasAfEnum,
+            <T as HasAfEnum>::InType: HasAfEnum,
+            <<T as HasAfEnum>::InType as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
+        {
+            index_all(stringify!($name), input, $op)
+        }
+    };
+}
+
+all_index_reduce!(
+    /// The smallest element of the whole array as `(real, imaginary, linear position)`, with
+    /// the rules of [`imin`]; the position counts in column-major order.
+    ///
+    /// ```
+    /// use emberfire::{dim4, imin_all, Array};
+    /// let a = Array::new(&[5i16, -2, 7, -2], dim4!(2, 2));
+    /// assert_eq!(imin_all(&a), (-2, 0, 1));
+    /// ```
+    imin_all,
+    IndexOp::Min
+);
+
+all_index_reduce!(
+    /// The largest element of the whole array as `(real, imaginary, linear position)`, with
+    /// the rules of [`imin`].
+    ///
+    /// ```
+    /// use emberfire::{c32, dim4, imax_all, Array};
+    /// let a = Array::new(&[c32::new(1.0, 1.0), c32::new(0.0, -3.0)], dim4!(2));
+    /// assert_eq!(imax_all(&a), (0.0, -3.0, 1)); // by magnitude
+    /// ```
+    imax_all,
+    IndexOp::Max
+);

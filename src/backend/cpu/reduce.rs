@@ -50,15 +50,42 @@ pub(crate) enum ReduceOp {
 pub(crate) fn reduce(p: &Program, op: ReduceOp, dim: Option<usize>, out: DType) -> HostVec {
     let t = p.steps[p.outputs[0]].dtype;
     with_dtype!(t, T => match op {
-        ReduceOp::Sum => drive::<T, _>(p, &Sum, dim, out),
-        ReduceOp::Product => drive::<T, _>(p, &Prod, dim, out),
-        ReduceOp::Min => drive::<T, _>(p, &Min, dim, out),
-        ReduceOp::Max => drive::<T, _>(p, &Max, dim, out),
-        ReduceOp::AllTrue => drive::<T, _>(p, &All, dim, out),
-        ReduceOp::AnyTrue => drive::<T, _>(p, &Any, dim, out),
-        ReduceOp::Count => drive::<T, _>(p, &Count, dim, out),
-        ReduceOp::SumNan(v) => drive::<T, _>(p, &SumNan(v), dim, out),
-        ReduceOp::ProductNan(v) => drive::<T, _>(p, &ProdNan(v), dim, out),
+        ReduceOp::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim), out),
+        ReduceOp::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim), out),
+        ReduceOp::Min => values::<T, _>(&Min, &drive::<T, _>(p, &Min, dim), out),
+        ReduceOp::Max => values::<T, _>(&Max, &drive::<T, _>(p, &Max, dim), out),
+        ReduceOp::AllTrue => values::<T, _>(&All, &drive::<T, _>(p, &All, dim), out),
+        ReduceOp::AnyTrue => values::<T, _>(&Any, &drive::<T, _>(p, &Any, dim), out),
+        ReduceOp::Count => values::<T, _>(&Count, &drive::<T, _>(p, &Count, dim), out),
+        ReduceOp::SumNan(v) => {
+            values::<T, _>(&SumNan(v), &drive::<T, _>(p, &SumNan(v), dim), out)
+        }
+        ReduceOp::ProductNan(v) => {
+            values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim), out)
+        }
+    })
+}
+
+/// Which extreme an index reduction looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum IndexOp {
+    Min,
+    Max,
+}
+
+/// Like `reduce` for `imin`/`imax`: the extreme values (of the producer's type) and their
+/// positions along `dim` (linear positions for `None`) as u32. NaN is skipped; ties and runs
+/// of NaN give the first position; an empty run gives position 0.
+pub(crate) fn reduce_index(p: &Program, op: IndexOp, dim: Option<usize>) -> (HostVec, HostVec) {
+    let t = p.steps[p.outputs[0]].dtype;
+    fn split<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> (HostVec, HostVec) {
+        let acc = drive::<T, F>(p, f, dim);
+        let idx: Vec<u32> = acc.iter().map(|&a| f.index(a).unwrap_or(0) as u32).collect();
+        (values::<T, F>(f, &acc, T::DTYPE), HostVec::U32(idx))
+    }
+    with_dtype!(t, T => match op {
+        IndexOp::Min => split::<T, _>(p, &IMin, dim),
+        IndexOp::Max => split::<T, _>(p, &IMax, dim),
     })
 }
 
@@ -74,6 +101,10 @@ trait Acc: Copy + Send + Sync + 'static {
     /// The larger, with the rules of `min`.
     fn max(self, o: Self) -> Self;
     fn nonzero(self) -> bool;
+    /// Whether the value is NaN (either part, for complex values).
+    fn is_nan(self) -> bool;
+    /// Strictly smaller: by value, by magnitude for complex values; false when either is NaN.
+    fn less(self, o: Self) -> bool;
     /// `v` (with a zero imaginary part) where `self` is NaN.
     fn nan_to(self, v: f64) -> Self;
     fn lit(self) -> Lit;
@@ -101,6 +132,14 @@ impl Acc for f64 {
     #[inline(always)]
     fn nonzero(self) -> bool {
         self != 0.0
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn less(self, o: f64) -> bool {
+        self < o
     }
     #[inline(always)]
     fn nan_to(self, v: f64) -> f64 {
@@ -139,6 +178,14 @@ macro_rules! int_acc {
             #[inline(always)]
             fn nonzero(self) -> bool {
                 self != 0
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn less(self, o: $t) -> bool {
+                self < o
             }
             #[inline(always)]
             fn nan_to(self, _: f64) -> $t {
@@ -182,6 +229,12 @@ impl Acc for c64 {
     fn nonzero(self) -> bool {
         self.re != 0.0 || self.im != 0.0
     }
+    fn is_nan(self) -> bool {
+        c64::is_nan(self)
+    }
+    fn less(self, o: c64) -> bool {
+        self.norm_sqr() < o.norm_sqr()
+    }
     fn nan_to(self, v: f64) -> c64 {
         if self.is_nan() {
             c64::new(v, 0.0)
@@ -204,8 +257,10 @@ trait Widen: Element {
     fn widen(self) -> Self::W;
     /// True for the types whose trailing add, subtract or multiply is computed in the fold.
     const TAIL: bool = false;
-    /// `a op b` into `out`, rounded as the element-wise kernels round it.
-    fn tail(_op: BinOp, _a: Src<Self>, _b: Src<Self>, _out: &mut Vec<Self>) {
+    /// `x op y` for a trailing add, subtract or multiply, rounded as the element-wise kernels
+    /// round it.
+    #[inline(always)]
+    fn tail(_op: BinOp, _x: Self, _y: Self) -> Self {
         unreachable!("internal error: no fused tail for this type")
     }
 }
@@ -213,30 +268,11 @@ trait Widen: Element {
 macro_rules! float_tail {
     ($t:ty) => {
         #[inline(always)]
-        fn tail(op: BinOp, a: Src<$t>, b: Src<$t>, out: &mut Vec<$t>) {
-            out.clear();
-            let f = |x: $t, y: $t| match op {
+        fn tail(op: BinOp, x: $t, y: $t) -> $t {
+            match op {
                 BinOp::Add => x + y,
                 BinOp::Sub => x - y,
                 _ => x * y,
-            };
-            // one loop per operator so that each vectorises
-            macro_rules! each {
-                ($g:expr) => {
-                    match (a, b) {
-                        (Src::Slice(x), Src::Slice(y)) => {
-                            out.extend(x.iter().zip(y).map(|(&p, &q)| $g(p, q)))
-                        }
-                        (Src::Slice(x), Src::Splat(q)) => out.extend(x.iter().map(|&p| $g(p, q))),
-                        (Src::Splat(p), Src::Slice(y)) => out.extend(y.iter().map(|&q| $g(p, q))),
-                        (Src::Splat(p), Src::Splat(q)) => out.push(f(p, q)),
-                    }
-                };
-            }
-            match op {
-                BinOp::Add => each!(|x: $t, y: $t| x + y),
-                BinOp::Sub => each!(|x: $t, y: $t| x - y),
-                _ => each!(|x: $t, y: $t| x * y),
             }
         }
     };
@@ -295,9 +331,15 @@ widen!(i64, i64, i64::MAX, i64::MIN, x => x);
 trait Fold<T>: Sync {
     type A: Copy + Send + Sync;
     fn id(&self) -> Self::A;
-    fn step(&self, a: Self::A, x: T) -> Self::A;
+    /// Folds in `x`, the element at position `j` along the reduced dimension (only the index
+    /// reductions look at `j`; the others ignore it and the compiler drops it).
+    fn step(&self, a: Self::A, x: T, j: u64) -> Self::A;
     fn merge(&self, a: Self::A, b: Self::A) -> Self::A;
     fn lit(&self, a: Self::A) -> Lit;
+    /// The position an index reduction found (`None` for an empty run).
+    fn index(&self, _a: Self::A) -> Option<u64> {
+        None
+    }
 }
 
 struct Sum;
@@ -319,7 +361,7 @@ macro_rules! wide_fold {
                 $id
             }
             #[inline(always)]
-            fn step(&self, $a: T::W, $x: T) -> T::W {
+            fn step(&self, $a: T::W, $x: T, _: u64) -> T::W {
                 let $me = self;
                 let _ = $me;
                 $step
@@ -350,7 +392,7 @@ macro_rules! bool_fold {
                 $id
             }
             #[inline(always)]
-            fn step(&self, $a: $a_ty, x: T) -> $a_ty {
+            fn step(&self, $a: $a_ty, x: T, _: u64) -> $a_ty {
                 let $x = x.widen().nonzero();
                 $step
             }
@@ -368,37 +410,203 @@ bool_fold!(All, bool, true, |a, x| a & x, |p, q| p & q, Bool);
 bool_fold!(Any, bool, false, |a, x| a | x, |p, q| p | q, Bool);
 bool_fold!(Count, u64, 0, |a, x| a + x as u64, |p, q| p + q, Uint);
 
+struct IMin;
+struct IMax;
+
+/// Whether `b` beats `a` in an index reduction whose order is `less`: NaN loses to any number;
+/// between two NaN, or two equal values, the smaller position wins. The rule does not depend
+/// on the order in which partial results meet, so lanes and tasks may combine in any order.
+#[inline(always)]
+fn beats<W: Acc>(b: (W, u64), a: (W, u64), less: impl Fn(W, W) -> bool) -> bool {
+    match (b.0.is_nan(), a.0.is_nan()) {
+        (true, true) => b.1 < a.1,
+        (true, false) => false,
+        (false, true) => true,
+        (false, false) => less(b.0, a.0) || (!less(a.0, b.0) && b.1 < a.1),
+    }
+}
+
+macro_rules! index_fold {
+    ($s:ident, $id:ident, |$p:ident, $q:ident| $less:expr) => {
+        impl<T: Widen> Fold<T> for $s {
+            type A = (T::W, u64);
+            #[inline(always)]
+            fn id(&self) -> (T::W, u64) {
+                (T::$id, u64::MAX)
+            }
+            #[inline(always)]
+            fn step(&self, a: (T::W, u64), x: T, j: u64) -> (T::W, u64) {
+                Fold::<T>::merge(self, a, (x.widen(), j))
+            }
+            #[inline(always)]
+            fn merge(&self, a: (T::W, u64), b: (T::W, u64)) -> (T::W, u64) {
+                if beats(b, a, |$p: T::W, $q: T::W| $less) {
+                    b
+                } else {
+                    a
+                }
+            }
+            fn lit(&self, a: (T::W, u64)) -> Lit {
+                a.0.lit()
+            }
+            fn index(&self, a: (T::W, u64)) -> Option<u64> {
+                (a.1 != u64::MAX).then_some(a.1)
+            }
+        }
+    };
+}
+index_fold!(IMin, MIN_ID, |p, q| p.less(q));
+index_fold!(IMax, MAX_ID, |p, q| q.less(p));
+
 /// Independent accumulators in `fold_run`: enough to hide the latency of a floating-point add
-/// (eight SSE registers of two f64 each).
+/// (eight SSE or four AVX registers of f64).
 const LANES: usize = 16;
 
-/// Folds a run of values into one accumulator, in independent lanes so that the loop
-/// vectorises and is not bound by the latency of one running total (which also rounds less).
-#[inline(always)]
-fn fold_run<T: Copy, F: Fold<T>>(f: &F, xs: &[T]) -> F::A {
-    let mut lanes = [f.id(); LANES];
-    let mut it = xs.chunks_exact(LANES);
-    for c in &mut it {
-        for k in 0..LANES {
-            lanes[k] = f.step(lanes[k], c[k]);
+/// One chunk of the producer's values: computed, or the two operands of a trailing add,
+/// subtract or multiply that the fold computes itself (so that `x * y` is never stored, not
+/// even in a chunk buffer).
+#[derive(Clone, Copy)]
+enum Vals<'a, T> {
+    One(&'a [T]),
+    Pair(BinOp, &'a [T], &'a [T]),
+}
+
+impl<'a, T: Copy> Vals<'a, T> {
+    /// The values `a..b` of the chunk.
+    fn sub(self, a: usize, b: usize) -> Vals<'a, T> {
+        match self {
+            Vals::One(x) => Vals::One(&x[a..b]),
+            Vals::Pair(op, x, y) => Vals::Pair(op, &x[a..b], &y[a..b]),
         }
     }
+}
+
+/// Folds `g(xs[i], ys[i])` over a run into one accumulator, in independent lanes so that the
+/// loop vectorises and is not bound by the latency of one running total (which also rounds
+/// less). Lane `k` takes the elements `k`, `k + LANES`, ... in order, so the result does not
+/// depend on the instruction set the loop was compiled for.
+#[inline(always)]
+fn lanes<T: Copy, F: Fold<T>>(f: &F, j0: u64, xs: &[T], ys: &[T], g: impl Fn(T, T) -> T) -> F::A {
+    let n = xs.len().min(ys.len());
+    let (xc, yc) = (xs[..n].chunks_exact(LANES), ys[..n].chunks_exact(LANES));
+    let (xr, yr) = (xc.remainder(), yc.remainder());
+    let mut acc = [f.id(); LANES];
+    let mut j = j0;
+    for (x, y) in xc.zip(yc) {
+        for k in 0..LANES {
+            acc[k] = f.step(acc[k], g(x[k], y[k]), j + k as u64);
+        }
+        j += LANES as u64;
+    }
     let mut a = f.id();
-    for l in lanes {
+    for l in acc {
         a = f.merge(a, l);
     }
-    for &x in it.remainder() {
-        a = f.step(a, x);
+    for (&x, &y) in xr.iter().zip(yr) {
+        a = f.step(a, g(x, y), j);
+        j += 1;
     }
     a
 }
 
-/// Folds `xs` element-wise into `acc`.
+/// Folds `g(xs[i], ys[i])`, all at position `j` along the reduced dimension, into `acc[i]`.
 #[inline(always)]
-fn fold_into<T: Copy, F: Fold<T>>(f: &F, acc: &mut [F::A], xs: &[T]) {
-    for (a, &x) in acc.iter_mut().zip(xs) {
-        *a = f.step(*a, x);
+fn columns<T: Copy, F: Fold<T>>(
+    f: &F,
+    acc: &mut [F::A],
+    j: u64,
+    xs: &[T],
+    ys: &[T],
+    g: impl Fn(T, T) -> T,
+) {
+    for ((a, &x), &y) in acc.iter_mut().zip(xs).zip(ys) {
+        *a = f.step(*a, g(x, y), j);
     }
+}
+
+/// Calls `$body` with `$g` bound to the element function of `$v` (the value itself, or the
+/// trailing operation) and `$x`, `$y` to its operand slices, once per operation so that each
+/// loop is specialised.
+macro_rules! with_vals {
+    ($v:expr, |$x:ident, $y:ident, $g:ident| $body:expr) => {
+        match $v {
+            Vals::One($x) => {
+                let $y = $x;
+                let $g = |p: T, _: T| p;
+                $body
+            }
+            Vals::Pair(BinOp::Add, $x, $y) => {
+                let $g = |p: T, q: T| T::tail(BinOp::Add, p, q);
+                $body
+            }
+            Vals::Pair(BinOp::Sub, $x, $y) => {
+                let $g = |p: T, q: T| T::tail(BinOp::Sub, p, q);
+                $body
+            }
+            Vals::Pair(_, $x, $y) => {
+                let $g = |p: T, q: T| T::tail(BinOp::Mul, p, q);
+                $body
+            }
+        }
+    };
+}
+
+/// The AVX2 instantiations of `lanes` and `columns`: the same arithmetic in the same order,
+/// twice as wide (f32 to f64 conversion and adds are the inner loop of `sum` and `dot`).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::Fold;
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn lanes<T: Copy, F: Fold<T>>(
+        f: &F,
+        j0: u64,
+        xs: &[T],
+        ys: &[T],
+        g: impl Fn(T, T) -> T,
+    ) -> F::A {
+        super::lanes(f, j0, xs, ys, g)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn columns<T: Copy, F: Fold<T>>(
+        f: &F,
+        acc: &mut [F::A],
+        j: u64,
+        xs: &[T],
+        ys: &[T],
+        g: impl Fn(T, T) -> T,
+    ) {
+        super::columns(f, acc, j, xs, ys, g)
+    }
+}
+
+/// Folds a run of values at positions `j0, j0 + 1, ...` into one accumulator.
+fn fold_run<T: Widen, F: Fold<T>>(f: &F, j0: u64, v: Vals<T>) -> F::A {
+    with_vals!(v, |xs, ys, g| {
+        #[cfg(target_arch = "x86_64")]
+        if super::vmath::has_avx2_fma() {
+            // SAFETY: the CPU supports AVX2 (checked above).
+            return unsafe { avx2::lanes(f, j0, xs, ys, g) };
+        }
+        lanes(f, j0, xs, ys, g)
+    })
+}
+
+/// Folds values, all at position `j`, element-wise into `acc`.
+fn fold_into<T: Widen, F: Fold<T>>(f: &F, acc: &mut [F::A], j: u64, v: Vals<T>) {
+    with_vals!(v, |xs, ys, g| {
+        #[cfg(target_arch = "x86_64")]
+        if super::vmath::has_avx2_fma() {
+            // SAFETY: the CPU supports AVX2 (checked above).
+            return unsafe { avx2::columns(f, acc, j, xs, ys, g) };
+        }
+        columns(f, acc, j, xs, ys, g)
+    })
 }
 
 /// The reduction seen as `outer` slabs of `r` rows of `inner` contiguous elements; the
@@ -417,7 +625,8 @@ enum Task {
     Rows { o: usize, i0: usize, i1: usize, j0: usize, j1: usize },
 }
 
-fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>, out: DType) -> HostVec {
+/// The accumulators of every output element, in output order.
+fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> Vec<F::A> {
     let dims = p.dims;
     let n = dims.elements() as usize;
     let (inner, r, outer) = match dim {
@@ -459,17 +668,26 @@ fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>, out: DTyp
             }
         }
     }
-    with_dtype!(out, O => O::wrap(acc.into_iter().map(|a| O::from_lit(f.lit(a))).collect()))
+    acc
+}
+
+/// The values of `acc` as elements of type `out`.
+fn values<T: Widen, F: Fold<T>>(f: &F, acc: &[F::A], out: DType) -> HostVec {
+    with_dtype!(out, O => O::wrap(acc.iter().map(|&a| O::from_lit(f.lit(a))).collect()))
 }
 
 /// The producer as the tasks evaluate it. When its last step is an add, subtract or multiply
-/// of two operands of the (f32 or f64) element type, that step is split off and computed just
-/// before the fold, in a buffer that stays in L1: the general evaluator would go through the
-/// element-wise kernels, and `sum_all(&(&x * &y))` is the dot product users time.
+/// of two operands of the (f32 or f64) element type, that step is split off and computed inside
+/// the fold loop (`Vals::Pair`): the general evaluator would write it to a chunk buffer through
+/// the element-wise kernels, and `sum_all(&(&x * &y))` is the dot product users time.
 struct Producer {
     prog: Program,
     last: Vec<usize>,
     tail: Option<BinOp>,
+    /// Elements per call of `chunk`: `CHUNK` when steps compute temporaries (which should stay
+    /// in cache), a whole `PIECE` when every value is read in place from an input, so that
+    /// the per-chunk bookkeeping is paid less often.
+    step: usize,
 }
 
 impl Producer {
@@ -494,7 +712,12 @@ impl Producer {
             None => (p.clone(), None),
         };
         let last = prog.last_uses();
-        Producer { prog, last, tail }
+        let in_place = prog.steps.iter().all(|s| match &s.instr {
+            Instr::Input(d) => s.dims == prog.dims && d.is_contiguous(s.dims),
+            _ => false,
+        });
+        let step = if in_place { PIECE } else { CHUNK };
+        Producer { prog, last, tail, step }
     }
 
     /// Calls `g` with the producer's values for elements `start..start + len`.
@@ -503,28 +726,37 @@ impl Producer {
         start: usize,
         len: usize,
         buf: &mut Vec<T>,
-        g: impl FnOnce(&[T]) -> R,
+        g: impl FnOnce(Vals<T>) -> R,
     ) -> R {
         let vals = eval_steps(&self.prog, &self.last, start, len);
         let val = |k: usize| vals[self.prog.outputs[k]].as_ref().expect("internal error: output");
+        let spread = |buf: &mut Vec<T>, x: T| {
+            buf.clear();
+            buf.resize(len, x);
+        };
         match self.tail {
             None => match val(0).src::<T>(len) {
-                Src::Slice(s) => g(s),
+                Src::Slice(s) => g(Vals::One(s)),
                 Src::Splat(x) => {
-                    buf.clear();
-                    buf.resize(len, x);
-                    g(buf)
+                    spread(buf, x);
+                    g(Vals::One(buf))
                 }
             },
-            Some(op) => {
-                let (a, b) = (val(0).src::<T>(len), val(1).src::<T>(len));
-                T::tail(op, a, b, buf);
-                if buf.len() == 1 && len > 1 {
-                    let x = buf[0];
-                    buf.resize(len, x);
+            Some(op) => match (val(0).src::<T>(len), val(1).src::<T>(len)) {
+                (Src::Slice(x), Src::Slice(y)) => g(Vals::Pair(op, x, y)),
+                (Src::Slice(x), Src::Splat(q)) => {
+                    spread(buf, q);
+                    g(Vals::Pair(op, x, buf))
                 }
-                g(buf)
-            }
+                (Src::Splat(p), Src::Slice(y)) => {
+                    spread(buf, p);
+                    g(Vals::Pair(op, buf, y))
+                }
+                (Src::Splat(p), Src::Splat(q)) => {
+                    spread(buf, T::tail(op, p, q));
+                    g(Vals::One(buf))
+                }
+            },
         }
     }
 }
@@ -538,16 +770,16 @@ fn run_task<T: Widen, F: Fold<T>>(p: &Producer, f: &F, sh: Shape, t: &Task) -> (
             let mut acc = vec![f.id(); i1 - i0];
             for j in j0..j1 {
                 let start = o * slab + j * inner + i0;
-                p.chunk(start, i1 - i0, &mut buf, |xs: &[T]| fold_into(f, &mut acc, xs));
+                p.chunk(start, i1 - i0, &mut buf, |v: Vals<T>| fold_into(f, &mut acc, j as u64, v));
             }
             (o * inner + i0, acc)
         }
         Task::Range { a, b } => {
             let (o_first, o_last) = (a / slab, (b - 1) / slab);
             let mut acc = vec![f.id(); (o_last - o_first + 1) * inner];
-            for c in (a..b).step_by(CHUNK) {
-                let len = CHUNK.min(b - c);
-                p.chunk(c, len, &mut buf, |xs: &[T]| {
+            for c in (a..b).step_by(p.step) {
+                let len = p.step.min(b - c);
+                p.chunk(c, len, &mut buf, |v: Vals<T>| {
                     let mut q = c;
                     while q < c + len {
                         let o = q / slab;
@@ -555,13 +787,15 @@ fn run_task<T: Widen, F: Fold<T>>(p: &Producer, f: &F, sh: Shape, t: &Task) -> (
                             // a whole run along the reduced dimension folds to one value
                             let end = ((o + 1) * slab).min(c + len);
                             let k = o - o_first;
-                            acc[k] = f.merge(acc[k], fold_run(f, &xs[q - c..end - c]));
+                            let run = fold_run(f, (q - o * slab) as u64, v.sub(q - c, end - c));
+                            acc[k] = f.merge(acc[k], run);
                             q = end;
                         } else {
                             let i = q % inner;
                             let end = (q + inner - i).min(c + len);
                             let base = (o - o_first) * inner + i;
-                            fold_into(f, &mut acc[base..base + end - q], &xs[q - c..end - c]);
+                            let j = ((q - o * slab) / inner) as u64;
+                            fold_into(f, &mut acc[base..base + end - q], j, v.sub(q - c, end - c));
                             q = end;
                         }
                     }
@@ -588,16 +822,16 @@ mod tests {
     #[test]
     fn min_max_ignore_nan_unless_all_are() {
         let xs = [f32::NAN, 2.0, -1.0, f32::NAN];
-        assert_eq!(real(Fold::<f32>::lit(&Min, fold_run(&Min, &xs[..]))), -1.0);
-        assert_eq!(real(Fold::<f32>::lit(&Max, fold_run(&Max, &xs[..]))), 2.0);
+        assert_eq!(real(Fold::<f32>::lit(&Min, fold_run(&Min, 0, Vals::One(&xs[..])))), -1.0);
+        assert_eq!(real(Fold::<f32>::lit(&Max, fold_run(&Max, 0, Vals::One(&xs[..])))), 2.0);
         let all_nan = [f32::NAN; 3];
-        assert!(real(Fold::<f32>::lit(&Max, fold_run(&Max, &all_nan[..]))).is_nan());
+        assert!(real(Fold::<f32>::lit(&Max, fold_run(&Max, 0, Vals::One(&all_nan[..])))).is_nan());
     }
 
     #[test]
     fn integer_sums_wrap_in_the_output_type() {
         let xs = [i32::MAX, 1];
-        let s = fold_run(&Sum, &xs[..]);
+        let s = fold_run(&Sum, 0, Vals::One(&xs[..]));
         assert_eq!(i32::from_lit(Fold::<i32>::lit(&Sum, s)), i32::MIN);
     }
 }

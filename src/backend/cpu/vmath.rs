@@ -50,7 +50,7 @@ static CPU_LEVEL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new
 /// Whether the running CPU supports AVX2 and FMA (checked once, then cached).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn has_avx2_fma() -> bool {
+pub(crate) fn has_avx2_fma() -> bool {
     use std::sync::atomic::Ordering;
     match CPU_LEVEL.load(Ordering::Relaxed) {
         1 => false,

@@ -67,7 +67,7 @@ pub(crate) fn storage_type(t: DType) -> &'static str {
 }
 
 /// The C type a value of `t` has while it is computed on.
-fn reg_type(t: DType) -> &'static str {
+pub(crate) fn reg_type(t: DType) -> &'static str {
     match t {
         DType::F16 => "float",
         DType::B8 => "bool",
@@ -607,7 +607,7 @@ fn ipow_fn(t: DType) -> String {
 }
 
 /// The loaded (computed) form of a stored element expression.
-fn load_expr(t: DType, raw: &str) -> String {
+pub(crate) fn load_expr(t: DType, raw: &str) -> String {
     match t {
         DType::F16 => format!("h2f({raw})"),
         DType::B8 => format!("({raw} != 0)"),
@@ -616,7 +616,7 @@ fn load_expr(t: DType, raw: &str) -> String {
 }
 
 /// The stored form of a computed value.
-fn store_expr(t: DType, v: &str) -> String {
+pub(crate) fn store_expr(t: DType, v: &str) -> String {
     match t {
         DType::F16 => format!("f2h({v})"),
         DType::B8 => format!("(unsigned char){v}"),
@@ -629,52 +629,14 @@ fn store_expr(t: DType, v: &str) -> String {
 /// strides when strided), each scalar's value, each iota's four block sizes; then one pointer
 /// per output; then, for a strided output, its four strides.
 pub(crate) fn source(p: &Program, plan: &Plan) -> String {
-    let mut s = String::with_capacity(4096);
-    s.push_str(PRELUDE);
-    let mut pow_types: Vec<DType> = p
-        .steps
-        .iter()
-        .filter(|st| matches!(st.instr, Instr::Binary(BinOp::Pow, ..)))
-        .filter_map(|st| match st.instr {
-            Instr::Binary(_, a, _) => Some(p.steps[a].dtype),
-            _ => None,
-        })
-        .map(|t| if t == DType::B8 { DType::U8 } else { t })
-        .filter(|t| t.is_integer())
-        .collect();
-    pow_types.sort_by_key(|t| *t as u8);
-    pow_types.dedup();
-    for t in pow_types {
-        s.push_str(&ipow_fn(t));
-    }
-
+    let mut s = helpers(p);
     let mut params: Vec<String> = vec!["const long long n".into()];
     if plan.coords {
         params.extend(
             ["const long long d0", "const long long d1", "const long long d2"].map(String::from),
         );
     }
-    for (i, st) in p.steps.iter().enumerate() {
-        let ty = storage_type(st.dtype);
-        match &st.instr {
-            Instr::Input(_) => {
-                params.push(format!("const {ty}* __restrict__ in{i}"));
-                if plan.access[i] == Some(Access::Strided) {
-                    for k in 0..4 {
-                        params.push(format!("const long long s{i}_{k}"));
-                    }
-                }
-            }
-            Instr::Scalar(_) => params.push(format!("const {ty} k{i}")),
-            Instr::Mapped(_, m) => params.extend(super::mapped::params(i, st.dtype, m)),
-            Instr::Iota(_) => {
-                for k in 0..4 {
-                    params.push(format!("const long long b{i}_{k}"));
-                }
-            }
-            _ => {}
-        }
-    }
+    params.extend(step_params(p, plan));
     for (o, &idx) in p.outputs.iter().enumerate() {
         params.push(format!("{}* __restrict__ out{o}", storage_type(p.steps[idx].dtype)));
     }
@@ -735,15 +697,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
             "    const long long c0 = i % d0; long long t_ = i / d0; const long long c1 = t_ % d1; t_ /= d1; const long long c2 = t_ % d2; const long long c3 = t_ / d2;"
         );
     }
-    body(&mut s, p, "    ", |i| {
-        if let Instr::Mapped(_, m) = &p.steps[i].instr {
-            super::mapped::element(i, p.steps[i].dtype, p.steps[i].dims, m)
-        } else if plan.access[i] == Some(Access::Strided) {
-            format!("in{i}[c0 * s{i}_0 + c1 * s{i}_1 + c2 * s{i}_2 + c3 * s{i}_3]")
-        } else {
-            format!("in{i}[i]")
-        }
-    });
+    body(&mut s, p, "    ", |i| element_read(p, plan, i));
     let out_at =
         if plan.strided_out { "c0 * os_0 + c1 * os_1 + c2 * os_2 + c3 * os_3" } else { "i" };
     for (o, &idx) in p.outputs.iter().enumerate() {
@@ -754,9 +708,76 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     s
 }
 
+/// The shared device functions a program's kernel needs: the prelude, and integer powers for
+/// each integer type the program raises to a power. Every kernel made from a program (the
+/// element-wise one here, the reductions in `reduce_codegen`) starts with this.
+pub(crate) fn helpers(p: &Program) -> String {
+    let mut s = String::with_capacity(4096);
+    s.push_str(PRELUDE);
+    let mut pow_types: Vec<DType> = p
+        .steps
+        .iter()
+        .filter(|st| matches!(st.instr, Instr::Binary(BinOp::Pow, ..)))
+        .filter_map(|st| match st.instr {
+            Instr::Binary(_, a, _) => Some(p.steps[a].dtype),
+            _ => None,
+        })
+        .map(|t| if t == DType::B8 { DType::U8 } else { t })
+        .filter(|t| t.is_integer())
+        .collect();
+    pow_types.sort_by_key(|t| *t as u8);
+    pow_types.dedup();
+    for t in pow_types {
+        s.push_str(&ipow_fn(t));
+    }
+    s
+}
+
+/// The kernel parameters of a program's steps, in step order: each input's pointer (and its
+/// four strides when strided), each scalar's value, each iota's four block sizes.
+/// each mapped leaf's parameters (`mapped::params`). `launch::push_step_args` passes the
+/// matching values.
+pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
+    let mut params = Vec::new();
+    for (i, st) in p.steps.iter().enumerate() {
+        let ty = storage_type(st.dtype);
+        match &st.instr {
+            Instr::Input(_) => {
+                params.push(format!("const {ty}* __restrict__ in{i}"));
+                if plan.access[i] == Some(Access::Strided) {
+                    for k in 0..4 {
+                        params.push(format!("const long long s{i}_{k}"));
+                    }
+                }
+            }
+            Instr::Scalar(_) => params.push(format!("const {ty} k{i}")),
+            Instr::Mapped(_, m) => params.extend(super::mapped::params(i, st.dtype, m)),
+            Instr::Iota(_) => {
+                for k in 0..4 {
+                    params.push(format!("const long long b{i}_{k}"));
+                }
+            }
+            _ => {}
+        }
+    }
+    params
+}
+
+/// The stored element of input step `i` at the element with linear index `i` and coordinates
+/// `c0..c3` (variables of the generated code), for a kernel that reads one element at a time.
+pub(crate) fn element_read(p: &Program, plan: &Plan, i: usize) -> String {
+    if let Instr::Mapped(_, m) = &p.steps[i].instr {
+        super::mapped::element(i, p.steps[i].dtype, p.steps[i].dims, m)
+    } else if plan.access[i] == Some(Access::Strided) {
+        format!("in{i}[c0 * s{i}_0 + c1 * s{i}_1 + c2 * s{i}_2 + c3 * s{i}_3]")
+    } else {
+        format!("in{i}[i]")
+    }
+}
+
 /// Writes the computation of every step for one element; `raw(i)` is the stored element of
 /// input step `i`.
-fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -> String) {
+pub(crate) fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -> String) {
     for (i, st) in p.steps.iter().enumerate() {
         let t = st.dtype;
         let rt = reg_type(t);

@@ -79,41 +79,14 @@ fn launch(
     out_strides: Option<[i64; 4]>,
 ) -> Result<(), Error> {
     let n = p.dims.elements() as usize;
-    let linear: Vec<bool> = p
-        .steps
-        .iter()
-        .map(|s| match &s.instr {
-            Instr::Input(d) => s.dims == p.dims && d.is_contiguous(s.dims),
-            _ => false,
-        })
-        .collect();
-    let aligned = |w: usize| {
-        p.steps.iter().zip(&linear).all(|(s, &lin)| match &s.instr {
-            Instr::Input(d) if lin => {
-                let size = s.dtype.size();
-                input_ptr(d, size) % (w * size) as u64 == 0
-            }
-            _ => true,
-        })
-    };
-    let mut plan = codegen::plan(p, &linear, aligned);
+    let linear = linear_inputs(p);
+    let mut plan = codegen::plan(p, &linear, |w| aligned_for(p, &linear, w));
     if out_strides.is_some() {
         plan.write_strided();
     }
     let func = kernel(dev, p, &plan)?;
-    // An input written on another stream (a user stream of a `with_stream` scope, maybe on
-    // another thread) is read after that work; nothing to do in the common one-stream case.
-    let stream = dev.current_stream_id();
-    for s in &p.steps {
-        if let Instr::Input(d) = &s.instr {
-            if let Buffer::Cuda(m) = &*d.buf {
-                dev.memory().order_use(m, stream)?;
-            }
-        }
-    }
+    order_inputs(dev, p)?;
 
-    // Parameter values live in 16-byte slots so that every type (up to c64) fits and is
-    // aligned; the launch reads each parameter's declared size from its slot.
     let mut slots: Vec<[u64; 2]> = Vec::with_capacity(8 + p.steps.len() * 5);
     let push_u64 = |slots: &mut Vec<[u64; 2]>, v: u64| slots.push([v, 0]);
     push_u64(&mut slots, n as u64);
@@ -122,39 +95,7 @@ fn launch(
             push_u64(&mut slots, p.dims[k]);
         }
     }
-    for (i, s) in p.steps.iter().enumerate() {
-        match &s.instr {
-            Instr::Input(d) => {
-                push_u64(&mut slots, input_ptr(d, s.dtype.size()));
-                if plan.access[i] == Some(Access::Strided) {
-                    for k in 0..4 {
-                        let st = if s.dims[k] == 1 { 0 } else { d.strides[k] };
-                        push_u64(&mut slots, st as u64);
-                    }
-                }
-            }
-            Instr::Scalar(h) => {
-                let mut slot = [0u64; 2];
-                let b = h.as_bytes();
-                // SAFETY: a slot has 16 bytes and a scalar at most 16 (c64).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len())
-                };
-                slots.push(slot);
-            }
-            Instr::Iota(b) => {
-                for &size in b {
-                    push_u64(&mut slots, size);
-                }
-            }
-            Instr::Mapped(d, m) => {
-                for v in super::mapped::values(d, s.dtype, s.dims, m) {
-                    push_u64(&mut slots, v);
-                }
-            }
-            _ => {}
-        }
-    }
+    push_step_args(p, &plan, &mut slots);
     for &ptr in outs {
         push_u64(&mut slots, ptr);
     }
@@ -177,13 +118,103 @@ fn launch(
 
 /// The compiled kernel for `p` under `plan`, compiling it on first use.
 fn kernel(dev: &Device, p: &Program, plan: &codegen::Plan) -> Result<Arc<KernelFn>, Error> {
-    let key = (dev.ordinal(), codegen::key(p, plan));
+    cached_kernel(dev, codegen::key(p, plan), codegen::ENTRY, || codegen::source(p, plan))
+}
+
+/// The kernel with structural key `key`, compiled from `source()` (entry point `entry`) on
+/// first use. Keys of different kernel families must differ in their first byte: element-wise
+/// keys start with the vector width (1 to 16), reduction keys with `b'R'`.
+pub(crate) fn cached_kernel(
+    dev: &Device,
+    key: Vec<u8>,
+    entry: &str,
+    source: impl FnOnce() -> String,
+) -> Result<Arc<KernelFn>, Error> {
+    let key = (dev.ordinal(), key);
     if let Some(k) = kernels().lock().unwrap().get(&key) {
         super::nvrtc::count_memory_hit();
         return Ok(k.clone());
     }
-    let src = codegen::source(p, plan);
-    let k = Arc::new(dev.kernels().get(dev, &src, codegen::ENTRY)?);
+    let k = Arc::new(dev.kernels().get(dev, &source(), entry)?);
     kernels().lock().unwrap().insert(key, k.clone());
     Ok(k)
+}
+
+/// For each step, whether it is an input read linearly: laid out exactly like the program's
+/// output (same shape, contiguous), so element `i` of the output reads its element `i`.
+pub(crate) fn linear_inputs(p: &Program) -> Vec<bool> {
+    p.steps
+        .iter()
+        .map(|s| match &s.instr {
+            Instr::Input(d) => s.dims == p.dims && d.is_contiguous(s.dims),
+            _ => false,
+        })
+        .collect()
+}
+
+/// Whether every linearly read input's first element is aligned for loads of `w` elements.
+pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
+    p.steps.iter().zip(linear).all(|(s, &lin)| match &s.instr {
+        Instr::Input(d) if lin => {
+            let size = s.dtype.size();
+            input_ptr(d, size) % (w * size) as u64 == 0
+        }
+        _ => true,
+    })
+}
+
+/// Kernel parameter values live in 16-byte slots so that every type (up to c64) fits and is
+/// aligned; the launch reads each parameter's declared size from its slot.
+pub(crate) type Slots = Vec<[u64; 2]>;
+
+/// Appends the values of the parameters `codegen::step_params` declares, in the same order.
+pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, slots: &mut Slots) {
+    for (i, s) in p.steps.iter().enumerate() {
+        match &s.instr {
+            Instr::Input(d) => {
+                slots.push([input_ptr(d, s.dtype.size()), 0]);
+                if plan.access[i] == Some(Access::Strided) {
+                    for k in 0..4 {
+                        let st = if s.dims[k] == 1 { 0 } else { d.strides[k] };
+                        slots.push([st as u64, 0]);
+                    }
+                }
+            }
+            Instr::Scalar(h) => {
+                let mut slot = [0u64; 2];
+                let b = h.as_bytes();
+                // SAFETY: a slot has 16 bytes and a scalar at most 16 (c64).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len())
+                };
+                slots.push(slot);
+            }
+            Instr::Iota(b) => {
+                for &size in b {
+                    slots.push([size, 0]);
+                }
+            }
+            Instr::Mapped(d, m) => {
+                for v in super::mapped::values(d, s.dtype, s.dims, m) {
+                    slots.push([v, 0]);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Orders the launch about to be queued on the current stream after the last use of each input
+/// buffer on another stream (a user stream of a `with_stream` scope, maybe on another thread);
+/// nothing to do in the common one-stream case.
+pub(crate) fn order_inputs(dev: &Device, p: &Program) -> Result<(), Error> {
+    let stream = dev.current_stream_id();
+    for s in &p.steps {
+        if let Instr::Input(d) | Instr::Mapped(d, _) = &s.instr {
+            if let Buffer::Cuda(m) = &*d.buf {
+                dev.memory().order_use(m, stream)?;
+            }
+        }
+    }
+    Ok(())
 }

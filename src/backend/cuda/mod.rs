@@ -6,7 +6,8 @@
 //! - [`memory`]: the per-device caching, stream-ordered memory manager;
 //! - [`nvrtc`]: compiling CUDA C at run time with NVRTC for the device's own architecture,
 //!   cached in memory and on disk;
-//! - [`codegen`] and [`launch`]: kernels for expression-graph programs, and running them.
+//! - [`codegen`] and [`launch`]: kernels for expression-graph programs, and running them;
+//! - [`reduce_codegen`] and [`reduce`]: reductions fused with their producer program.
 //!
 //! CUDA is loaded with `dlopen` when first needed (cudarc's `dynamic-loading`), so the crate
 //! builds and runs on machines without a GPU; [`runtime::device_count`] says why CUDA is not
@@ -30,6 +31,8 @@ pub(crate) mod index_copy;
 pub(crate) mod launch;
 pub(crate) mod mapped;
 pub(crate) mod random;
+pub(crate) mod reduce;
+pub(crate) mod reduce_codegen;
 pub(crate) mod scan;
 pub(crate) mod signal;
 pub(crate) mod transpose;

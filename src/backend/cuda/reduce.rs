@@ -1,0 +1,299 @@
+//! Running a reduction on a CUDA device: choose the kernel's layout from the shape, find or
+//! compile it (`reduce_codegen`), size the grid from the device and the kernel's occupancy,
+//! and launch it on the device's emberfire stream. One launch per reduction.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::codegen;
+use super::launch::{
+    aligned_for, cached_kernel, linear_inputs, order_inputs, push_step_args, Slots,
+};
+use super::memory::DeviceMem;
+use super::nvrtc::KernelFn;
+use super::reduce_codegen::{self as rc, Fold, Layout};
+use super::runtime::{self, Device};
+use crate::dtype::DType;
+use crate::error::Error;
+use crate::jit::{Node, Program};
+
+/// Threads per block.
+const THREADS: u32 = 256;
+/// Lanes of a warp.
+const WARP: u32 = 32;
+/// Blocks per multiprocessor a grid is sized for. The kernels are compiled to fit at least this
+/// many (`__launch_bounds__`), 1024 threads per multiprocessor, which keeps enough loads in
+/// flight to saturate memory. It is a constant rather than the compiled kernel's occupancy so
+/// that how the work is split, and hence the rounding of the result, depends only on the shape
+/// and the device: a fused producer and its evaluated form reduce to the same bits.
+pub(crate) const BLOCKS_PER_SM: u32 = 4;
+/// Wide loads each thread should make at least, per split, before splitting a row further
+/// pays for the partials.
+const MIN_LOADS: usize = 8;
+
+/// The producer's elements as `outer` slabs of `r` rows of `inner` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Extent {
+    pub inner: usize,
+    pub r: usize,
+    pub outer: usize,
+}
+
+impl Extent {
+    /// The extent of reducing `dims` along `dim`, or over everything for `None`.
+    pub(crate) fn of(dims: crate::dim4::Dim4, dim: Option<usize>) -> Extent {
+        match dim {
+            None => Extent { inner: 1, r: dims.elements() as usize, outer: 1 },
+            Some(d) => {
+                let prod = |ks: std::ops::Range<usize>| ks.map(|k| dims[k] as usize).product();
+                Extent { inner: prod(0..d), r: dims[d] as usize, outer: prod(d + 1..4) }
+            }
+        }
+    }
+}
+
+/// How the work is laid out: the compiled part (`layout`) and the launch-time part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Grid {
+    pub layout: Layout,
+    /// Output tiles per slab (`ceil(inner / (tx * vector))` in column mode, 1 in row mode).
+    pub tiles: usize,
+    /// Groups of `tz` tiles: `ceil(tiles * outer / tz)`.
+    pub groups: usize,
+    /// Blocks along the reduced dimension, and rows each covers.
+    pub splits: usize,
+    pub jchunk: usize,
+    /// Blocks along x (the groups, or fewer with a grid-stride loop when not split).
+    pub blocks: usize,
+}
+
+/// Chooses the thread layout (everything but the split) for extent `e`, given the widest
+/// load `vector` the inputs allow (1 when some input is strided or coordinates are needed) and
+/// the number of threads the device holds at once.
+pub(crate) fn choose_layout(e: Extent, vector: u32, steps: usize, resident: usize) -> Layout {
+    let unroll = if steps <= 8 {
+        4
+    } else if steps <= 24 {
+        2
+    } else {
+        1
+    };
+    if e.inner == 1 {
+        // wide loads along the row need every row (and every split) to start aligned
+        let w = if vector > 1 && (e.outer == 1 || e.r % vector as usize == 0) { vector } else { 1 };
+        let pieces = e.r.div_ceil(w as usize).max(1);
+        let mut ty = (pieces.next_power_of_two() as u32).min(WARP);
+        // more threads per row while the rows alone would leave most of the device idle
+        while ty < THREADS
+            && e.outer * (ty as usize) * 2 <= resident
+            && pieces > (ty as usize) * MIN_LOADS
+        {
+            ty *= 2;
+        }
+        Layout { rows: true, tx: 1, ty, tz: THREADS / ty, vector: w, unroll, split: false }
+    } else {
+        let w = if vector > 1 && e.inner % vector as usize == 0 { vector } else { 1 };
+        let tx = (e.inner.div_ceil(w as usize).next_power_of_two() as u32).min(WARP);
+        let ty = (e.r.max(1).next_power_of_two() as u32).min(THREADS / tx);
+        let tz = THREADS / (tx * ty);
+        Layout { rows: false, tx, ty, tz, vector: w, unroll, split: false }
+    }
+}
+
+/// Completes a layout into a grid, splitting the reduced dimension between blocks when the
+/// groups alone cannot fill the `slots` blocks the device runs at once.
+pub(crate) fn choose_grid(e: Extent, mut layout: Layout, slots: usize) -> Grid {
+    let (_, groups) = groups_of(e, &layout);
+    layout.split = groups * 2 <= slots && wanted_splits(e, &layout, groups, slots) > 1;
+    grid_for(e, layout, slots)
+}
+
+/// Output tiles per slab and groups of `tz` tiles.
+fn groups_of(e: Extent, l: &Layout) -> (usize, usize) {
+    let per_tile = (l.tx * if l.rows { 1 } else { l.vector }) as usize;
+    let tiles = e.inner.div_ceil(per_tile).max(1);
+    (tiles, (tiles * e.outer).div_ceil(l.tz as usize).max(1))
+}
+
+/// Blocks per group that fill `slots` while leaving each thread at least `MIN_LOADS` loads.
+fn wanted_splits(e: Extent, l: &Layout, groups: usize, slots: usize) -> usize {
+    let step = (l.ty * if l.rows { l.vector } else { 1 }) as usize;
+    (slots / groups).min(e.r / (step * MIN_LOADS)).max(1)
+}
+
+/// The grid for a layout whose split is already decided (a split kernel also runs correctly
+/// with a single split).
+pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
+    let (tiles, groups) = groups_of(e, &layout);
+    let (mut splits, mut jchunk) = (1, e.r.max(1));
+    if layout.split {
+        let w = if layout.rows { layout.vector as usize } else { 1 };
+        splits = wanted_splits(e, &layout, groups, slots);
+        jchunk = e.r.div_ceil(splits).div_ceil(w).max(1) * w;
+        splits = e.r.div_ceil(jchunk).max(1);
+    }
+    let blocks = if layout.split { groups } else { groups.min(slots * 16) };
+    Grid { layout, tiles, groups, splits, jchunk, blocks }
+}
+
+/// Per device and stream, the tickets that split kernels count finished blocks on. Kernels
+/// leave them at zero, so one zeroed buffer serves every launch on that stream in turn. A
+/// buffer that is outgrown is kept, not freed: another thread may hold its address for a launch
+/// it has not queued yet, and freed memory could by then belong to someone else.
+fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
+    type Tickets = HashMap<(usize, usize), Vec<DeviceMem>>;
+    static T: OnceLock<Mutex<Tickets>> = OnceLock::new();
+    let mut map = T.get_or_init(Default::default).lock().unwrap();
+    let buffers = map.entry((dev.ordinal(), dev.stream_raw() as usize)).or_default();
+    if let Some(m) = buffers.last() {
+        if m.len() >= count * 4 {
+            return Ok(m.ptr());
+        }
+    }
+    let bytes = count.next_power_of_two().max(1024) * 4;
+    let m = dev.memory().alloc(bytes)?;
+    dev.write(&m, 0, &vec![0u8; bytes])?;
+    let ptr = m.ptr();
+    buffers.push(m);
+    Ok(ptr)
+}
+
+/// Reduces `node` (a CUDA array of device `ordinal`) along `dim` (everything for `None`) into
+/// a new buffer of `out` elements, and for index folds a second buffer of u32 positions.
+pub(crate) fn reduce(
+    ordinal: usize,
+    node: &Arc<Node>,
+    fold: Fold,
+    nanval: f64,
+    dim: Option<usize>,
+    out: DType,
+) -> Result<(DeviceMem, Option<DeviceMem>), Error> {
+    let dev = runtime::device(ordinal)?;
+    let p = Program::build(std::slice::from_ref(node));
+    let e = Extent::of(p.dims, dim);
+    let nout = e.inner * e.outer;
+    let out_mem = dev.memory().alloc((nout * out.size()).max(1))?;
+    let idx_mem =
+        if fold.has_index() { Some(dev.memory().alloc((nout * 4).max(1))?) } else { None };
+    if nout == 0 {
+        return Ok((out_mem, idx_mem));
+    }
+    let linear = linear_inputs(&p);
+    let plan = codegen::plan(&p, &linear, |w| aligned_for(&p, &linear, w));
+    let vector = if plan.coords { 1 } else { plan.vector as u32 };
+    let resident = (dev.sm_count() * 2048) as usize;
+    let layout = choose_layout(e, vector, p.steps.len(), resident);
+    let grid = choose_grid(e, layout, (dev.sm_count() * BLOCKS_PER_SM) as usize);
+    let func = kernel(dev, &p, &plan, fold, out, &grid.layout)?;
+    let t = p.steps[p.outputs[0]].dtype;
+    let part = if grid.layout.split {
+        Some(dev.memory().alloc(grid.splits * nout * rc::acc_size(fold, t))?)
+    } else {
+        None
+    };
+    let ticket = if grid.layout.split { tickets(dev, grid.groups)? } else { 0 };
+    order_inputs(dev, &p)?;
+
+    let mut slots_v: Slots = Vec::with_capacity(16 + p.steps.len() * 5);
+    for v in [e.inner, e.r, e.outer, grid.tiles, grid.groups, grid.jchunk] {
+        slots_v.push([v as u64, 0]);
+    }
+    if plan.coords {
+        for k in 0..3 {
+            slots_v.push([p.dims[k], 0]);
+        }
+    }
+    push_step_args(&p, &plan, &mut slots_v);
+    slots_v.push([nanval.to_bits(), 0]);
+    slots_v.push([out_mem.ptr(), 0]);
+    slots_v.push([idx_mem.as_ref().map_or(0, |m| m.ptr()), 0]);
+    slots_v.push([part.as_ref().map_or(0, |m| m.ptr()), 0]);
+    slots_v.push([ticket, 0]);
+    let mut params: Vec<*mut c_void> =
+        slots_v.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+    let l = grid.layout;
+    // SAFETY: the parameters match `reduce_codegen::source`'s signature in order and size;
+    // every pointer is live device memory of this device held by `p`, the outputs, the
+    // partials (sized `splits * nout` accumulators) or the tickets (at least `groups`
+    // counters, all zero between launches on this stream); the launch is ordered on the
+    // device's stream before any use of the outputs and before the partials are reused.
+    unsafe {
+        func.launch_raw(
+            (grid.blocks as u32, grid.splits as u32, 1),
+            (l.threads(), 1, 1),
+            0,
+            dev,
+            &mut params,
+        )?
+    };
+    drop(part);
+    Ok((out_mem, idx_mem))
+}
+
+fn kernel(
+    dev: &Device,
+    p: &Program,
+    plan: &codegen::Plan,
+    fold: Fold,
+    out: DType,
+    layout: &Layout,
+) -> Result<Arc<KernelFn>, Error> {
+    cached_kernel(dev, rc::key(p, plan, fold, out, layout), rc::ENTRY, || {
+        rc::source(p, plan, fold, out, layout)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H100: usize = 132 * 2048;
+
+    #[test]
+    fn a_long_vector_is_split_over_the_whole_device() {
+        let e = Extent { inner: 1, r: 1 << 26, outer: 1 };
+        let l = choose_layout(e, 4, 3, H100);
+        assert_eq!((l.tx, l.ty, l.tz, l.vector), (1, 256, 1, 4));
+        let g = choose_grid(e, l, 132 * 4);
+        assert!(g.layout.split && g.splits == 132 * 4, "{g:?}");
+        assert_eq!(g.jchunk % 4, 0);
+        assert!(g.jchunk * g.splits >= e.r && g.jchunk * (g.splits - 1) < e.r);
+    }
+
+    #[test]
+    fn contiguous_rows_of_a_square_matrix_take_a_warp_each() {
+        let e = Extent { inner: 1, r: 8192, outer: 8192 };
+        let l = choose_layout(e, 4, 1, H100);
+        assert_eq!((l.ty, l.tz), (32, 8));
+        let g = choose_grid(e, l, 132 * 4);
+        assert!(!g.layout.split);
+        assert_eq!(g.groups, 1024);
+    }
+
+    #[test]
+    fn strided_columns_are_split_when_few() {
+        let e = Extent { inner: 8192, r: 8192, outer: 1 };
+        let l = choose_layout(e, 4, 1, H100);
+        assert_eq!((l.tx, l.ty, l.tz, l.vector), (32, 8, 1, 4));
+        let g = choose_grid(e, l, 132 * 4);
+        assert_eq!(g.tiles, 64);
+        assert!(g.layout.split && g.splits == 8, "{g:?}");
+    }
+
+    #[test]
+    fn small_and_empty_extents_stay_in_one_block_per_group() {
+        for e in [
+            Extent { inner: 1, r: 0, outer: 5 },
+            Extent { inner: 3, r: 0, outer: 1 },
+            Extent { inner: 1, r: 7, outer: 1 },
+            Extent { inner: 3, r: 5, outer: 2 },
+        ] {
+            let l = choose_layout(e, 1, 1, H100);
+            assert_eq!(l.threads(), 256);
+            let g = choose_grid(e, l, 132 * 4);
+            assert!(!g.layout.split, "{e:?}: {g:?}");
+            assert!(g.groups * l.tz as usize >= g.tiles * e.outer);
+        }
+    }
+}
