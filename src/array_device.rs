@@ -6,8 +6,9 @@
 //! its own contiguous buffer if it was a view, locks it and returns the address of the first
 //! element. `new_from_device_ptr` adopts memory the user allocated, and frees it exactly once.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::array::Array;
@@ -16,17 +17,47 @@ use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
 use crate::jit::{Data, Node};
+use crate::storage::HostVec;
 
 /// Host buffers locked by the user, by address of their first element (the CPU backend has no
-/// memory manager to keep the flag in).
-fn host_locks() -> &'static Mutex<HashSet<usize>> {
-    static L: std::sync::OnceLock<Mutex<HashSet<usize>>> = std::sync::OnceLock::new();
+/// memory manager to keep the flag in), and the buffers whose last array was dropped while
+/// locked: they are kept, not freed, so the user's pointer stays valid and the address cannot
+/// be handed to another buffer (which would then look locked).
+#[derive(Default)]
+struct HostLocks {
+    /// Address -> bytes of every locked buffer, orphaned or not.
+    locked: HashMap<usize, usize>,
+    orphans: HashMap<usize, HostVec>,
+}
+
+fn host_locks() -> &'static Mutex<HostLocks> {
+    static L: std::sync::OnceLock<Mutex<HostLocks>> = std::sync::OnceLock::new();
     L.get_or_init(Default::default)
 }
 
+/// How many host buffers are locked: lets dropping a buffer skip the lock table when none is.
+static HOST_LOCKED: AtomicUsize = AtomicUsize::new(0);
+
 /// Bytes and buffers of host memory locked by the user.
 pub(crate) fn host_locked() -> (usize, usize) {
-    (0, host_locks().lock().unwrap().len())
+    let locks = host_locks().lock().unwrap();
+    (locks.locked.values().sum(), locks.locked.len())
+}
+
+/// Called as host buffer `h` is dropped: if it is locked, keeps its memory (returning `None`,
+/// so the caller neither frees it nor stops counting it); otherwise gives it back.
+pub(crate) fn release_host(h: HostVec) -> Option<HostVec> {
+    if HOST_LOCKED.load(Ordering::Acquire) == 0 || h.len() == 0 {
+        return Some(h);
+    }
+    let mut locks = host_locks().lock().unwrap();
+    let addr = h.as_bytes().as_ptr() as usize;
+    if locks.locked.contains_key(&addr) {
+        locks.orphans.insert(addr, h);
+        None
+    } else {
+        Some(h)
+    }
 }
 
 fn buffer_addr(b: &Buffer) -> usize {
@@ -39,7 +70,7 @@ fn buffer_addr(b: &Buffer) -> usize {
 /// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer).
 pub(crate) fn buffer_locked(b: &Buffer) -> bool {
     match b {
-        Buffer::Host(_) => host_locks().lock().unwrap().contains(&buffer_addr(b)),
+        Buffer::Host(_) => host_locks().lock().unwrap().locked.contains_key(&buffer_addr(b)),
         Buffer::Cuda(m) => m.is_locked(),
     }
 }
@@ -93,8 +124,14 @@ impl<T: HasAfEnum> Array<T> {
     pub fn lock(&self) {
         let d = self.own_data();
         match &*d.buf {
-            Buffer::Host(_) => {
-                host_locks().lock().unwrap().insert(buffer_addr(&d.buf));
+            // Empty memory has no address to keep.
+            Buffer::Host(h) if h.len() == 0 => {}
+            Buffer::Host(h) => {
+                let bytes = h.as_bytes().len();
+                if host_locks().lock().unwrap().locked.insert(buffer_addr(&d.buf), bytes).is_none()
+                {
+                    HOST_LOCKED.fetch_add(1, Ordering::AcqRel);
+                }
             }
             Buffer::Cuda(m) => m.lock(),
         }
@@ -113,7 +150,11 @@ impl<T: HasAfEnum> Array<T> {
         let d = self.node().eval();
         match &*d.buf {
             Buffer::Host(_) => {
-                host_locks().lock().unwrap().remove(&buffer_addr(&d.buf));
+                let mut locks = host_locks().lock().unwrap();
+                let addr = buffer_addr(&d.buf);
+                if locks.locked.remove(&addr).is_some() {
+                    HOST_LOCKED.fetch_sub(1, Ordering::AcqRel);
+                }
             }
             Buffer::Cuda(m) => m.unlock(),
         }

@@ -324,3 +324,29 @@ fn print_functions_write_arrayfire_layout() {
     );
     assert_eq!(&text[start..end], want);
 }
+
+/// On the CPU, memory locked by the user outlives its arrays, as on CUDA: the pointer keeps
+/// its values while other buffers come and go, and it still counts as locked.
+#[test]
+fn locked_host_memory_outlives_its_array() {
+    if emberfire::get_active_backend() != emberfire::Backend::CPU {
+        return;
+    }
+    let n = 4096;
+    let values: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 7.0).collect();
+    let before = emberfire::device_mem_info();
+    let a = Array::new(&values, dim4!(n as u64));
+    let p = a.device_ptr() as *const f64;
+    drop(a);
+    let locked = emberfire::device_mem_info();
+    assert_eq!(locked.3, before.3 + 1, "one more locked buffer");
+    assert_eq!(locked.2, before.2 + n * 8, "its bytes are locked");
+    for k in 0..50 {
+        let b = emberfire::constant(-(k as f64), dim4!(n as u64));
+        assert_ne!(b.device_ptr() as *const f64, p, "a locked buffer is never reused");
+        b.unlock();
+    }
+    // SAFETY: the memory is locked, so it is still allocated and holds `n` f64 values.
+    let seen = unsafe { std::slice::from_raw_parts(p, n) };
+    assert_eq!(seen, &values[..]);
+}

@@ -50,8 +50,12 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         if let Buffer::Host(h) = self {
-            HOST_BYTES.fetch_sub(h.len() * h.dtype().size(), Ordering::Relaxed);
-            HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
+            // A locked buffer stays allocated (and counted) for the user's pointer.
+            let h = std::mem::replace(h, HostVec::zeros(h.dtype(), 0));
+            if let Some(h) = crate::array_device::release_host(h) {
+                HOST_BYTES.fetch_sub(h.len() * h.dtype().size(), Ordering::Relaxed);
+                HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 }
