@@ -135,7 +135,18 @@ pub(crate) fn cached_kernel(
         super::nvrtc::count_memory_hit();
         return Ok(k.clone());
     }
-    let k = Arc::new(dev.kernels().get(dev, &source(), entry)?);
+    let started = std::time::Instant::now();
+    let source = source();
+    let generated = std::time::Instant::now();
+    let k = Arc::new(dev.kernels().get(dev, &source, entry)?);
+    if super::nvrtc::trace_enabled() {
+        let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
+        eprintln!(
+            "emberfire jit: new kernel `{entry}`: source in {:.2} ms, ready in {:.1} ms",
+            ms(started, generated),
+            ms(generated, std::time::Instant::now())
+        );
+    }
     kernels().lock().unwrap().insert(key, k.clone());
     Ok(k)
 }

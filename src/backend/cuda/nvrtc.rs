@@ -36,6 +36,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 use cudarc::driver::{result as cu, sys as cusys, CudaFunction, CudaModule};
 use cudarc::nvrtc::{result as rtc, sys as rtcsys, Ptx};
@@ -451,6 +452,7 @@ impl KernelCache {
                 }
             }
         }
+        let started = Instant::now();
         let image = catch_unwind(AssertUnwindSafe(|| compile(source, entry, target)))
             .unwrap_or_else(|_| {
                 Err(Error::Driver(format!(
@@ -458,13 +460,32 @@ impl KernelCache {
                 )))
             })?;
         self.count(|c| &c.compiles);
+        let compiled = Instant::now();
         let k = KernelFn::load(device, image.clone(), entry)?;
+        let loaded = Instant::now();
         if let Some(p) = &path {
             // Best effort: a read-only or full disk only costs a compile next time.
             let _ = write_atomically(p, &encode_entry(key, target, &image));
         }
+        if trace_enabled() {
+            let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+            eprintln!(
+                "emberfire jit: `{entry}` ({} bytes of source) compiled in {:.1} ms, loaded in \
+                 {:.1} ms, stored in {:.1} ms",
+                source.len(),
+                ms(started, compiled),
+                ms(compiled, loaded),
+                ms(loaded, Instant::now())
+            );
+        }
         Ok(k)
     }
+}
+
+/// Whether `EMBERFIRE_JIT_TRACE` is set: each compile then prints where its time went.
+pub(crate) fn trace_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("EMBERFIRE_JIT_TRACE").is_some_and(|v| v != "0"))
 }
 
 /// Compiles `source` for `target` and returns the CUBIN, or the PTX with its final NUL.
