@@ -4,6 +4,7 @@ pub(crate) mod blas;
 pub(crate) mod copy;
 pub(crate) mod eval;
 pub(crate) mod fft;
+pub(crate) mod lapack;
 pub(crate) mod gather;
 pub(crate) mod kernels;
 pub(crate) mod random;

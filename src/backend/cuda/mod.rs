@@ -35,6 +35,7 @@ pub(crate) mod signal;
 pub(crate) mod transpose;
 
 pub(crate) mod blas;
+pub(crate) mod lapack;
 pub(crate) mod libraries;
 
 #[cfg(test)]
