@@ -3,7 +3,7 @@
 use super::matrix_shape;
 use super::svd::singular_values;
 use crate::array::Array;
-use crate::dtype::{FloatingPoint, HasAfEnum};
+use crate::dtype::{c64, FloatingPoint, HasAfEnum};
 use crate::ops::arith::{abs, pow};
 use crate::ops::reduce::{max, max_all, sum, sum_all};
 
@@ -37,8 +37,8 @@ pub enum NormType {
     MATRIX_L_PQ = 7,
 }
 
-/// A norm of a vector or matrix, in f64 (computed in f64 from the absolute values, so that
-/// f32 inputs neither overflow nor lose precision in the sums).
+/// A norm of a vector or matrix, in f64 (computed in f64 from the values converted to f64, so
+/// that f32 inputs neither overflow nor lose precision in the sums).
 ///
 /// `p` is used by `VECTOR_P` and `MATRIX_L_PQ`, `q` by `MATRIX_L_PQ`; both must then be
 /// positive (infinity is allowed). The `VECTOR_*` norms treat every element of the matrix as
@@ -71,7 +71,12 @@ where
             input.dims()
         )
     };
-    let a: Array<f64> = abs(input).cast::<f64>();
+    // |x| in f64 (of the value converted to f64 or c64), fused into each reduction.
+    let a: Array<f64> = if T::is_complex() {
+        abs(&input.cast::<c64>())
+    } else {
+        abs(&input.cast::<f64>())
+    };
     match ntype {
         NormType::VECTOR_1 => sum_all(&a).0,
         NormType::VECTOR_INF => max_all(&a).0,
