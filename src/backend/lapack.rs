@@ -171,8 +171,9 @@ pub(crate) fn getrs(lu: &Dense, ipiv: &Dense, b: &Dense) -> Result<Dense, Error>
     })
 }
 
-/// Cholesky factorization of each matrix (`potrf`, from the `upper` or lower triangle), the
-/// other triangle zeroed; `info` per matrix (on failure, the leading factor and zeros).
+/// Cholesky factorization of each matrix (`potrf`, from the `upper` or lower triangle) and
+/// `info` per matrix. The CPU code zeroes the other triangle (and, on failure, all but the
+/// leading factor); cuSOLVER leaves them as they were, so callers mask them.
 pub(crate) fn potrf(a: &Dense, upper: bool) -> Result<(Dense, Vec<i32>), Error> {
     if let BackendKind::Cuda(d) = a.backend {
         if cuda_ready(d) {

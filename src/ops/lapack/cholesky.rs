@@ -1,9 +1,11 @@
 //! Cholesky factorization: [`cholesky`] and [`cholesky_inplace`].
 
-use super::{array_of, dense, fail, square_size};
+use super::{array_of, dense, fail, square_size, zeros};
 use crate::array::Array;
 use crate::backend::lapack;
 use crate::dtype::{FloatingPoint, HasAfEnum};
+use crate::ops::arith::{and, lt};
+use crate::ops::data::{lower, range, select, upper};
 
 fn factor<T: HasAfEnum>(func: &str, input: &Array<T>, is_upper: bool) -> (Array<T>, i32) {
     let n = square_size(func, "input", input.dims());
@@ -12,7 +14,19 @@ fn factor<T: HasAfEnum>(func: &str, input: &Array<T>, is_upper: bool) -> (Array<
     }
     let (f, info) =
         lapack::potrf(&dense(func, input), is_upper).unwrap_or_else(|e| fail(func, e));
-    (array_of(f), info[0])
+    let info = info[0];
+    // The other triangle, and on failure everything outside the leading factor, are zero
+    // (cuSOLVER leaves them as they were; the CPU code already clears them).
+    let f: Array<T> = array_of(f);
+    let mut f = if is_upper { upper(&f, false) } else { lower(&f, false) };
+    if info > 0 {
+        let j = info - 1;
+        let dims = input.dims();
+        let inside = and(&lt(&range::<i32>(dims, 0), &j, false), &lt(&range::<i32>(dims, 1), &j, false), false);
+        f = select(&f, &inside, &zeros(dims, input.node().backend));
+    }
+    f.eval();
+    (f, info)
 }
 
 /// Cholesky factorization of a Hermitian positive definite matrix: `(factor, info)`.
