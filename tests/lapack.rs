@@ -186,7 +186,8 @@ fn ref_lu(a: &M) -> (Vec<usize>, M, M) {
     let mut perm: Vec<usize> = (0..m).collect();
     let mag = |x: c64| x.re.abs() + x.im.abs();
     for j in 0..k {
-        let p = (j..m).fold(j, |best, i| if mag(w.at(i, j)) > mag(w.at(best, j)) { i } else { best });
+        let p =
+            (j..m).fold(j, |best, i| if mag(w.at(i, j)) > mag(w.at(best, j)) { i } else { best });
         if p != j {
             perm.swap(j, p);
             for c in 0..n {
@@ -269,7 +270,8 @@ fn ref_solve(a: &M, b: &M) -> M {
     let mut w = a.clone();
     let mut x = b.clone();
     for j in 0..n {
-        let p = (j..n).fold(j, |best, i| if w.at(i, j).norm() > w.at(best, j).norm() { i } else { best });
+        let p = (j..n)
+            .fold(j, |best, i| if w.at(i, j).norm() > w.at(best, j).norm() { i } else { best });
         for c in 0..n {
             let (s, t) = (w.at(j, c), w.at(p, c));
             w.set(j, c, t);
@@ -413,7 +415,9 @@ fn check_lu<T: Elem + FloatingPoint>(a: &M, compare: bool) -> Check {
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let (l, u, p) = lu(&array::<T>(a));
-    if (l.dims(), u.dims(), p.dims()) != (dim4!(m as u64, k as u64), dim4!(k as u64, n as u64), dim4!(m as u64)) {
+    if (l.dims(), u.dims(), p.dims())
+        != (dim4!(m as u64, k as u64), dim4!(k as u64, n as u64), dim4!(m as u64))
+    {
         return Err(format!("lu {m}×{n}: shapes {} {} {}", l.dims(), u.dims(), p.dims()));
     }
     let (l, u) = (host(&l), host(&u));
@@ -426,7 +430,13 @@ fn check_lu<T: Elem + FloatingPoint>(a: &M, compare: bool) -> Check {
     for i in 0..m {
         for j in 0..k {
             let x = l.at(i, j);
-            let ok = if i == j { x == c64::new(1.0, 0.0) } else if i < j { x.norm() == 0.0 } else { true };
+            let ok = if i == j {
+                x == c64::new(1.0, 0.0)
+            } else if i < j {
+                x.norm() == 0.0
+            } else {
+                true
+            };
             if !ok {
                 return Err(format!("lu {m}×{n}: lower[{i}][{j}] = {x}"));
             }
@@ -461,7 +471,9 @@ fn check_lu<T: Elem + FloatingPoint>(a: &M, compare: bool) -> Check {
 fn check_qr<T: Elem + FloatingPoint>(a: &M, compare: bool) -> Check {
     let (m, n) = (a.r, a.c);
     let (q, r, tau) = qr(&array::<T>(a));
-    if (q.dims(), r.dims(), tau.elements()) != (dim4!(m as u64, m as u64), dim4!(m as u64, n as u64), m.min(n)) {
+    if (q.dims(), r.dims(), tau.elements())
+        != (dim4!(m as u64, m as u64), dim4!(m as u64, n as u64), m.min(n))
+    {
         return Err(format!("qr {m}×{n}: shapes {} {} {}", q.dims(), r.dims(), tau.dims()));
     }
     let (q, r) = (host(&q), host(&r));
@@ -484,7 +496,8 @@ fn check_qr<T: Elem + FloatingPoint>(a: &M, compare: bool) -> Check {
     if compare && m >= n {
         let want = ref_r(a);
         let got = r.block(0, n, 0, n);
-        let mags = |x: &M| M { r: x.r, c: x.c, v: x.v.iter().map(|z| c64::new(z.norm(), 0.0)).collect() };
+        let mags =
+            |x: &M| M { r: x.r, c: x.c, v: x.v.iter().map(|z| c64::new(z.norm(), 0.0)).collect() };
         let e = rel(&mags(&got), &mags(&want));
         if e > 100.0 * tol {
             return Err(format!("qr {m}×{n}: |R| differs from Gram-Schmidt's by {e:e}"));
@@ -501,7 +514,9 @@ where
     let (m, n) = (a.r, a.c);
     let k = m.min(n);
     let (u, s, vt) = svd(&array::<T>(a));
-    if (u.dims(), s.elements(), vt.dims()) != (dim4!(m as u64, m as u64), k, dim4!(n as u64, n as u64)) {
+    if (u.dims(), s.elements(), vt.dims())
+        != (dim4!(m as u64, m as u64), k, dim4!(n as u64, n as u64))
+    {
         return Err(format!("svd {m}×{n}: shapes {} {} {}", u.dims(), s.dims(), vt.dims()));
     }
     let (u, vt) = (host(&u), host(&vt));
@@ -605,7 +620,13 @@ fn lu_inplace_pivots<T: Elem + FloatingPoint>() {
         let (packed, l, u) = (host(&packed), host(&l), host(&u));
         for j in 0..n {
             for i in 0..m {
-                let want = if i > j && j < k { l.at(i, j) } else if i <= j && i < k { u.at(i, j) } else { c64::new(0.0, 0.0) };
+                let want = if i > j && j < k {
+                    l.at(i, j)
+                } else if i <= j && i < k {
+                    u.at(i, j)
+                } else {
+                    c64::new(0.0, 0.0)
+                };
                 assert_eq!(packed.at(i, j), want, "{m}×{n} packed[{i}][{j}]");
             }
         }
@@ -682,7 +703,11 @@ fn cholesky_random<T: Elem + FloatingPoint>() {
 
 fn cholesky_not_positive_definite<T: Elem + FloatingPoint>() {
     // Leading minors 1 > 0, then 1·1 - 2·2 < 0: info 2; the leading 1×1 factor is kept.
-    let a = M { r: 3, c: 3, v: [1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 3.0].map(|x| c64::new(x, 0.0)).to_vec() };
+    let a = M {
+        r: 3,
+        c: 3,
+        v: [1.0, 2.0, 0.0, 2.0, 1.0, 0.0, 0.0, 0.0, 3.0].map(|x| c64::new(x, 0.0)).to_vec(),
+    };
     for upper in [false, true] {
         let (f, info) = cholesky(&array::<T>(&a), upper);
         assert_eq!(info, 2, "upper = {upper}");
@@ -789,7 +814,9 @@ fn solve_batched<T: Elem + FloatingPoint>() {
             .map(|_| if m == n { dominant::<T>(&mut rng, n) } else { random::<T>(&mut rng, m, n) })
             .collect();
         let rhs: Vec<M> = (0..b2 * b3).map(|_| random::<T>(&mut rng, m, k)).collect();
-        let flat = |ms: &[M]| -> Vec<T> { ms.iter().flat_map(|x| x.v.iter().map(|&z| T::from_v(V::C(z)))).collect() };
+        let flat = |ms: &[M]| -> Vec<T> {
+            ms.iter().flat_map(|x| x.v.iter().map(|&z| T::from_v(V::C(z)))).collect()
+        };
         let a = Array::new(&flat(&mats), dim4!(m as u64, n as u64, b2 as u64, b3 as u64));
         let b = Array::new(&flat(&rhs), dim4!(m as u64, k as u64, b2 as u64, b3 as u64));
         let x = solve(&a, &b, prop);
@@ -850,7 +877,11 @@ fn pinverse_conditions<T: Elem + FloatingPoint>() {
         check_moore_penrose(&a, &x, 1e3 * bound::<T>(m, n)).unwrap();
         // Full rank: the pseudo-inverse is (AᴴA)⁻¹Aᴴ (tall) or Aᴴ(AAᴴ)⁻¹ (wide).
         let ah = a.adj();
-        let want = if m >= n { ref_solve(&ah.mul(&a), &ah) } else { ah.mul(&ref_solve(&a.mul(&ah), &M::eye(m))) };
+        let want = if m >= n {
+            ref_solve(&ah.mul(&a), &ah)
+        } else {
+            ah.mul(&ref_solve(&a.mul(&ah), &M::eye(m)))
+        };
         let e = rel(&x, &want);
         assert!(e < 1e3 * bound::<T>(m, n), "{m}×{n}: pinverse off by {e:e}");
     }
@@ -859,13 +890,15 @@ fn pinverse_conditions<T: Elem + FloatingPoint>() {
     let x = host(&pinverse(&array::<T>(&a), tol_rel * 100.0, MatProp::NONE));
     check_moore_penrose(&a, &x, 1e4 * bound::<T>(6, 5)).unwrap();
     // Batched over dimensions 2 and 3, each matrix with its own threshold.
-    let mats: Vec<M> = (0..6).map(|i| {
-        let mut m = random::<T>(&mut rng, 4, 3);
-        for v in &mut m.v {
-            *v *= 10f64.powi(i as i32 - 3);
-        }
-        as_stored::<T>(&m)
-    }).collect();
+    let mats: Vec<M> = (0..6)
+        .map(|i| {
+            let mut m = random::<T>(&mut rng, 4, 3);
+            for v in &mut m.v {
+                *v *= 10f64.powi(i - 3);
+            }
+            as_stored::<T>(&m)
+        })
+        .collect();
     let flat: Vec<T> = mats.iter().flat_map(|x| x.v.iter().map(|&z| T::from_v(V::C(z)))).collect();
     let xb = pinverse(&Array::new(&flat, dim4!(4, 3, 2, 3)), tol_rel, MatProp::NONE);
     assert_eq!(xb.dims(), dim4!(3, 4, 2, 3));
@@ -877,7 +910,11 @@ fn pinverse_conditions<T: Elem + FloatingPoint>() {
 fn rank_of_products<T: Elem + FloatingPoint>() {
     let mut rng = Rng64::seed_from_u64(81);
     for (m, n, r) in [(6, 5, 2), (5, 8, 3), (7, 7, 7), (4, 4, 0), (9, 3, 1)] {
-        let a = if r == 0 { M::zeros(m, n) } else { random::<T>(&mut rng, m, r).mul(&random::<T>(&mut rng, r, n)) };
+        let a = if r == 0 {
+            M::zeros(m, n)
+        } else {
+            random::<T>(&mut rng, m, r).mul(&random::<T>(&mut rng, r, n))
+        };
         let tol = 1e3 * bound::<T>(m, n);
         assert_eq!(rank(&array::<T>(&as_stored::<T>(&a)), tol), r as u32, "{m}×{n} of rank {r}");
     }
@@ -897,21 +934,33 @@ fn norms<T: Elem + FloatingPoint>() {
             (NormType::VECTOR_2, 0.0, 0.0, abs.iter().map(|x| x * x).sum::<f64>().sqrt()),
             (NormType::VECTOR_P, 3.0, 0.0, abs.iter().map(|x| x.powi(3)).sum::<f64>().cbrt()),
             (NormType::MATRIX_1, 0.0, 0.0, max(&mut (0..n).map(|j| col(j).iter().sum::<f64>()))),
-            (NormType::MATRIX_INF, 0.0, 0.0, max(&mut (0..m).map(|i| (0..n).map(|j| abs[j * m + i]).sum::<f64>()))),
+            (
+                NormType::MATRIX_INF,
+                0.0,
+                0.0,
+                max(&mut (0..m).map(|i| (0..n).map(|j| abs[j * m + i]).sum::<f64>())),
+            ),
             (NormType::MATRIX_2, 0.0, 0.0, ref_singular_values(&a)[0]),
             (
                 NormType::MATRIX_L_PQ,
                 3.0,
                 1.5,
-                (0..n).map(|j| col(j).iter().map(|x| x.powi(3)).sum::<f64>().cbrt().powf(1.5)).sum::<f64>().powf(1.0 / 1.5),
+                (0..n)
+                    .map(|j| col(j).iter().map(|x| x.powi(3)).sum::<f64>().cbrt().powf(1.5))
+                    .sum::<f64>()
+                    .powf(1.0 / 1.5),
             ),
             (NormType::MATRIX_L_PQ, 2.0, 2.0, abs.iter().map(|x| x * x).sum::<f64>().sqrt()),
         ];
         for (ty, p, q, w) in want {
             let got = norm(&x, ty, p, q);
             // The values are T's exactly; the sums run in f64.
-            assert!((got - w).abs() <= 1e-12 * w.max(1.0) + if ty == NormType::MATRIX_2 { bound::<T>(m, n) * w } else { 0.0 },
-                "{m}×{n} {ty:?} p={p} q={q}: {got}, reference {w}");
+            assert!(
+                (got - w).abs()
+                    <= 1e-12 * w.max(1.0)
+                        + if ty == NormType::MATRIX_2 { bound::<T>(m, n) * w } else { 0.0 },
+                "{m}×{n} {ty:?} p={p} q={q}: {got}, reference {w}"
+            );
         }
     }
     // Huge f32 values: squares would overflow f32, the norm does not.
@@ -976,7 +1025,10 @@ where
     let (f, info) = cholesky(&e(0, 0), true);
     assert_eq!((f.elements(), info), (0, 0));
     // A system with no equations: the least-norm solution is zero.
-    assert!(solve(&e(0, 2), &e(0, 3), MatProp::NONE).to_vec().iter().all(|x| x.to_v().c().norm() == 0.0));
+    assert!(solve(&e(0, 2), &e(0, 3), MatProp::NONE)
+        .to_vec()
+        .iter()
+        .all(|x| x.to_v().c().norm() == 0.0));
 
     // 1×1 matrices: everything is scalar arithmetic.
     let v = as_stored::<T>(&M { r: 1, c: 1, v: vec![c64::new(-2.5, 1.5)] });
@@ -1131,13 +1183,17 @@ fn cholesky_of_a_non_square_matrix_panics() {
 }
 
 #[test]
-#[should_panic(expected = "solve: `a` (dims [2 3 1 1]) and `b` (dims [3 1 1 1]) must have the same number of rows")]
+#[should_panic(
+    expected = "solve: `a` (dims [2 3 1 1]) and `b` (dims [3 1 1 1]) must have the same number of rows"
+)]
 fn solve_with_mismatched_rows_panics() {
     solve(&rect(), &Array::new(&[1.0f32, 2.0, 3.0], dim4!(3, 1)), MatProp::NONE);
 }
 
 #[test]
-#[should_panic(expected = "solve: `a` (dims [2 2 2 1]) and `b` (dims [2 1 1 1]) must have the same number of rows and the same batch dimensions")]
+#[should_panic(
+    expected = "solve: `a` (dims [2 2 2 1]) and `b` (dims [2 1 1 1]) must have the same number of rows and the same batch dimensions"
+)]
 fn solve_with_mismatched_batches_panics() {
     let a = Array::new(&[1.0f64; 8], dim4!(2, 2, 2));
     solve(&a, &Array::new(&[1.0f64, 2.0], dim4!(2, 1)), MatProp::NONE);
@@ -1157,7 +1213,9 @@ fn solve_with_an_unsupported_property_panics() {
 }
 
 #[test]
-#[should_panic(expected = "lu: `input` has dims [2 2 3 1], a batch of matrices; lu works on one matrix")]
+#[should_panic(
+    expected = "lu: `input` has dims [2 2 3 1], a batch of matrices; lu works on one matrix"
+)]
 fn lu_of_a_batch_panics() {
     lu(&Array::new(&[1.0f32; 12], dim4!(2, 2, 3)));
 }

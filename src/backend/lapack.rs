@@ -75,7 +75,11 @@ fn host_dense<T: Element>(v: Vec<T>, dims: Dim4) -> Dense {
 }
 
 /// Runs `f` on each `size`-element matrix of `v`, in parallel over the matrices.
-fn each<T: Send, R: Send>(v: &mut [T], size: usize, f: impl Fn(&mut [T]) -> R + Sync + Send) -> Vec<R> {
+fn each<T: Send, R: Send>(
+    v: &mut [T],
+    size: usize,
+    f: impl Fn(&mut [T]) -> R + Sync + Send,
+) -> Vec<R> {
     if size == 0 {
         return Vec::new();
     }

@@ -32,6 +32,10 @@ pub(crate) trait Field:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
     + std::ops::Neg<Output = Self>
+    + std::ops::AddAssign
+    + std::ops::SubAssign
+    + std::ops::MulAssign
+    + std::ops::DivAssign
     + PartialEq
 {
     /// The real type of the same precision (named apart from faer's `Real`).
@@ -164,7 +168,7 @@ pub(crate) fn getrf<T: Field>(a: &mut [T], m: usize, n: usize) -> (Vec<i32>, i32
                 swap_rows(a, m, j, p, j0..j1);
                 let pivot = a[j * m + j];
                 for v in &mut a[j * m + j + 1..(j + 1) * m] {
-                    *v = *v / pivot;
+                    *v /= pivot;
                 }
             } else if info == 0 {
                 info = (j + 1) as i32;
@@ -177,14 +181,14 @@ pub(crate) fn getrf<T: Field>(a: &mut [T], m: usize, n: usize) -> (Vec<i32>, i32
                 let f = colc[j];
                 if f != T::zero() {
                     for (x, &lv) in colc[j + 1..].iter_mut().zip(l) {
-                        *x = *x - lv * f;
+                        *x -= lv * f;
                     }
                 }
             }
         }
         // The panel's row swaps, applied to the columns on either side of it.
-        for j in j0..j1 {
-            let p = ipiv[j] as usize - 1;
+        for (j, &pivot) in ipiv.iter().enumerate().take(j1).skip(j0) {
+            let p = pivot as usize - 1;
             swap_rows(a, m, j, p, 0..j0);
             swap_rows(a, m, j, p, j1..n);
         }
@@ -298,8 +302,13 @@ fn cholesky_lower<T: Field>(a: &mut [T], n: usize) -> Result<Vec<T>, usize> {
     let req = llt::cholesky_in_place_scratch::<T>(n, par, Default::default());
     let mut mem = MemBuffer::new(req);
     let stack = MemStack::new(&mut mem);
-    match llt::cholesky_in_place(view_mut(a, n, n), Default::default(), par, stack, Default::default())
-    {
+    match llt::cholesky_in_place(
+        view_mut(a, n, n),
+        Default::default(),
+        par,
+        stack,
+        Default::default(),
+    ) {
         Ok(_) => {
             for j in 0..n {
                 for v in &mut a[j * n..j * n + j] {
@@ -346,7 +355,7 @@ fn reflector<T: Field>(alpha: &mut T, x: &mut [T]) -> T {
     let tau = T::of_parts((beta - ar) / beta, -ai / beta);
     let scale = T::one() / (*alpha - T::of_parts(beta, 0.0));
     for v in x.iter_mut() {
-        *v = *v * scale;
+        *v *= scale;
     }
     *alpha = T::of_parts(beta, 0.0);
     tau
@@ -391,7 +400,7 @@ fn block_factor<T: Field>(v: &[T], rows: usize, tau: &[T]) -> Vec<T> {
         for r in 0..i {
             let mut s = T::zero();
             for (c, &zc) in z.iter().enumerate().skip(r) {
-                s = s + t[c * nb + r] * zc;
+                s += t[c * nb + r] * zc;
             }
             t[i * nb + r] = s;
         }
@@ -447,12 +456,12 @@ pub(crate) fn geqrf<T: Field>(a: &mut [T], m: usize, n: usize) -> Vec<T> {
                 let col = &mut right[(c - j - 1) * m + j..(c - j) * m];
                 let mut w = col[0];
                 for (x, &vi) in col[1..].iter().zip(&v[1..]) {
-                    w = w + vi.conjugate() * *x;
+                    w += vi.conjugate() * *x;
                 }
                 let f = ct * w;
-                col[0] = col[0] - f;
+                col[0] -= f;
                 for (x, &vi) in col[1..].iter_mut().zip(&v[1..]) {
-                    *x = *x - vi * f;
+                    *x -= vi * f;
                 }
             }
         }

@@ -4,9 +4,9 @@ pub(crate) mod blas;
 pub(crate) mod copy;
 pub(crate) mod eval;
 pub(crate) mod fft;
-pub(crate) mod lapack;
 pub(crate) mod gather;
 pub(crate) mod kernels;
+pub(crate) mod lapack;
 pub(crate) mod random;
 #[cfg(target_arch = "x86_64")]
 mod random_avx2;

@@ -38,8 +38,18 @@ type CPtr = *const c_void;
 /// in elements of that type.
 #[allow(clippy::type_complexity)]
 pub(crate) struct Routines {
-    pub getrf_buffer_size: unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, *mut c_int) -> Status,
-    pub getrf: unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, Ptr, *mut c_int, *mut c_int) -> Status,
+    pub getrf_buffer_size:
+        unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, *mut c_int) -> Status,
+    pub getrf: unsafe extern "C" fn(
+        Handle,
+        c_int,
+        c_int,
+        Ptr,
+        c_int,
+        Ptr,
+        *mut c_int,
+        *mut c_int,
+    ) -> Status,
     pub getrs: unsafe extern "C" fn(
         Handle,
         c_int,
@@ -52,14 +62,37 @@ pub(crate) struct Routines {
         c_int,
         *mut c_int,
     ) -> Status,
-    pub potrf_buffer_size: unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, *mut c_int) -> Status,
-    pub potrf: unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, Ptr, c_int, *mut c_int) -> Status,
-    pub geqrf_buffer_size: unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, *mut c_int) -> Status,
-    pub geqrf: unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, Ptr, Ptr, c_int, *mut c_int) -> Status,
+    pub potrf_buffer_size:
+        unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, *mut c_int) -> Status,
+    pub potrf:
+        unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, Ptr, c_int, *mut c_int) -> Status,
+    pub geqrf_buffer_size:
+        unsafe extern "C" fn(Handle, c_int, c_int, Ptr, c_int, *mut c_int) -> Status,
+    pub geqrf: unsafe extern "C" fn(
+        Handle,
+        c_int,
+        c_int,
+        Ptr,
+        c_int,
+        Ptr,
+        Ptr,
+        c_int,
+        *mut c_int,
+    ) -> Status,
     pub orgqr_buffer_size:
         unsafe extern "C" fn(Handle, c_int, c_int, c_int, CPtr, c_int, CPtr, *mut c_int) -> Status,
-    pub orgqr:
-        unsafe extern "C" fn(Handle, c_int, c_int, c_int, Ptr, c_int, CPtr, Ptr, c_int, *mut c_int) -> Status,
+    pub orgqr: unsafe extern "C" fn(
+        Handle,
+        c_int,
+        c_int,
+        c_int,
+        Ptr,
+        c_int,
+        CPtr,
+        Ptr,
+        c_int,
+        *mut c_int,
+    ) -> Status,
     pub gesvd_buffer_size: unsafe extern "C" fn(Handle, c_int, c_int, *mut c_int) -> Status,
     pub gesvd: unsafe extern "C" fn(
         Handle,
@@ -171,9 +204,9 @@ fn candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     }
     let found = libraries::candidates_of_majors(&SEARCH, &MAJORS, env);
     // The override folder (if any) is first among `found`; the loader's path comes next.
-    let (first, rest): (Vec<PathBuf>, Vec<PathBuf>) = found.into_iter().partition(|p| {
-        env(SEARCH.override_var).is_some_and(|o| p.starts_with(PathBuf::from(o)))
-    });
+    let (first, rest): (Vec<PathBuf>, Vec<PathBuf>) = found
+        .into_iter()
+        .partition(|p| env(SEARCH.override_var).is_some_and(|o| p.starts_with(PathBuf::from(o))));
     out.extend(first);
     out.extend(cudarc::get_lib_name_candidates("cusolver").into_iter().map(PathBuf::from));
     out.extend(rest);
@@ -257,7 +290,8 @@ fn bind(lib: libloading::Library, name: &str) -> Result<Cusolver, Error> {
             gesvd: sym(&lib, name, &f("gesvd"))?,
         })
     };
-    let typed = [typed('S', "orgqr")?, typed('D', "orgqr")?, typed('C', "ungqr")?, typed('Z', "ungqr")?];
+    let typed =
+        [typed('S', "orgqr")?, typed('D', "orgqr")?, typed('C', "ungqr")?, typed('Z', "ungqr")?];
     Ok(Cusolver {
         create: sym(&lib, name, "cusolverDnCreate")?,
         set_stream: sym(&lib, name, "cusolverDnSetStream")?,

@@ -76,7 +76,10 @@ pub(crate) fn available(ordinal: usize) -> Result<(), Error> {
 }
 
 /// Runs `f` with `dev`'s cuSOLVER handle bound to the current stream.
-fn with_solver<R>(dev: &'static Device, f: impl FnOnce(Handle) -> Result<R, Error>) -> Result<R, Error> {
+fn with_solver<R>(
+    dev: &'static Device,
+    f: impl FnOnce(Handle) -> Result<R, Error>,
+) -> Result<R, Error> {
     let handle = solver(dev)?;
     let lib = cusolver()?;
     dev.bind()?;
@@ -151,6 +154,29 @@ fn at(base: u64, index: usize, block: usize) -> Ptr {
     (base + (index * block) as u64) as Ptr
 }
 
+/// Queues a routine on each of `count` matrices with one workspace: `query` is its
+/// `_bufferSize` call (the workspace's length in elements of `size` bytes), `call(h, i, ws,
+/// lwork)` its call on matrix `i`; `what` names it in errors. The workspace returns to the
+/// pool once the calls are queued.
+fn batched(
+    dev: &'static Device,
+    size: usize,
+    count: usize,
+    what: &str,
+    query: impl FnOnce(Handle, &mut c_int) -> c_int,
+    call: impl Fn(Handle, usize, Ptr, c_int) -> c_int,
+) -> Result<(), Error> {
+    with_solver(dev, |h| {
+        let mut lwork: c_int = 0;
+        cusolver::check(&format!("sizing the workspace of {what}"), query(h, &mut lwork))?;
+        let ws = workspace(dev, lwork, size)?;
+        for i in 0..count {
+            cusolver::check(what, call(h, i, ws.ptr() as Ptr, lwork))?;
+        }
+        Ok(())
+    })
+}
+
 /// LU factorization of each matrix: the packed factors, 1-based pivots and `info`.
 pub(crate) fn getrf(ordinal: usize, a: &Dense) -> Result<(Dense, Dense, Vec<i32>), Error> {
     let dev = runtime::device(ordinal)?;
@@ -164,31 +190,28 @@ pub(crate) fn getrf(ordinal: usize, a: &Dense) -> Result<(Dense, Dense, Vec<i32>
     let lu = copy_of(dev, a)?;
     let ipiv = dev.memory().alloc((k * count * 4).max(1))?;
     let info = dev.memory().alloc((count * 4).max(1))?;
-    with_solver(dev, |h| {
-        let mut lwork: c_int = 0;
+    batched(
+        dev,
+        size,
+        count,
+        "LU factorization (getrf)",
         // SAFETY: `lu` holds `count` m×n matrices of the type; the query only reads sizes.
-        let q = unsafe { (r.getrf_buffer_size)(h, mi, ni, lu.ptr() as Ptr, lda, &mut lwork) };
-        cusolver::check("sizing the LU workspace (getrf_bufferSize)", q)?;
-        let ws = workspace(dev, lwork, size)?;
-        for i in 0..count {
-            // SAFETY: matrix i, its k pivots and its info lie in the blocks allocated above for
-            // this device; the workspace holds `lwork` elements; all stay alive until queued.
-            let status = unsafe {
-                (r.getrf)(
-                    h,
-                    mi,
-                    ni,
-                    at(lu.ptr(), i, m * n * size),
-                    lda,
-                    ws.ptr() as Ptr,
-                    at(ipiv.ptr(), i, k * 4) as *mut c_int,
-                    at(info.ptr(), i, 4) as *mut c_int,
-                )
-            };
-            cusolver::check("LU factorization (getrf)", status)?;
-        }
-        Ok(())
-    })?;
+        |h, lwork| unsafe { (r.getrf_buffer_size)(h, mi, ni, lu.ptr() as Ptr, lda, lwork) },
+        // SAFETY: matrix i, its k pivots and its info lie in the blocks allocated above for
+        // this device; the workspace holds `lwork` elements; all stay alive until queued.
+        |h, i, ws, _| unsafe {
+            (r.getrf)(
+                h,
+                mi,
+                ni,
+                at(lu.ptr(), i, m * n * size),
+                lda,
+                ws,
+                at(ipiv.ptr(), i, k * 4) as *mut c_int,
+                at(info.ptr(), i, 4) as *mut c_int,
+            )
+        },
+    )?;
     let info = infos(dev, &info, count)?;
     let ipiv = dense(ipiv, batched_dims(k, 1, a.dims), DType::S32, ordinal);
     Ok((dense(lu, a.dims, a.dtype, ordinal), ipiv, info))
@@ -244,31 +267,28 @@ pub(crate) fn potrf(ordinal: usize, a: &Dense, upper: bool) -> Result<(Dense, Ve
     dev.bind()?;
     let f = copy_of(dev, a)?;
     let info = dev.memory().alloc((count * 4).max(1))?;
-    with_solver(dev, |h| {
-        let mut lwork: c_int = 0;
+    batched(
+        dev,
+        size,
+        count,
+        "Cholesky factorization (potrf)",
         // SAFETY: `f` holds n×n matrices of the type; the query only reads sizes.
-        let q = unsafe { (r.potrf_buffer_size)(h, uplo, ni, f.ptr() as Ptr, ni.max(1), &mut lwork) };
-        cusolver::check("sizing the Cholesky workspace (potrf_bufferSize)", q)?;
-        let ws = workspace(dev, lwork, size)?;
-        for i in 0..count {
-            // SAFETY: matrix i and its info lie in live blocks of this device; the workspace
-            // holds `lwork` elements.
-            let status = unsafe {
-                (r.potrf)(
-                    h,
-                    uplo,
-                    ni,
-                    at(f.ptr(), i, n * n * size),
-                    ni.max(1),
-                    ws.ptr() as Ptr,
-                    lwork,
-                    at(info.ptr(), i, 4) as *mut c_int,
-                )
-            };
-            cusolver::check("Cholesky factorization (potrf)", status)?;
-        }
-        Ok(())
-    })?;
+        |h, lwork| unsafe { (r.potrf_buffer_size)(h, uplo, ni, f.ptr() as Ptr, ni.max(1), lwork) },
+        // SAFETY: matrix i and its info lie in live blocks of this device; the workspace holds
+        // `lwork` elements.
+        |h, i, ws, lwork| unsafe {
+            (r.potrf)(
+                h,
+                uplo,
+                ni,
+                at(f.ptr(), i, n * n * size),
+                ni.max(1),
+                ws,
+                lwork,
+                at(info.ptr(), i, 4) as *mut c_int,
+            )
+        },
+    )?;
     let info = infos(dev, &info, count)?;
     Ok((dense(f, a.dims, a.dtype, ordinal), info))
 }
@@ -285,32 +305,29 @@ pub(crate) fn geqrf(ordinal: usize, a: &Dense) -> Result<(Dense, Dense), Error> 
     let qr = copy_of(dev, a)?;
     let tau = dev.memory().alloc((k * count * size).max(1))?;
     let info = dev.memory().alloc((count * 4).max(1))?;
-    with_solver(dev, |h| {
-        let mut lwork: c_int = 0;
+    batched(
+        dev,
+        size,
+        count,
+        "QR factorization (geqrf)",
         // SAFETY: `qr` holds m×n matrices of the type; the query only reads sizes.
-        let q = unsafe { (r.geqrf_buffer_size)(h, mi, ni, qr.ptr() as Ptr, mi.max(1), &mut lwork) };
-        cusolver::check("sizing the QR workspace (geqrf_bufferSize)", q)?;
-        let ws = workspace(dev, lwork, size)?;
-        for i in 0..count {
-            // SAFETY: matrix i, its k scalars and its info lie in live blocks of this device;
-            // the workspace holds `lwork` elements.
-            let status = unsafe {
-                (r.geqrf)(
-                    h,
-                    mi,
-                    ni,
-                    at(qr.ptr(), i, m * n * size),
-                    mi.max(1),
-                    at(tau.ptr(), i, k * size),
-                    ws.ptr() as Ptr,
-                    lwork,
-                    at(info.ptr(), i, 4) as *mut c_int,
-                )
-            };
-            cusolver::check("QR factorization (geqrf)", status)?;
-        }
-        Ok(())
-    })?;
+        |h, lwork| unsafe { (r.geqrf_buffer_size)(h, mi, ni, qr.ptr() as Ptr, mi.max(1), lwork) },
+        // SAFETY: matrix i, its k scalars and its info lie in live blocks of this device; the
+        // workspace holds `lwork` elements.
+        |h, i, ws, lwork| unsafe {
+            (r.geqrf)(
+                h,
+                mi,
+                ni,
+                at(qr.ptr(), i, m * n * size),
+                mi.max(1),
+                at(tau.ptr(), i, k * size),
+                ws,
+                lwork,
+                at(info.ptr(), i, 4) as *mut c_int,
+            )
+        },
+    )?;
     let tau = dense(tau, batched_dims(k, 1, a.dims), a.dtype, ordinal);
     Ok((dense(qr, a.dims, a.dtype, ordinal), tau))
 }
@@ -341,36 +358,33 @@ pub(crate) fn orgqr(ordinal: usize, qr: &Dense, tau: &Dense, q: usize) -> Result
     }
     let t = read(dev, tau)?;
     let info = dev.memory().alloc((count * 4).max(1))?;
-    with_solver(dev, |h| {
-        let mut lwork: c_int = 0;
+    batched(
+        dev,
+        size,
+        count,
+        "forming Q (orgqr/ungqr)",
         // SAFETY: `out` holds m×q matrices and `t` k scalars of the type; the query reads
         // sizes only.
-        let status = unsafe {
-            (r.orgqr_buffer_size)(h, mi, qi, ki, out.ptr() as Ptr, mi.max(1), t as Ptr, &mut lwork)
-        };
-        cusolver::check("sizing the Q workspace (orgqr_bufferSize)", status)?;
-        let ws = workspace(dev, lwork, size)?;
-        for i in 0..count {
-            // SAFETY: matrix i (m×q), its k scalars and its info lie in live blocks of this
-            // device; the workspace holds `lwork` elements.
-            let status = unsafe {
-                (r.orgqr)(
-                    h,
-                    mi,
-                    qi,
-                    ki,
-                    at(out.ptr(), i, m * q * size),
-                    mi.max(1),
-                    at(t, i, k * size),
-                    ws.ptr() as Ptr,
-                    lwork,
-                    at(info.ptr(), i, 4) as *mut c_int,
-                )
-            };
-            cusolver::check("forming Q (orgqr/ungqr)", status)?;
-        }
-        Ok(())
-    })?;
+        |h, lwork| unsafe {
+            (r.orgqr_buffer_size)(h, mi, qi, ki, out.ptr() as Ptr, mi.max(1), t as Ptr, lwork)
+        },
+        // SAFETY: matrix i (m×q), its k scalars and its info lie in live blocks of this
+        // device; the workspace holds `lwork` elements.
+        |h, i, ws, lwork| unsafe {
+            (r.orgqr)(
+                h,
+                mi,
+                qi,
+                ki,
+                at(out.ptr(), i, m * q * size),
+                mi.max(1),
+                at(t, i, k * size),
+                ws,
+                lwork,
+                at(info.ptr(), i, 4) as *mut c_int,
+            )
+        },
+    )?;
     Ok(dense(out, batched_dims(m, q, qr.dims), qr.dtype, ordinal))
 }
 
@@ -413,41 +427,44 @@ pub(crate) fn gesvd(ordinal: usize, a: &Dense, vectors: bool) -> Result<Svd, Err
     let job = if vectors { b'A' } else { b'N' } as c_char;
     let base = |x: &Option<DeviceMem>| x.as_ref().map_or(0, |b| b.ptr());
     let (up, vp) = (base(&u), base(&vt));
-    with_solver(dev, |h| {
-        let mut lwork: c_int = 0;
-        // SAFETY: a size query.
-        let q = unsafe { (r.gesvd_buffer_size)(h, mi, ni, &mut lwork) };
-        cusolver::check("sizing the SVD workspace (gesvd_bufferSize)", q)?;
-        let ws = workspace(dev, lwork, size)?;
-        for i in 0..count {
-            let pick = |p: u64, block: usize| if p == 0 { std::ptr::null_mut() } else { at(p, i, block) };
-            // SAFETY: matrix i (m×n, overwritten), its k singular values, U (m×m) and Vᴴ
-            // (n×n) when asked for (not referenced otherwise), and its info lie in live blocks
-            // of this device; the workspace holds `lwork` elements and `rwork` k real ones.
-            let status = unsafe {
-                (r.gesvd)(
-                    h,
-                    job,
-                    job,
-                    mi,
-                    ni,
-                    at(work.ptr(), i, m * n * size),
-                    mi.max(1),
-                    at(s.ptr(), i, k * real.size()),
-                    pick(up, m * m * size),
-                    mi.max(1),
-                    pick(vp, n * n * size),
-                    ni.max(1),
-                    ws.ptr() as Ptr,
-                    lwork,
-                    rwork.ptr() as Ptr,
-                    at(info.ptr(), i, 4) as *mut c_int,
-                )
-            };
-            cusolver::check("singular value decomposition (gesvd)", status)?;
+    let pick = |p: u64, i: usize, block: usize| {
+        if p == 0 {
+            std::ptr::null_mut()
+        } else {
+            at(p, i, block)
         }
-        Ok(())
-    })?;
+    };
+    batched(
+        dev,
+        size,
+        count,
+        "singular value decomposition (gesvd)",
+        // SAFETY: a size query.
+        |h, lwork| unsafe { (r.gesvd_buffer_size)(h, mi, ni, lwork) },
+        // SAFETY: matrix i (m×n, overwritten), its k singular values, U (m×m) and Vᴴ (n×n)
+        // when asked for (not referenced otherwise), and its info lie in live blocks of this
+        // device; the workspace holds `lwork` elements and `rwork` k real ones.
+        |h, i, ws, lwork| unsafe {
+            (r.gesvd)(
+                h,
+                job,
+                job,
+                mi,
+                ni,
+                at(work.ptr(), i, m * n * size),
+                mi.max(1),
+                at(s.ptr(), i, k * real.size()),
+                pick(up, i, m * m * size),
+                mi.max(1),
+                pick(vp, i, n * n * size),
+                ni.max(1),
+                ws,
+                lwork,
+                rwork.ptr() as Ptr,
+                at(info.ptr(), i, 4) as *mut c_int,
+            )
+        },
+    )?;
     let info = infos(dev, &info, count)?;
     if let Some(bad) = info.iter().find(|&&i| i != 0) {
         return Err(Error::Driver(format!(
@@ -510,7 +527,8 @@ pub(crate) fn trsm(
         let solve: Trsm = *unsafe { lib.get::<Trsm>(name.as_bytes()) }.map_err(|_| {
             Error::BackendUnavailable(format!("CUDA: the cuBLAS library found has no `{name}`"))
         })?;
-        let (uplo, op, diag) = (if lower { 0 } else { 1 }, if adjoint { 2 } else { 0 }, unit as c_int);
+        let (uplo, op, diag) =
+            (if lower { 0 } else { 1 }, if adjoint { 2 } else { 0 }, unit as c_int);
         for i in 0..count {
             // SAFETY: matrix i of A (n×n) and right-hand sides i (n×nrhs) lie in live blocks of
             // this device; alpha is a host value of the element type (host pointer mode).

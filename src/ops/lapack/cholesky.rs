@@ -12,8 +12,7 @@ fn factor<T: HasAfEnum>(func: &str, input: &Array<T>, is_upper: bool) -> (Array<
     if n == 0 {
         return (input.copy(), 0);
     }
-    let (f, info) =
-        lapack::potrf(&dense(func, input), is_upper).unwrap_or_else(|e| fail(func, e));
+    let (f, info) = lapack::potrf(&dense(func, input), is_upper).unwrap_or_else(|e| fail(func, e));
     let info = info[0];
     // The other triangle, and on failure everything outside the leading factor, are zero
     // (cuSOLVER leaves them as they were; the CPU code already clears them).
@@ -22,7 +21,11 @@ fn factor<T: HasAfEnum>(func: &str, input: &Array<T>, is_upper: bool) -> (Array<
     if info > 0 {
         let j = info - 1;
         let dims = input.dims();
-        let inside = and(&lt(&range::<i32>(dims, 0), &j, false), &lt(&range::<i32>(dims, 1), &j, false), false);
+        let inside = and(
+            &lt(&range::<i32>(dims, 0), &j, false),
+            &lt(&range::<i32>(dims, 1), &j, false),
+            false,
+        );
         f = select(&f, &inside, &zeros(dims, input.node().backend));
     }
     f.eval();

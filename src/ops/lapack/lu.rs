@@ -1,9 +1,7 @@
 //! LU factorization with partial pivoting and what is built on it: [`lu`], [`lu_inplace`],
 //! [`solve_lu`] and [`det`].
 
-use super::{
-    array_of, dense, download, empty, fail, mat_dims, matrix_shape, square_size, upload,
-};
+use super::{array_of, dense, download, empty, fail, mat_dims, matrix_shape, square_size, upload};
 use crate::array::Array;
 use crate::backend::lapack;
 use crate::backend::signal::Dense;
@@ -26,7 +24,8 @@ pub(super) fn permutation(ipiv: &[i32], m: usize) -> Vec<i32> {
 
 /// The packed factors and the pivots of a single matrix.
 fn factor<T: HasAfEnum>(func: &str, input: &Array<T>) -> (Dense, Vec<i32>) {
-    let (packed, ipiv, _info) = lapack::getrf(&dense(func, input)).unwrap_or_else(|e| fail(func, e));
+    let (packed, ipiv, _info) =
+        lapack::getrf(&dense(func, input)).unwrap_or_else(|e| fail(func, e));
     let ipiv = download(func, &ipiv).as_slice::<i32>().to_vec();
     (packed, ipiv)
 }

@@ -48,7 +48,7 @@ pub enum NormType {
 /// ```
 /// use emberfire::{dim4, norm, Array, NormType};
 /// let a = Array::new(&[1.0f64, -3.0, 2.0, 4.0], dim4!(2, 2)); // [1 2; -3 4]
-/// assert_eq!(norm(&a, NormType::MATRIX_1, 0.0, 0.0), 7.0); // |2| + |4|... and |1| + |-3|
+/// assert_eq!(norm(&a, NormType::MATRIX_1, 0.0, 0.0), 6.0); // |2| + |4|
 /// assert_eq!(norm(&a, NormType::MATRIX_INF, 0.0, 0.0), 7.0); // |-3| + |4|
 /// assert_eq!(norm(&a, NormType::VECTOR_INF, 0.0, 0.0), 4.0);
 /// let pq = norm(&a, NormType::MATRIX_L_PQ, 1.0, 1.0); // every |a_ij| summed
@@ -72,11 +72,8 @@ where
         )
     };
     // |x| in f64 (of the value converted to f64 or c64), fused into each reduction.
-    let a: Array<f64> = if T::is_complex() {
-        abs(&input.cast::<c64>())
-    } else {
-        abs(&input.cast::<f64>())
-    };
+    let a: Array<f64> =
+        if T::is_complex() { abs(&input.cast::<c64>()) } else { abs(&input.cast::<f64>()) };
     match ntype {
         NormType::VECTOR_1 => sum_all(&a).0,
         NormType::VECTOR_INF => max_all(&a).0,

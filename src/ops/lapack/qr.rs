@@ -32,7 +32,8 @@ where
     let (m, n) = matrix_shape(FUNC, "input", input.dims());
     let backend = input.node().backend;
     if m.min(n) == 0 {
-        let q = if m == 0 { empty(FUNC, mat_dims(0, 0), backend) } else { identity(mat_dims(m, m)) };
+        let q =
+            if m == 0 { empty(FUNC, mat_dims(0, 0), backend) } else { identity(mat_dims(m, m)) };
         return (q, empty(FUNC, mat_dims(m, n), backend), empty(FUNC, mat_dims(0, 1), backend));
     }
     let (packed, tau) = lapack::geqrf(&dense(FUNC, input)).unwrap_or_else(|e| fail(FUNC, e));

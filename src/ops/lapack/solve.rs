@@ -91,9 +91,10 @@ where
         let (packed, tau) = check(FUNC, lapack::geqrf(&dense(FUNC, &transpose(a, true))));
         let q: Array<T> = array_of(check(FUNC, lapack::orgqr(&packed, &tau, m)));
         let r = rows(&array_of::<T>(packed), 0, m as i64 - 1);
-        let y: Array<T> = array_of(
-            check(FUNC, lapack::trsm(&dense(FUNC, &r), &dense(FUNC, b), false, true, false)),
-        );
+        let y: Array<T> = array_of(check(
+            FUNC,
+            lapack::trsm(&dense(FUNC, &r), &dense(FUNC, b), false, true, false),
+        ));
         return matmul(&q, &y, MatProp::NONE, MatProp::NONE);
     };
     array_of(x)

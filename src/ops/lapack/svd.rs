@@ -138,9 +138,16 @@ where
         })
         .collect();
     let s_inv = upload(FUNC, inverted, Dim4::new(&[1, k as u64, d[2], d[3]]), backend);
-    let (u, vt): (Array<T>, Array<T>) = (array_of(r.u.expect("asked")), array_of(r.vt.expect("asked")));
+    let (u, vt): (Array<T>, Array<T>) =
+        (array_of(r.u.expect("asked")), array_of(r.vt.expect("asked")));
     // U_k·S⁺ (m×k), then pinv = (Vᴴ_k)ᴴ·(U_k·S⁺)ᴴ.
-    let us: Array<T> =
-        build::binary(FUNC, BinOp::Mul, cols(&u, 0, k as i64 - 1).node(), s_inv.node(), T::DTYPE, true);
+    let us: Array<T> = build::binary(
+        FUNC,
+        BinOp::Mul,
+        cols(&u, 0, k as i64 - 1).node(),
+        s_inv.node(),
+        T::DTYPE,
+        true,
+    );
     matmul(&rows(&vt, 0, k as i64 - 1), &us, MatProp::CTRANS, MatProp::CTRANS)
 }
