@@ -1113,7 +1113,8 @@ fn hilbert_matrices_are_handled_to_their_condition() {
         assert!(e < 1e-4, "n = {n}: ‖H·inv(H) − I‖ = {e:e}");
         let (re, _) = det(&x);
         let want = ref_det(&h).re;
-        assert!(((re - want) / want).abs() < 1e-5, "n = {n}: det {re}, reference {want}");
+        // The determinant's relative error is up to about n·κ·u (κ(H8) ≈ 1.5e10).
+        assert!(((re - want) / want).abs() < 1e-4, "n = {n}: det {re}, reference {want}");
         // Positive definite: Cholesky succeeds and reconstructs to u.
         let (l, info) = cholesky(&x, false);
         assert_eq!(info, 0);
@@ -1147,8 +1148,8 @@ fn complex_known_results() {
     // Singular values of a unitary matrix are all 1.
     let u = Array::new(&[i, c64::new(0.0, 0.0), c64::new(0.0, 0.0), -one], dim4!(2, 2));
     let (_, s, _) = svd(&u);
-    assert!(s.to_vec().iter().all(|&x| (x - 1.0).abs() < 1e-15));
-    assert!((norm(&u, NormType::MATRIX_2, 0.0, 0.0) - 1.0).abs() < 1e-15);
+    assert!(s.to_vec().iter().all(|&x| (x - 1.0).abs() < 1e-14));
+    assert!((norm(&u, NormType::MATRIX_2, 0.0, 0.0) - 1.0).abs() < 1e-14);
 }
 
 #[test]
