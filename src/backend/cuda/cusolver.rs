@@ -224,16 +224,17 @@ fn preload_dependencies(path: &Path) {
         if let Some(n) = nvidia {
             places.push(n.join(wheel));
         }
-        for place in places {
+        // The first copy that opens, from the nearest place: one copy of each library.
+        'found: for place in places {
             let mut names: Vec<String> =
                 libraries::read_dir_names(&place).filter(|n| n.starts_with(prefix)).collect();
-            // The plain soname (shortest name) of the newest major first.
-            names.sort_by_key(|n| (std::cmp::Reverse(n.clone()), n.len()));
+            // The newest major first.
+            names.sort_by(|a, b| b.cmp(a));
             for name in names {
                 // SAFETY: loading a CUDA library runs its initialisers, as using it requires.
                 if let Ok(lib) = unsafe { libloading::Library::new(place.join(&name)) } {
                     kept.push(lib);
-                    break;
+                    break 'found;
                 }
             }
         }
