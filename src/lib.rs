@@ -84,6 +84,10 @@ pub use ops::assign::{
 };
 pub use ops::index::{col, cols, index, row, rows, slice, slices};
 pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
+pub use ops::lapack::{
+    cholesky, cholesky_inplace, det, inverse, is_lapack_available, lu, lu_inplace, norm, pinverse,
+    qr, qr_inplace, rank, solve, solve_lu, svd, svd_inplace, NormType,
+};
 pub use ops::locate::locate;
 pub use ops::seq::Seq;
 pub use ops::set::{set_intersect, set_union, set_unique};

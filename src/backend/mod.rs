@@ -15,6 +15,8 @@ pub(crate) mod index_copy;
 pub(crate) mod signal;
 pub(crate) mod write_into;
 
+pub(crate) mod lapack;
+
 use std::sync::atomic::Ordering;
 
 use crate::device::{HOST_BUFFERS, HOST_BYTES};

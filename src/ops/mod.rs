@@ -14,6 +14,7 @@ pub(crate) mod assign;
 pub(crate) mod index;
 mod index_macros;
 pub(crate) mod indexer;
+pub(crate) mod lapack;
 pub(crate) mod locate;
 pub(crate) mod seq;
 pub(crate) mod set;

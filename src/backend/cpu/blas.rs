@@ -3,8 +3,8 @@
 //! Why `gemm`: it multiplies f16, f32, f64, c32 and c64 with blocked, vectorised kernels chosen
 //! at run time (AVX2/FMA, AVX-512, NEON), runs on rayon, and takes any row and column strides
 //! and conjugation flags. So transposed, conjugated and strided operands are read where they
-//! are, with no copy; only lazy operands are evaluated first (by the caller). faer would add a
-//! second copy of the same kernels, and needs a newer compiler than this crate supports.
+//! are, with no copy; only lazy operands are evaluated first (by the caller). faer, which the
+//! factorizations use, runs these same kernels underneath; products call them directly.
 //!
 //! Batches: one product per batch of the result. A batch large enough for the crate to thread
 //! runs on all cores; smaller ones run one per core, in parallel over the batches.

@@ -434,6 +434,29 @@ pub(crate) fn gemm(
     result.map(|()| out)
 }
 
+/// Runs `f` with device `dev`'s cuBLAS handle, bound to the current stream and given a
+/// workspace from the pool that is returned once `f`'s calls are queued (for routines other
+/// than the products here, such as the triangular solves of the linear algebra functions).
+pub(crate) fn with_handle<R>(
+    dev: &'static Device,
+    f: impl FnOnce(cb::cublasHandle_t) -> Result<R, Error>,
+) -> Result<R, Error> {
+    let handle = handle(dev)?;
+    dev.bind()?;
+    let workspace = dev.memory().alloc(workspace_bytes(dev))?;
+    let mut h = handle.lock().unwrap_or_else(|e| e.into_inner());
+    h.prepare(dev.stream_raw(), tf32())?;
+    // SAFETY: as in `gemm`: live memory of this device, returned to the pool only after the
+    // calls are queued, and reused in stream order.
+    unsafe { cb::cublasSetWorkspace_v2(h.raw, workspace.ptr() as *mut c_void, workspace.len()) }
+        .result()
+        .map_err(|e| blas_error("setting the workspace", e.0))?;
+    let result = f(h.raw);
+    drop(h);
+    drop(workspace);
+    result
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

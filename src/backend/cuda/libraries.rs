@@ -25,6 +25,16 @@ pub(crate) struct Search<'a> {
 /// Library files to try, best first: the override, the CUDA toolkit's usual places, Python
 /// environments (NVIDIA's wheels) and the system's library folders. `env` reads a variable.
 pub(crate) fn candidates(search: &Search, env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    candidates_of_majors(search, &["13", "12"], env)
+}
+
+/// Like [`candidates`], for a library whose sonames carry the major versions `majors` (best
+/// first): cuSOLVER and cuFFT are `.so.12` in CUDA 13 and `.so.11` in CUDA 12.
+pub(crate) fn candidates_of_majors(
+    search: &Search,
+    majors: &[&str],
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     let mut files: Vec<PathBuf> = Vec::new();
     if let Some(p) = env(search.override_var).filter(|p| !p.is_empty()).map(PathBuf::from) {
@@ -84,7 +94,7 @@ pub(crate) fn candidates(search: &Search, env: &dyn Fn(&str) -> Option<OsString>
         if !seen.insert(d.clone()) {
             continue;
         }
-        files.extend(files_in(&d, search.stem));
+        files.extend(files_in(&d, search.stem, majors));
     }
     files
 }
@@ -104,12 +114,12 @@ pub(crate) fn read_dir_names(dir: &Path) -> impl Iterator<Item = String> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
 }
 
-/// The files of library `stem` in `dir`, major version 13 before 12, the plain soname before
+/// The files of library `stem` in `dir`, in the order of `majors`, the plain soname before
 /// fully versioned file names.
-fn files_in(dir: &Path, stem: &str) -> Vec<PathBuf> {
+fn files_in(dir: &Path, stem: &str, majors: &[&str]) -> Vec<PathBuf> {
     let names: Vec<String> = read_dir_names(dir).collect();
     let mut out = Vec::new();
-    for major in ["13", "12"] {
+    for major in majors {
         let soname = format!("lib{stem}.so.{major}");
         if names.contains(&soname) {
             out.push(dir.join(&soname));

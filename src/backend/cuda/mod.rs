@@ -25,6 +25,7 @@ pub(crate) mod runtime;
 pub(crate) mod codegen;
 pub(crate) mod copy;
 pub(crate) mod cufft;
+pub(crate) mod cusolver;
 pub(crate) mod fft;
 pub(crate) mod handwritten;
 pub(crate) mod index_copy;
@@ -38,6 +39,7 @@ pub(crate) mod signal;
 pub(crate) mod transpose;
 
 pub(crate) mod blas;
+pub(crate) mod lapack;
 pub(crate) mod libraries;
 
 #[cfg(test)]
