@@ -17,8 +17,8 @@
 //! the host with the same code and uploaded again: correct, but bound by the transfers.
 
 use crate::array::Array;
-use crate::backend::cpu::sort::{gather_along, sort_along, sort_vector};
-use crate::backend::BackendKind;
+use crate::backend::cpu::sort::{gather_along, sort_along, sort_slice};
+use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
 use crate::jit::{Data, Node};
@@ -62,6 +62,38 @@ pub(crate) fn array_on<T: HasAfEnum>(
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 
+/// The elements of an array on the host, column-major: the array's own memory when it is a
+/// dense array of the CPU backend (no copy), else a downloaded copy.
+pub(crate) struct HostElements {
+    data: Option<Data>,
+    copy: Option<HostVec>,
+    range: std::ops::Range<usize>,
+}
+
+impl HostElements {
+    pub(crate) fn of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostElements {
+        let n = a.elements();
+        let data = a.node().try_eval().unwrap_or_else(|e| panic!("{func}: {e}"));
+        if matches!(&*data.buf, Buffer::Host(_)) && data.is_contiguous(a.dims()) {
+            let range = data.offset..data.offset + n;
+            return HostElements { data: Some(data), copy: None, range };
+        }
+        HostElements { data: None, copy: Some(host_of(func, a)), range: 0..n }
+    }
+
+    /// The vector holding the elements, and their range in it.
+    pub(crate) fn get(&self) -> (&HostVec, std::ops::Range<usize>) {
+        match (&self.data, &self.copy) {
+            (Some(d), _) => match &*d.buf {
+                Buffer::Host(h) => (h, self.range.clone()),
+                Buffer::Cuda(_) => unreachable!("internal error: device data taken as host"),
+            },
+            (None, Some(h)) => (h, self.range.clone()),
+            (None, None) => unreachable!("internal error: no host elements"),
+        }
+    }
+}
+
 /// The elements of `a` on the host, column-major.
 pub(crate) fn host_of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostVec {
     a.try_host_vec().unwrap_or_else(|e| panic!("{func}: {e}"))
@@ -102,14 +134,16 @@ where
 {
     let dims = input.dims();
     let d = check_dim("sort", dims, dim);
-    let h = host_of("sort", input);
+    let elements = HostElements::of("sort", input);
+    let (h, range) = elements.get();
     let du = dims_usize(dims);
     let single_segment = du[d] == du.iter().product::<usize>();
     let out = with_sortable!("sort", h, v => {
+        let v = &v[range];
         if single_segment {
-            Element::wrap(sort_vector(v, !ascending))
+            Element::wrap(sort_slice(v, !ascending))
         } else {
-            Element::wrap(sort_along(&v, du, d, !ascending, false).0)
+            Element::wrap(sort_along(v, du, d, !ascending, false).0)
         }
     });
     array_on("sort", input.node().backend, out, dims)
