@@ -32,6 +32,7 @@ pub(crate) mod mapped;
 pub(crate) mod random;
 pub(crate) mod scan;
 pub(crate) mod signal;
+pub(crate) mod sort;
 pub(crate) mod transpose;
 
 pub(crate) mod blas;
