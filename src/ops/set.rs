@@ -6,12 +6,17 @@
 //! and `-0.0` is the same value as `0.0` (results hold `0.0`). The `is_sorted` / `is_unique`
 //! flags are hints that ArrayFire uses to skip work; emberfire's results are right whatever
 //! they say, so a wrong hint never gives a wrong set.
+//!
+//! On CUDA the inputs are sorted and compacted on the device (`ops::sort_device`); the host
+//! waits only for the result's length.
 
 use crate::array::Array;
 use crate::backend::cpu::sort::{intersect, unique};
+use crate::backend::BackendKind;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
 use crate::ops::sort::{array_on, host_of, with_sortable};
+use crate::ops::sort_device;
 use crate::storage::{Element, HostVec};
 
 fn flat_result<T: HasAfEnum>(func: &str, like: &Array<T>, h: HostVec) -> Array<T> {
@@ -31,6 +36,9 @@ where
     T: HasAfEnum + RealNumber,
 {
     let _ = is_sorted; // a hint only: sorting sorted data is cheap and always right
+    if let BackendKind::Cuda(_) = input.node().backend {
+        return sort_device::unique("set_unique", input);
+    }
     let h = host_of("set_unique", input);
     let out = with_sortable!("set_unique", &h, v => Element::wrap(unique(v)));
     flat_result("set_unique", input, out)
@@ -49,6 +57,9 @@ where
     T: HasAfEnum + RealNumber,
 {
     let _ = is_unique;
+    if let BackendKind::Cuda(_) = first.node().backend {
+        return sort_device::union("set_union", first, second);
+    }
     let a = host_of("set_union", first);
     let b = host_of("set_union", second);
     let out = with_sortable!("set_union", &a, v => {
@@ -72,6 +83,9 @@ where
     T: HasAfEnum + RealNumber,
 {
     let _ = is_unique;
+    if let BackendKind::Cuda(_) = first.node().backend {
+        return sort_device::intersect("set_intersect", first, second);
+    }
     let a = host_of("set_intersect", first);
     let b = host_of("set_intersect", second);
     let out = with_sortable!("set_intersect", &a, v => Element::wrap(intersect(v, b.as_slice())));

@@ -12,16 +12,20 @@
 //! Complex and f16 elements do not sort (arrayfire-rust's `RealNumber` bound rejects them at
 //! compile time, as ArrayFire does).
 //!
-//! The work is a parallel LSD radix sort on order-preserving integer words (see
-//! `backend::cpu::sort`). On the CUDA backend the input is evaluated on the device, sorted on
-//! the host with the same code and uploaded again: correct, but bound by the transfers.
+//! Both backends sort order-preserving integer words with a radix sort. The CPU partitions the
+//! elements by their top varying bits and sorts each part in cache, in parallel
+//! (`backend::cpu::radix`); a dense CPU array is read in place. On CUDA the data stays on the
+//! device: a stable LSD radix sort with 8-bit digits (`backend::cuda::sort`) on the device's
+//! current stream, batched over the other dimensions (`ops::sort_device`). On CUDA a sort
+//! takes at most 2^31 - 1 elements.
 
 use crate::array::Array;
-use crate::backend::cpu::sort::{gather_along, sort_along, sort_vector};
-use crate::backend::BackendKind;
+use crate::backend::cpu::sort::{gather_along, sort_along, sort_slice};
+use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
 use crate::jit::{Data, Node};
+use crate::ops::sort_device;
 use crate::storage::{with_vec, Element, HostVec};
 
 /// Runs `$body` with `$v` bound to the typed vector of a sortable `HostVec` (by value or by
@@ -60,6 +64,38 @@ pub(crate) fn array_on<T: HasAfEnum>(
     debug_assert_eq!(h.dtype(), T::DTYPE);
     let buf = backend.upload(h).unwrap_or_else(|e| panic!("{func}: {e}"));
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
+}
+
+/// The elements of an array on the host, column-major: the array's own memory when it is a
+/// dense array of the CPU backend (no copy), else a downloaded copy.
+pub(crate) struct HostElements {
+    data: Option<Data>,
+    copy: Option<HostVec>,
+    range: std::ops::Range<usize>,
+}
+
+impl HostElements {
+    pub(crate) fn of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostElements {
+        let n = a.elements();
+        let data = a.node().try_eval().unwrap_or_else(|e| panic!("{func}: {e}"));
+        if matches!(&*data.buf, Buffer::Host(_)) && data.is_contiguous(a.dims()) {
+            let range = data.offset..data.offset + n;
+            return HostElements { data: Some(data), copy: None, range };
+        }
+        HostElements { data: None, copy: Some(host_of(func, a)), range: 0..n }
+    }
+
+    /// The vector holding the elements, and their range in it.
+    pub(crate) fn get(&self) -> (&HostVec, std::ops::Range<usize>) {
+        match (&self.data, &self.copy) {
+            (Some(d), _) => match &*d.buf {
+                Buffer::Host(h) => (h, self.range.clone()),
+                Buffer::Cuda(_) => unreachable!("internal error: device data taken as host"),
+            },
+            (None, Some(h)) => (h, self.range.clone()),
+            (None, None) => unreachable!("internal error: no host elements"),
+        }
+    }
 }
 
 /// The elements of `a` on the host, column-major.
@@ -102,14 +138,19 @@ where
 {
     let dims = input.dims();
     let d = check_dim("sort", dims, dim);
-    let h = host_of("sort", input);
+    if let BackendKind::Cuda(_) = input.node().backend {
+        return sort_device::sort("sort", input, d, ascending, false).0;
+    }
+    let elements = HostElements::of("sort", input);
+    let (h, range) = elements.get();
     let du = dims_usize(dims);
     let single_segment = du[d] == du.iter().product::<usize>();
     let out = with_sortable!("sort", h, v => {
+        let v = &v[range];
         if single_segment {
-            Element::wrap(sort_vector(v, !ascending))
+            Element::wrap(sort_slice(v, !ascending))
         } else {
-            Element::wrap(sort_along(&v, du, d, !ascending, false).0)
+            Element::wrap(sort_along(v, du, d, !ascending, false).0)
         }
     });
     array_on("sort", input.node().backend, out, dims)
@@ -132,6 +173,10 @@ where
     let dims = input.dims();
     let d = check_dim("sort_index", dims, dim);
     check_index_range("sort_index", dims, d);
+    if let BackendKind::Cuda(_) = input.node().backend {
+        let (values, index) = sort_device::sort("sort_index", input, d, ascending, true);
+        return (values, index.expect("an index was asked for"));
+    }
     let h = host_of("sort_index", input);
     let (values, index) = with_sortable!("sort_index", &h, v => {
         let (s, i) = sort_along(v, dims_usize(dims), d, !ascending, true);
@@ -173,6 +218,9 @@ where
     );
     let d = check_dim("sort_by_key", dims, dim);
     check_index_range("sort_by_key", dims, d);
+    if let BackendKind::Cuda(_) = keys.node().backend {
+        return sort_device::sort_by_key("sort_by_key", keys, vals, d, ascending);
+    }
     let hk = host_of("sort_by_key", keys);
     let hv = host_of("sort_by_key", vals);
     let du = dims_usize(dims);

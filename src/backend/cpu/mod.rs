@@ -7,6 +7,7 @@ pub(crate) mod fft;
 pub(crate) mod gather;
 pub(crate) mod kernels;
 pub(crate) mod lapack;
+pub(crate) mod radix;
 pub(crate) mod random;
 #[cfg(target_arch = "x86_64")]
 mod random_avx2;

@@ -1,6 +1,6 @@
-//! The host sorting engine: a stable, parallel LSD radix sort on order-preserving integer
-//! words, and the segment bookkeeping that sorts every run along one dimension of a
-//! column-major array.
+//! Host sorting: the order-preserving words of the sortable element types, and the segment
+//! bookkeeping that sorts every run along one dimension of a column-major array with the
+//! radix engine of `radix.rs`.
 //!
 //! The order it defines (documented on `sort`): integers in their natural order; floats with
 //! `-inf < ... < -0.0 < 0.0 < ... < inf < NaN`, every NaN equal to every other NaN and last in
@@ -9,51 +9,14 @@
 
 use rayon::prelude::*;
 
+use super::radix::{self, Word};
 use crate::storage::{alloc_uninit, Element};
-
-/// An unsigned word that a radix sort orders, one byte per pass.
-pub(crate) trait RadixWord: Copy + Send + Sync + Ord + Default + 'static {
-    /// How many 8-bit passes a full sort needs.
-    const BYTES: u32;
-    /// The largest word (where every NaN goes).
-    const MAX: Self;
-    /// Byte `pass` (0 = least significant).
-    fn digit(self, pass: u32) -> usize;
-    /// Bitwise not: turns ascending order into descending.
-    fn not(self) -> Self;
-}
-
-impl RadixWord for u32 {
-    const BYTES: u32 = 4;
-    const MAX: Self = u32::MAX;
-    #[inline(always)]
-    fn digit(self, pass: u32) -> usize {
-        ((self >> (8 * pass)) & 0xff) as usize
-    }
-    #[inline(always)]
-    fn not(self) -> Self {
-        !self
-    }
-}
-
-impl RadixWord for u64 {
-    const BYTES: u32 = 8;
-    const MAX: Self = u64::MAX;
-    #[inline(always)]
-    fn digit(self, pass: u32) -> usize {
-        ((self >> (8 * pass)) & 0xff) as usize
-    }
-    #[inline(always)]
-    fn not(self) -> Self {
-        !self
-    }
-}
 
 /// An element type that sorts: a bijection to words whose unsigned order is the element order.
 pub(crate) trait SortKey: Element {
     /// The word type (u32 for types of 32 bits or fewer, u64 otherwise).
-    type Word: RadixWord;
-    /// Whether the type has NaN (then `Word::MAX` is NaN's word and nothing else's).
+    type Word: Word + std::ops::Not<Output = Self::Word>;
+    /// Whether the type has NaN (then `Word::ONES` is NaN's word and nothing else's).
     const HAS_NAN: bool = false;
     /// The order-preserving word.
     fn key(self) -> Self::Word;
@@ -135,8 +98,10 @@ impl SortKey for i64 {
 
 // Floats: positive values get the sign bit set, negative values have every bit flipped, so
 // unsigned order is numeric order with -0.0 just below 0.0; every NaN maps to the top word.
+// Written without branches (the sign becomes a mask, NaN a select) so that loops over them
+// vectorise.
 macro_rules! float_key {
-    ($t:ty, $w:ty) => {
+    ($t:ty, $w:ty, $s:ty) => {
         impl SortKey for $t {
             type Word = $w;
             const HAS_NAN: bool = true;
@@ -144,23 +109,23 @@ macro_rules! float_key {
             fn key(self) -> $w {
                 const SIGN: $w = 1 << (<$w>::BITS - 1);
                 let bits = self.to_bits();
+                // all ones for a negative value, the sign bit alone for a positive one
+                let flip = (((bits as $s) >> (<$w>::BITS - 1)) as $w) | SIGN;
                 if self.is_nan() {
                     <$w>::MAX
-                } else if bits & SIGN != 0 {
-                    !bits
                 } else {
-                    bits | SIGN
+                    bits ^ flip
                 }
             }
             #[inline(always)]
             fn from_key(w: $w) -> Self {
                 const SIGN: $w = 1 << (<$w>::BITS - 1);
+                // the sign bit alone for a word of a positive value, all ones otherwise
+                let flip = ((((w as $s) >> (<$w>::BITS - 1)) as $w) ^ <$w>::MAX) | SIGN;
                 if w == <$w>::MAX {
                     <$t>::NAN
-                } else if w & SIGN != 0 {
-                    <$t>::from_bits(w & !SIGN)
                 } else {
-                    <$t>::from_bits(!w)
+                    <$t>::from_bits(w ^ flip)
                 }
             }
             fn set_canonical(self) -> Self {
@@ -173,173 +138,110 @@ macro_rules! float_key {
         }
     };
 }
-float_key!(f32, u32);
-float_key!(f64, u64);
+float_key!(f32, u32, i32);
+float_key!(f64, u64, i64);
 
-/// The word that sorts `x` in the requested direction: descending inverts every word except
-/// NaN's, so NaN stays last.
+/// The word that sorts `x` in the direction `DESCENDING`: descending inverts every word
+/// except NaN's, so NaN stays last. The direction is a constant so that the inner loops test
+/// nothing.
 #[inline(always)]
-pub(crate) fn directed_key<T: SortKey>(x: T, descending: bool) -> T::Word {
+fn directed<T: SortKey, const DESCENDING: bool>(x: T) -> T::Word {
     let k = x.key();
-    if descending && !(T::HAS_NAN && k == T::Word::MAX) {
-        k.not()
+    if DESCENDING && !(T::HAS_NAN && k == T::Word::ONES) {
+        !k
     } else {
         k
     }
 }
 
-/// Inverse of `directed_key` (the word map is an involution).
+/// Inverse of `directed` (the word map is an involution).
 #[inline(always)]
-fn undirect<T: SortKey>(w: T::Word, descending: bool) -> T {
-    if descending && !(T::HAS_NAN && w == T::Word::MAX) {
-        T::from_key(w.not())
+fn undirected<T: SortKey, const DESCENDING: bool>(w: T::Word) -> T {
+    if DESCENDING && !(T::HAS_NAN && w == T::Word::ONES) {
+        T::from_key(!w)
     } else {
         T::from_key(w)
     }
 }
 
-/// A raw pointer that parallel scatter passes share; each writes disjoint positions.
+/// A raw pointer shared by tasks that write disjoint positions.
 #[derive(Clone, Copy)]
 struct SharedPtr<T>(*mut T);
+// SAFETY: used only to write disjoint positions from different tasks (see each use).
 unsafe impl<T> Send for SharedPtr<T> {}
 unsafe impl<T> Sync for SharedPtr<T> {}
-impl<T> SharedPtr<T> {
-    #[inline(always)]
-    fn at(self, i: usize) -> *mut T {
-        // SAFETY (of callers): `i` is inside the allocation the pointer came from.
-        unsafe { self.0.add(i) }
+
+/// Sorts the contiguous elements `src` into `out` (same length), and writes each sorted
+/// element's position in `src` to `index` when one is given. `parallel` lets the engine use
+/// the thread pool (callers sorting many segments at once run each on one thread).
+pub(crate) fn sort_run_into<T: SortKey>(
+    src: &[T],
+    out: &mut [T],
+    index: Option<&mut [u32]>,
+    descending: bool,
+    parallel: bool,
+) {
+    if descending {
+        sort_run_directed::<T, true>(src, out, index, parallel)
+    } else {
+        sort_run_directed::<T, false>(src, out, index, parallel)
+    }
+}
+
+fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
+    src: &[T],
+    out: &mut [T],
+    index: Option<&mut [u32]>,
+    parallel: bool,
+) {
+    let n = src.len();
+    debug_assert_eq!(out.len(), n);
+    let key = directed::<T, DESCENDING>;
+    // words sorted in place of the output when an element is as wide as its word
+    let same_size = std::mem::size_of::<T>() == std::mem::size_of::<T::Word>();
+    let finish = |w: T::Word| {
+        if same_size {
+            let x: T = undirected::<T, DESCENDING>(w);
+            // SAFETY: `T` and its word have the same size here (checked above); the result
+            // holds the bits of a valid `T`, read back as `T` by the caller.
+            unsafe { std::mem::transmute_copy::<T, T::Word>(&x) }
+        } else {
+            w
+        }
+    };
+    let mut own_words: Vec<T::Word> = Vec::new();
+    let words: &mut [T::Word] = if same_size {
+        // SAFETY: same size and (for the element types that sort) same alignment; every word
+        // is written by the engine before it is read, and `finish` leaves element bits.
+        unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut T::Word, n) }
+    } else {
+        own_words = scratch(n);
+        &mut own_words
+    };
+    match index {
+        Some(index) => radix::sort_words(src, key, |i| i as u32, finish, words, index, parallel),
+        None => {
+            let mut none = vec![(); n];
+            radix::sort_words(src, key, |_| (), finish, words, &mut none, parallel)
+        }
+    }
+    if !same_size {
+        let conv = |(o, &w): (&mut T, &T::Word)| *o = undirected::<T, DESCENDING>(w);
+        if parallel {
+            out.par_iter_mut().zip(own_words.par_iter()).for_each(conv);
+        } else {
+            out.iter_mut().zip(own_words.iter()).for_each(conv);
+        }
     }
 }
 
 /// A vector of `n` elements whose contents are written before they are read.
 fn scratch<T: Copy>(n: usize) -> Vec<T> {
     let mut v = alloc_uninit::<T>(n);
-    // SAFETY: only used for plain-old-data words and indices (or `()`); every position is
-    // written by a scatter pass before anything reads it.
+    // SAFETY: only used for plain-old-data elements, words and indices; every position is
+    // written before anything reads it.
     unsafe { v.set_len(n) };
     v
-}
-
-/// Sorts `keys` (and moves `payload` along with them, `payload` may be `Vec<()>`), stable,
-/// least significant byte first. `parallel` splits every pass into chunks over the thread pool;
-/// passes whose byte is the same for every key are skipped.
-pub(crate) fn radix_sort<W: RadixWord, P: Copy + Send + Sync>(
-    mut keys: Vec<W>,
-    mut payload: Vec<P>,
-    parallel: bool,
-) -> (Vec<W>, Vec<P>) {
-    let n = keys.len();
-    debug_assert_eq!(n, payload.len());
-    if n < 2 {
-        return (keys, payload);
-    }
-    let chunks =
-        if parallel { (n / (1 << 15)).clamp(1, 4 * rayon::current_num_threads()) } else { 1 };
-    let chunk = n.div_ceil(chunks);
-    let mut keys2: Vec<W> = scratch(n);
-    let mut payload2: Vec<P> = scratch(n);
-    // One chunk: its histogram of every byte does not depend on the order, so one read
-    // counts them all and each pass is a single scatter.
-    let mut whole = vec![[0usize; 256]; if chunks == 1 { W::BYTES as usize } else { 0 }];
-    if chunks == 1 {
-        for &k in &keys {
-            for (pass, h) in whole.iter_mut().enumerate() {
-                h[k.digit(pass as u32)] += 1;
-            }
-        }
-    }
-    for pass in 0..W::BYTES {
-        let histogram = |c: usize| {
-            let mut h = [0usize; 256];
-            for &k in &keys[c * chunk..n.min((c + 1) * chunk)] {
-                h[k.digit(pass)] += 1;
-            }
-            h
-        };
-        let hists: Vec<[usize; 256]> = if chunks > 1 {
-            (0..chunks).into_par_iter().map(histogram).collect()
-        } else {
-            vec![whole[pass as usize]]
-        };
-        let mut total = [0usize; 256];
-        for h in &hists {
-            for d in 0..256 {
-                total[d] += h[d];
-            }
-        }
-        if total.contains(&n) {
-            continue; // every key has the same byte here: the order does not change
-        }
-        // where chunk c writes its first key of digit d: all smaller digits, then the same
-        // digit of earlier chunks (this is what keeps the sort stable)
-        let mut offsets = vec![[0usize; 256]; chunks];
-        let mut run = 0;
-        for d in 0..256 {
-            for c in 0..chunks {
-                offsets[c][d] = run;
-                run += hists[c][d];
-            }
-        }
-        let kdst = SharedPtr(keys2.as_mut_ptr());
-        let pdst = SharedPtr(payload2.as_mut_ptr());
-        let (ksrc, psrc) = (&keys, &payload);
-        let scatter = |(c, mut off): (usize, [usize; 256])| {
-            let range = c * chunk..n.min((c + 1) * chunk);
-            for (&k, &p) in ksrc[range.clone()].iter().zip(&psrc[range]) {
-                let d = k.digit(pass);
-                let o = off[d];
-                off[d] += 1;
-                // SAFETY: the offsets of all chunks and digits partition 0..n, so every
-                // position is written exactly once, by one chunk.
-                unsafe {
-                    *kdst.at(o) = k;
-                    *pdst.at(o) = p;
-                }
-            }
-        };
-        if chunks > 1 {
-            offsets.into_par_iter().enumerate().for_each(scatter);
-        } else {
-            offsets.into_iter().enumerate().for_each(scatter);
-        }
-        std::mem::swap(&mut keys, &mut keys2);
-        std::mem::swap(&mut payload, &mut payload2);
-    }
-    (keys, payload)
-}
-
-/// Segments below this length are sorted with the standard library's stable merge sort.
-const SMALL_SEGMENT: usize = 2048;
-
-/// Sorts one segment of words, returning the sorted words and, if asked, the original
-/// positions in sorted order.
-fn sort_segment<W: RadixWord>(
-    keys: Vec<W>,
-    with_index: bool,
-    parallel: bool,
-) -> (Vec<W>, Vec<u32>) {
-    let n = keys.len();
-    if n < SMALL_SEGMENT {
-        if with_index {
-            let mut pairs: Vec<(W, u32)> = keys.into_iter().zip(0u32..).collect();
-            pairs.sort_by_key(|p| p.0);
-            pairs.into_iter().unzip()
-        } else {
-            let mut k = keys;
-            k.sort_unstable(); // equal words are identical elements: stability is moot
-            (k, Vec::new())
-        }
-    } else if with_index {
-        let index: Vec<u32> = if parallel {
-            (0..n as u32).into_par_iter().collect()
-        } else {
-            (0..n as u32).collect()
-        };
-        radix_sort(keys, index, parallel)
-    } else {
-        let units = vec![(); n];
-        (radix_sort(keys, units, parallel).0, Vec::new())
-    }
 }
 
 /// The layout of the segments along `dim` of a column-major shape: `count` segments of `len`
@@ -368,6 +270,10 @@ impl Segments {
 
 /// Sorts every segment along `dim`; returns the sorted elements and, if `with_index`, each
 /// sorted element's original position along `dim` (u32, as ArrayFire returns it).
+///
+/// One segment (or a few) uses the whole thread pool; many segments are sorted one per task.
+/// Segments along dimension 0 are read and written in place; others are gathered into a
+/// contiguous run first and written back through their stride.
 pub(crate) fn sort_along<T: SortKey>(
     data: &[T],
     dims: [usize; 4],
@@ -380,66 +286,67 @@ pub(crate) fn sort_along<T: SortKey>(
         return (Vec::new(), Vec::new());
     }
     let seg = Segments::along(dims, dim);
-    if seg.count == 1 {
-        let keys: Vec<T::Word> = data.par_iter().map(|&x| directed_key(x, descending)).collect();
-        let (words, index) = sort_segment(keys, with_index, true);
-        let values = words.into_par_iter().map(|w| undirect::<T>(w, descending)).collect();
+    let mut values: Vec<T> = scratch(n);
+    let mut index: Vec<u32> = if with_index { scratch(n) } else { Vec::new() };
+    let few = seg.count < rayon::current_num_threads();
+    if seg.stride == 1 || seg.len == 1 {
+        // each segment is a contiguous run
+        let len = seg.len;
+        let runs = data.par_chunks(len).zip(values.par_chunks_mut(len));
+        if with_index {
+            let job = |((src, out), idx): ((&[T], &mut [T]), &mut [u32])| {
+                sort_run_into(src, out, Some(idx), descending, few)
+            };
+            if few {
+                data.chunks(len)
+                    .zip(values.chunks_mut(len))
+                    .zip(index.chunks_mut(len))
+                    .for_each(job);
+            } else {
+                runs.zip(index.par_chunks_mut(len)).for_each(job);
+            }
+        } else if few {
+            data.chunks(len)
+                .zip(values.chunks_mut(len))
+                .for_each(|(src, out)| sort_run_into(src, out, None, descending, true));
+        } else {
+            runs.for_each(|(src, out)| sort_run_into(src, out, None, descending, false));
+        }
         return (values, index);
     }
-    let sorted: Vec<(Vec<T::Word>, Vec<u32>)> = (0..seg.count)
-        .into_par_iter()
-        .map(|s| {
-            let keys = (0..seg.len).map(|j| directed_key(data[seg.at(s, j)], descending)).collect();
-            sort_segment(keys, with_index, false)
-        })
-        .collect();
-    let mut values: Vec<T> = vec![T::from_key(T::Word::default()); n];
-    let mut index = if with_index { vec![0u32; n] } else { Vec::new() };
-    for (s, (words, idx)) in sorted.into_iter().enumerate() {
-        for (j, w) in words.into_iter().enumerate() {
-            values[seg.at(s, j)] = undirect::<T>(w, descending);
+    let vp = SharedPtr(values.as_mut_ptr());
+    let ip = SharedPtr(index.as_mut_ptr());
+    let job = |s: usize| {
+        let (vp, ip) = (vp, ip);
+        let src: Vec<T> = (0..seg.len).map(|j| data[seg.at(s, j)]).collect();
+        let mut out: Vec<T> = scratch(seg.len);
+        let mut idx: Vec<u32> = if with_index { scratch(seg.len) } else { Vec::new() };
+        let idx_out = if with_index { Some(&mut idx[..]) } else { None };
+        sort_run_into(&src, &mut out, idx_out, descending, few);
+        for j in 0..seg.len {
+            let p = seg.at(s, j);
+            // SAFETY: segments are disjoint, so each position is written by one task; `p < n`.
+            unsafe {
+                *vp.0.add(p) = out[j];
+                if with_index {
+                    *ip.0.add(p) = idx[j];
+                }
+            }
         }
-        for (j, i) in idx.into_iter().enumerate() {
-            index[seg.at(s, j)] = i;
-        }
+    };
+    if few {
+        (0..seg.count).for_each(job);
+    } else {
+        (0..seg.count).into_par_iter().for_each(job);
     }
     (values, index)
 }
 
-/// Reinterprets a vector of `A` as a vector of `B` in place, when the two have the same size
-/// and alignment (an element type and its sort word); `None` otherwise.
-fn reinterpret<A: Copy, B: Copy>(v: Vec<A>) -> Result<Vec<B>, Vec<A>> {
-    use std::mem::{align_of, size_of, ManuallyDrop};
-    if size_of::<A>() != size_of::<B>() || align_of::<A>() != align_of::<B>() {
-        return Err(v);
-    }
-    let mut v = ManuallyDrop::new(v);
-    // SAFETY: same size and alignment, both plain-old-data (every bit pattern of the word
-    // types is valid, and words are only turned back into `T` through `from_key`, whose
-    // results are valid `T`s), so the allocation is valid for `B` with the same layout.
-    Ok(unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut B, v.len(), v.capacity()) })
-}
-
-/// Sorts a whole vector (one segment), reusing its memory for the words when the element and
-/// word sizes match: the plain `sort` of a vector allocates only the radix scratch.
-pub(crate) fn sort_vector<T: SortKey>(data: Vec<T>, descending: bool) -> Vec<T> {
-    match reinterpret::<T, T::Word>(data) {
-        Ok(mut words) => {
-            words.par_iter_mut().for_each(|w| {
-                // SAFETY of the read: `w` still holds the bits of a `T` here
-                let x: T = unsafe { std::mem::transmute_copy(w) };
-                *w = directed_key(x, descending);
-            });
-            let (mut words, _) = sort_segment(words, false, true);
-            words.par_iter_mut().for_each(|w| {
-                let x: T = undirect(*w, descending);
-                // SAFETY: same size (checked by `reinterpret`); stores the bits of a `T`
-                *w = unsafe { std::mem::transmute_copy(&x) };
-            });
-            reinterpret::<T::Word, T>(words).unwrap_or_else(|_| unreachable!("sizes match"))
-        }
-        Err(data) => sort_along(&data, [data.len(), 1, 1, 1], 0, descending, false).0,
-    }
+/// Sorts a whole contiguous slice (one segment).
+pub(crate) fn sort_slice<T: SortKey>(data: &[T], descending: bool) -> Vec<T> {
+    let mut out: Vec<T> = scratch(data.len());
+    sort_run_into(data, &mut out, None, descending, true);
+    out
 }
 
 /// Reorders every segment along `dim` of `data` by `index` (positions along `dim`, as
@@ -454,20 +361,34 @@ pub(crate) fn gather_along<V: Copy + Send + Sync>(
     if seg.count == 1 {
         return index.par_iter().map(|&i| data[i as usize]).collect();
     }
-    let mut out = data.to_vec();
-    for s in 0..seg.count {
+    let mut out: Vec<V> = scratch(data.len());
+    let op = SharedPtr(out.as_mut_ptr());
+    (0..seg.count).into_par_iter().for_each(|s| {
+        let op = op;
         for j in 0..seg.len {
             let p = seg.at(s, j);
-            out[p] = data[seg.at(s, index[p] as usize)];
+            // SAFETY: segments are disjoint, so each position is written by one task; `p` is
+            // inside `out`, which has as many elements as `data`.
+            unsafe { *op.0.add(p) = data[seg.at(s, index[p] as usize)] };
         }
-    }
+    });
     out
 }
 
 /// The sorted, distinct elements of `data` (every NaN is one value, `-0.0` is `0.0`).
 pub(crate) fn unique<T: SortKey>(data: &[T]) -> Vec<T> {
-    let keys: Vec<T::Word> = data.par_iter().map(|&x| x.set_canonical().key()).collect();
-    let (mut words, _) = sort_segment(keys, false, true);
+    let n = data.len();
+    let mut words: Vec<T::Word> = scratch(n);
+    let mut none = vec![(); n];
+    radix::sort_words(
+        data,
+        |x: T| x.set_canonical().key(),
+        |_| (),
+        |w| w,
+        &mut words,
+        &mut none,
+        true,
+    );
     words.dedup();
     words.into_iter().map(T::from_key).collect()
 }
@@ -497,29 +418,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn radix_matches_std_sort_parallel_and_serial() {
-        let mut x: u64 = 12345;
-        let keys: Vec<u32> = (0..200_000)
-            .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (x >> 40) as u32
-            })
-            .collect();
-        let mut expect = keys.clone();
-        expect.sort();
-        for parallel in [false, true] {
-            let idx: Vec<u32> = (0..keys.len() as u32).collect();
-            let (k, p) = radix_sort(keys.clone(), idx, parallel);
-            assert_eq!(k, expect);
-            // stable: equal keys keep increasing original positions
-            for w in 0..k.len() - 1 {
-                assert!(k[w] < k[w + 1] || p[w] < p[w + 1]);
-                assert_eq!(keys[p[w] as usize], k[w]);
-            }
-        }
-    }
-
-    #[test]
     fn float_words_order_and_round_trip() {
         let v = [f32::NEG_INFINITY, -1.5, -0.0, 0.0, 1e-45, 2.0, f32::INFINITY, f32::NAN];
         for w in v.windows(2) {
@@ -527,10 +425,10 @@ mod tests {
         }
         for &x in &v[..7] {
             assert_eq!(f32::from_key(x.key()).to_bits(), x.to_bits());
-            assert_eq!(undirect::<f32>(directed_key(x, true), true).to_bits(), x.to_bits());
+            assert_eq!(undirected::<f32, true>(directed::<f32, true>(x)).to_bits(), x.to_bits());
         }
         assert_eq!((-f32::NAN).key(), u32::MAX);
-        assert_eq!(directed_key(f32::NAN, true), u32::MAX);
+        assert_eq!(directed::<f32, true>(f32::NAN), u32::MAX);
         for &x in &[i16::MIN, -1, 0, 1, i16::MAX] {
             assert_eq!(i16::from_key(x.key()), x);
         }

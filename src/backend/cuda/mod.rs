@@ -36,6 +36,7 @@ pub(crate) mod reduce;
 pub(crate) mod reduce_codegen;
 pub(crate) mod scan;
 pub(crate) mod signal;
+pub(crate) mod sort;
 pub(crate) mod transpose;
 
 pub(crate) mod blas;

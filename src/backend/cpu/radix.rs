@@ -1,0 +1,766 @@
+//! The host radix engine: a stable sort of order-preserving integer words, each carrying a
+//! payload (a source position, or nothing).
+//!
+//! Shape of the work, chosen for memory traffic (measurements in `docs/src/internals.md`):
+//! 1. one read finds the smallest and largest word, so that bits every word shares are never
+//!    sorted on;
+//! 2. one read counts the top digit (up to 11 of the bits that vary) per chunk of the input;
+//! 3. one scatter moves every element to its digit's part of the output, converting it to its
+//!    word on the way. Elements of a digit gather in a 64-byte line first and go to memory a
+//!    whole aligned line at a time with non-temporal stores: the output is written once,
+//!    never read for ownership, and the scatter touches 2048 lines, not 2048 pages;
+//! 4. every part is then sorted on its own (in parallel, each by one thread) while it sits in
+//!    cache: least significant digit first, one read counting every digit at once, passes
+//!    whose digit is the same for the whole part skipped, and digits of 8 to 11 bits (fewer
+//!    buckets make repeated digits wait on each other's counters, more overflow the L1
+//!    cache). A part too large for the cache is partitioned once more by its own top digit.
+//!
+//! Every step is stable (chunks and parts are visited in input order), so equal words keep
+//! their input order and their payloads show it.
+
+use rayon::prelude::*;
+
+use crate::storage::alloc_uninit;
+
+/// An unsigned word that the engine sorts.
+pub(crate) trait Word: Copy + Send + Sync + Ord + Default + 'static {
+    const ZERO: Self;
+    const ONES: Self;
+    /// `(self >> shift) & mask` as an index.
+    fn digit(self, shift: u32, mask: usize) -> usize;
+    /// How many low bits hold every difference between `a` and `b`.
+    fn span_bits(a: Self, b: Self) -> u32;
+}
+
+impl Word for u32 {
+    const ZERO: Self = 0;
+    const ONES: Self = u32::MAX;
+    #[inline(always)]
+    fn digit(self, shift: u32, mask: usize) -> usize {
+        (self >> shift) as usize & mask
+    }
+    #[inline(always)]
+    fn span_bits(a: Self, b: Self) -> u32 {
+        32 - (a ^ b).leading_zeros()
+    }
+}
+
+impl Word for u64 {
+    const ZERO: Self = 0;
+    const ONES: Self = u64::MAX;
+    #[inline(always)]
+    fn digit(self, shift: u32, mask: usize) -> usize {
+        (self >> shift) as usize & mask
+    }
+    #[inline(always)]
+    fn span_bits(a: Self, b: Self) -> u32 {
+        64 - (a ^ b).leading_zeros()
+    }
+}
+
+/// Widest digit of the partitioning passes (2048 buckets: their 64-byte lines fill 128 KiB).
+const TOP_BITS: u32 = 11;
+/// Widest digit of the passes that sort a part in cache.
+const PART_BITS: u32 = 11;
+/// A part whose elements and scratch take at most this many bytes is sorted in cache.
+const CACHE_BYTES: usize = 4 << 20;
+/// Parts of at most this many elements are insertion-sorted.
+const TINY: usize = 32;
+/// Inputs below this many elements are sorted on the calling thread.
+const PARALLEL_MIN: usize = 1 << 16;
+
+/// A raw pointer shared by tasks that write disjoint positions.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+// SAFETY: used only to write disjoint ranges from different tasks (see each use).
+unsafe impl<T> Send for Shared<T> {}
+unsafe impl<T> Sync for Shared<T> {}
+
+/// A vector of `n` plain-old-data values whose contents are written before they are read.
+fn scratch_vec<T: Copy>(n: usize) -> Vec<T> {
+    let mut v = alloc_uninit::<T>(n);
+    // SAFETY: used only for words and payloads (integers or `()`); the engine writes every
+    // position it later reads.
+    unsafe { v.set_len(n) };
+    v
+}
+
+/// Per-thread scratch memory, reused across the parts a thread sorts (fresh memory costs a
+/// page fault per page on first touch, which would cost as much as sorting it).
+pub(crate) struct Scratch<W, P> {
+    /// The other buffer of the cache-resident passes.
+    keys: Vec<W>,
+    pay: Vec<P>,
+    /// The destination of a second partition.
+    part_keys: Vec<W>,
+    part_pay: Vec<P>,
+    counts: Vec<u32>,
+}
+
+impl<W: Word, P: Copy> Scratch<W, P> {
+    pub(crate) fn new() -> Self {
+        Scratch {
+            keys: Vec::new(),
+            pay: Vec::new(),
+            part_keys: Vec::new(),
+            part_pay: Vec::new(),
+            counts: Vec::new(),
+        }
+    }
+}
+
+/// Stable insertion sort of words with their payloads.
+fn insertion<W: Word, P: Copy>(k: &mut [W], p: &mut [P]) {
+    for i in 1..k.len() {
+        let (x, y) = (k[i], p[i]);
+        let mut j = i;
+        while j > 0 && k[j - 1] > x {
+            k[j] = k[j - 1];
+            p[j] = p[j - 1];
+            j -= 1;
+        }
+        k[j] = x;
+        p[j] = y;
+    }
+}
+
+/// Passes and digit width of a cache-resident sort on `bits` low bits: one pass up to 12
+/// bits, otherwise as few passes of at most `PART_BITS` as cover them, equally wide.
+fn part_plan(bits: u32, m: usize) -> (u32, u32) {
+    let widest = if m < 2048 { 8 } else { PART_BITS };
+    if bits <= widest + 1 {
+        return (1, bits);
+    }
+    let passes = bits.div_ceil(widest);
+    (passes, bits.div_ceil(passes))
+}
+
+/// One stable counting pass: moves `m` words and payloads from `ks`/`ps` to `kd`/`pd` by
+/// the digit at `shift`, storing `map(word)`; `offsets` holds where each digit's first
+/// element goes.
+///
+/// # Safety
+/// `ks`/`ps` are readable and `kd`/`pd` writable for `m` elements, the two sides do not
+/// overlap, and `offsets` (one per digit, a power of two of them) partition `0..m` by the
+/// digit counts of the words read.
+#[inline(always)]
+unsafe fn counting_pass<W: Word, P: Copy>(
+    ks: *const W,
+    ps: *const P,
+    kd: *mut W,
+    pd: *mut P,
+    m: usize,
+    shift: u32,
+    offsets: &mut [u32],
+    map: &impl Fn(W) -> W,
+) {
+    let mask = offsets.len() - 1;
+    let o = offsets.as_mut_ptr();
+    for i in 0..m {
+        // SAFETY: the caller's contract; `d <= mask` indexes `offsets`, and `j < m`.
+        unsafe {
+            let k = *ks.add(i);
+            let d = k.digit(shift, mask);
+            let j = *o.add(d);
+            *kd.add(j as usize) = map(k);
+            *pd.add(j as usize) = *ps.add(i);
+            *o.add(d) = j + 1;
+        }
+    }
+}
+
+/// Sorts the `m` words at `ks` (payloads at `ps`) by their low `bits` bits, leaving
+/// `finish(word)` of the result at `kd`/`pd`, which is either `ks`/`ps` itself or memory that
+/// does not overlap it. The words at `ks` may be overwritten.
+///
+/// # Safety
+/// All four pointers are valid for `m` elements, `m < 2^32`, and `kd`/`pd` either equal or do
+/// not overlap `ks`/`ps`.
+unsafe fn sort_in_cache<W: Word, P: Copy>(
+    ks: *mut W,
+    ps: *mut P,
+    kd: *mut W,
+    pd: *mut P,
+    m: usize,
+    bits: u32,
+    sc: &mut Scratch<W, P>,
+    finish: &impl Fn(W) -> W,
+) {
+    let (passes, width) = part_plan(bits, m);
+    let r = 1usize << width;
+    let mask = r - 1;
+    let total = r * passes as usize;
+    if sc.counts.len() < total {
+        sc.counts.resize(total, 0);
+    }
+    let counts = &mut sc.counts[..total];
+    counts.fill(0);
+    // one read counts the digits of every pass
+    // SAFETY: `ks` is valid for `m` words.
+    let words = unsafe { std::slice::from_raw_parts(ks, m) };
+    match passes {
+        1 => {
+            for &k in words {
+                counts[k.digit(0, mask)] += 1;
+            }
+        }
+        2 => {
+            let (c0, c1) = counts.split_at_mut(r);
+            for &k in words {
+                c0[k.digit(0, mask)] += 1;
+                c1[k.digit(width, mask)] += 1;
+            }
+        }
+        _ => {
+            for &k in words {
+                for p in 0..passes as usize {
+                    counts[p * r + k.digit(p as u32 * width, mask)] += 1;
+                }
+            }
+        }
+    }
+    // the passes that move something: a digit shared by every word changes nothing
+    let live: Vec<u32> = (0..passes)
+        .filter(|&p| !counts[p as usize * r..(p as usize + 1) * r].contains(&(m as u32)))
+        .collect();
+    let in_place = kd == ks;
+    if live.is_empty() {
+        // SAFETY: valid ranges that are the same or do not overlap (the caller's contract).
+        unsafe { finish_copy(ks, ps, kd, pd, m, finish) };
+        return;
+    }
+    if sc.keys.len() < m {
+        sc.keys = scratch_vec(m);
+        sc.pay = scratch_vec(m);
+    }
+    let (tk, tp) = (sc.keys.as_mut_ptr(), sc.pay.as_mut_ptr());
+    // Where each pass writes. In place there are two buffers and an odd count ends with a
+    // copy back. Otherwise, with `left` passes after this one, an even `left` writes the
+    // destination; an odd one writes the scratch if it is the first pass, else the source
+    // (free by then): the last pass always lands in the destination.
+    let (mut ck, mut cp) = (ks, ps);
+    for (step, &p) in live.iter().enumerate() {
+        let left = live.len() - 1 - step;
+        let (nk, np) = if in_place {
+            if ck == ks {
+                (tk, tp)
+            } else {
+                (ks, ps)
+            }
+        } else if left % 2 == 0 {
+            (kd, pd)
+        } else if step == 0 {
+            (tk, tp)
+        } else {
+            (ks, ps)
+        };
+        let h = &mut counts[p as usize * r..(p as usize + 1) * r];
+        let mut run = 0u32;
+        for c in h.iter_mut() {
+            let x = *c;
+            *c = run;
+            run += x;
+        }
+        // SAFETY: source and destination are distinct buffers of `m` elements; the offsets
+        // come from this pass's digit counts.
+        unsafe {
+            if left == 0 && nk == kd {
+                counting_pass(ck, cp, nk, np, m, p * width, h, finish)
+            } else {
+                counting_pass(ck, cp, nk, np, m, p * width, h, &|w| w)
+            }
+        };
+        (ck, cp) = (nk, np);
+    }
+    if ck != kd {
+        // SAFETY: `ck` is the scratch here, distinct from `kd`.
+        unsafe { finish_copy(ck, cp, kd, pd, m, finish) };
+    }
+}
+
+/// Writes `finish(word)` of `m` words (and their payloads) from `ks`/`ps` to `kd`/`pd`.
+///
+/// # Safety
+/// Valid pointers for `m` elements; the two sides are the same or do not overlap.
+unsafe fn finish_copy<W: Word, P: Copy>(
+    ks: *const W,
+    ps: *const P,
+    kd: *mut W,
+    pd: *mut P,
+    m: usize,
+    finish: &impl Fn(W) -> W,
+) {
+    for i in 0..m {
+        // SAFETY: the caller's contract.
+        unsafe {
+            *kd.add(i) = finish(*ks.add(i));
+            if ps != pd as *const P {
+                *pd.add(i) = *ps.add(i);
+            }
+        }
+    }
+}
+
+/// Sorts words `k` (payloads `p`) in place by their low `bits` bits (every word agrees on the
+/// bits above) and replaces each word `w` by `finish(w)`.
+fn sort_part<W: Word, P: Copy>(
+    k: &mut [W],
+    p: &mut [P],
+    bits: u32,
+    sc: &mut Scratch<W, P>,
+    finish: &impl Fn(W) -> W,
+) {
+    let m = k.len();
+    let finish_all = |k: &mut [W]| k.iter_mut().for_each(|w| *w = finish(*w));
+    if m < 2 || bits == 0 {
+        return finish_all(k);
+    }
+    if m <= TINY {
+        insertion(k, p);
+        return finish_all(k);
+    }
+    let bytes = 2 * m * (std::mem::size_of::<W>() + std::mem::size_of::<P>());
+    if bytes <= CACHE_BYTES {
+        let (kp, pp) = (k.as_mut_ptr(), p.as_mut_ptr());
+        // SAFETY: in place on `m` (< 2^32, a part of a checked input) elements.
+        unsafe { sort_in_cache(kp, pp, kp, pp, m, bits, sc, finish) };
+        return;
+    }
+    // Too large for the cache: partition once more by the top digit of what varies here.
+    let (lo, hi) = k.iter().fold((W::ONES, W::ZERO), |(a, b), &x| (a.min(x), b.max(x)));
+    let span = W::span_bits(lo, hi);
+    if span == 0 {
+        return finish_all(k);
+    }
+    let b = span.min(TOP_BITS);
+    let shift = span - b;
+    let r = 1usize << b;
+    let mask = r - 1;
+    let mut offsets = vec![0u32; r];
+    for &x in k.iter() {
+        offsets[x.digit(shift, mask)] += 1;
+    }
+    let mut starts = Vec::with_capacity(r + 1);
+    let mut run = 0u32;
+    for c in offsets.iter_mut() {
+        starts.push(run as usize);
+        let x = *c;
+        *c = run;
+        run += x;
+    }
+    starts.push(m);
+    let (mut tk, mut tp) = (std::mem::take(&mut sc.part_keys), std::mem::take(&mut sc.part_pay));
+    if tk.len() < m {
+        (tk, tp) = (scratch_vec(m), scratch_vec(m));
+    }
+    // SAFETY: `k`/`p` and `tk`/`tp` are distinct buffers of at least `m` elements.
+    unsafe {
+        counting_pass(
+            k.as_ptr(),
+            p.as_ptr(),
+            tk.as_mut_ptr(),
+            tp.as_mut_ptr(),
+            m,
+            shift,
+            &mut offsets,
+            &|w| w,
+        )
+    };
+    let mut inner = Scratch::new();
+    for d in 0..r {
+        let (s, e) = (starts[d], starts[d + 1]);
+        let sub = 2 * (e - s) * (std::mem::size_of::<W>() + std::mem::size_of::<P>());
+        if sub <= CACHE_BYTES {
+            // SAFETY: ranges `s..e` of distinct buffers; sorted from the partition straight
+            // back into `k`/`p`.
+            unsafe {
+                sort_in_cache(
+                    tk.as_mut_ptr().add(s),
+                    tp.as_mut_ptr().add(s),
+                    k.as_mut_ptr().add(s),
+                    p.as_mut_ptr().add(s),
+                    e - s,
+                    shift,
+                    sc,
+                    finish,
+                )
+            };
+        } else {
+            k[s..e].copy_from_slice(&tk[s..e]);
+            p[s..e].copy_from_slice(&tp[s..e]);
+            sort_part(&mut k[s..e], &mut p[s..e], shift, &mut inner, finish);
+        }
+    }
+    (sc.part_keys, sc.part_pay) = (tk, tp);
+}
+
+/// Words per 64-byte line.
+const fn per_line<W>() -> usize {
+    64 / std::mem::size_of::<W>()
+}
+
+/// A 64-byte-aligned line of the write-combining buffer.
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Line([u8; 64]);
+
+/// Writes one full, 64-byte-aligned line of words from the buffer to `dst`, bypassing the
+/// cache where the platform can.
+///
+/// # Safety
+/// `src` and `dst` are 64-byte aligned and valid for 64 bytes.
+#[inline(always)]
+unsafe fn stream_line<W>(src: *const W, dst: *mut W) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of x86_64; both pointers are aligned and valid (the contract).
+    unsafe {
+        use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
+        let (s, d) = (src as *const __m128i, dst as *mut __m128i);
+        _mm_stream_si128(d, _mm_load_si128(s));
+        _mm_stream_si128(d.add(1), _mm_load_si128(s.add(1)));
+        _mm_stream_si128(d.add(2), _mm_load_si128(s.add(2)));
+        _mm_stream_si128(d.add(3), _mm_load_si128(s.add(3)));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, 64)
+    };
+}
+
+/// Orders the non-temporal stores before anything the caller does next (another thread
+/// reading the output).
+#[inline(always)]
+fn stream_fence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of x86_64.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+}
+
+/// The partitioning scatter of one chunk (source positions `first..`), through a
+/// write-combining buffer: a digit's words gather in a line that goes out whole once it
+/// fills. `offsets[d]` is where the chunk's first word of digit `d` goes; on return, past its
+/// last.
+///
+/// # Safety
+/// `kd`/`pd` are valid for every position the offsets reach, and no other task writes the
+/// positions this chunk's offsets cover.
+#[allow(clippy::too_many_arguments)]
+unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
+    src: &[T],
+    first: usize,
+    key: &impl Fn(T) -> W,
+    payload: &impl Fn(usize) -> P,
+    kd: *mut W,
+    pd: *mut P,
+    offsets: &mut [usize],
+    shift: u32,
+) {
+    let r = offsets.len();
+    let mask = r - 1;
+    let l = per_line::<W>();
+    let mut lines = vec![Line([0; 64]); r];
+    let kb = lines.as_mut_ptr() as *mut W;
+    let mut pbuf: Vec<P> = scratch_vec(r * l);
+    let pb = pbuf.as_mut_ptr();
+    let start: Vec<usize> = offsets.to_vec();
+    // the line phase of output position 0: position `e` sits in slot `(e + phase) % l`
+    let phase = (kd as usize / std::mem::size_of::<W>()) % l;
+    let o = offsets.as_mut_ptr();
+    for (j, &x) in src.iter().enumerate() {
+        let k = key(x);
+        let d = k.digit(shift, mask);
+        // SAFETY: `d < r` indexes `offsets` and the buffers; output positions are inside the
+        // chunk's ranges (the contract); the buffers are `r * l` elements.
+        unsafe {
+            let i = *o.add(d);
+            let slot = (i + phase) % l;
+            *kb.add(d * l + slot) = k;
+            *pb.add(d * l + slot) = payload(first + j);
+            *o.add(d) = i + 1;
+            if slot == l - 1 {
+                // the line ending at position `i` is full, or starts before this chunk's
+                // first position of the digit (then only its tail is ours)
+                let st = *start.get_unchecked(d);
+                if i + 1 >= st + l {
+                    stream_line(kb.add(d * l), kd.add(i + 1 - l));
+                    std::ptr::copy_nonoverlapping(pb.add(d * l), pd.add(i + 1 - l), l);
+                } else {
+                    for e in st..=i {
+                        let s = (e + phase) % l;
+                        *kd.add(e) = *kb.add(d * l + s);
+                        *pd.add(e) = *pb.add(d * l + s);
+                    }
+                }
+            }
+        }
+    }
+    // the partly filled lines
+    for d in 0..r {
+        let i = offsets[d];
+        let slot = (i + phase) % l;
+        // the first position of the line holding `i`, clamped to the chunk's range
+        let from = (i + phase - slot).saturating_sub(phase).max(start[d]);
+        for e in from..i {
+            let s = (e + phase) % l;
+            // SAFETY: positions `from..i` are this chunk's, held in the buffer's line `d`.
+            unsafe {
+                *kd.add(e) = *kb.add(d * l + s);
+                *pd.add(e) = *pb.add(d * l + s);
+            }
+        }
+    }
+    stream_fence();
+}
+
+/// The smallest and largest word of the elements of `c`.
+fn key_bounds<T: Copy, W: Word>(c: &[T], key: &impl Fn(T) -> W) -> (W, W) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked above).
+        return unsafe { key_bounds_avx2(c, key) };
+    }
+    key_bounds_portable(c, key)
+}
+
+#[inline(always)]
+fn key_bounds_portable<T: Copy, W: Word>(c: &[T], key: &impl Fn(T) -> W) -> (W, W) {
+    c.iter().fold((W::ONES, W::ZERO), |(a, b), &x| {
+        let k = key(x);
+        (a.min(k), b.max(k))
+    })
+}
+
+/// `key_bounds_portable` compiled for AVX2, where the word conversion and the minimum and
+/// maximum vectorise eight lanes wide.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn key_bounds_avx2<T: Copy, W: Word>(c: &[T], key: &impl Fn(T) -> W) -> (W, W) {
+    key_bounds_portable(c, key)
+}
+
+/// How many elements of `c` have each value of the digit of their word at `shift`.
+fn digit_counts<T: Copy, W: Word>(
+    c: &[T],
+    key: &impl Fn(T) -> W,
+    shift: u32,
+    mask: usize,
+) -> Vec<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked above).
+        return unsafe { digit_counts_avx2(c, key, shift, mask) };
+    }
+    digit_counts_portable(c, key, shift, mask)
+}
+
+/// Counts in blocks: the digits of a block are computed first (a loop that vectorises), then
+/// counted.
+#[inline(always)]
+fn digit_counts_portable<T: Copy, W: Word>(
+    c: &[T],
+    key: &impl Fn(T) -> W,
+    shift: u32,
+    mask: usize,
+) -> Vec<usize> {
+    let mut counts = vec![0usize; mask + 1];
+    let mut digits = [0u16; 64];
+    for block in c.chunks(64) {
+        for (d, &x) in digits.iter_mut().zip(block) {
+            *d = key(x).digit(shift, mask) as u16;
+        }
+        for &d in &digits[..block.len()] {
+            // SAFETY: a digit is at most `mask`, and `counts` has `mask + 1` entries.
+            unsafe { *counts.get_unchecked_mut(d as usize) += 1 };
+        }
+    }
+    counts
+}
+
+/// `digit_counts_portable` compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn digit_counts_avx2<T: Copy, W: Word>(
+    c: &[T],
+    key: &impl Fn(T) -> W,
+    shift: u32,
+    mask: usize,
+) -> Vec<usize> {
+    digit_counts_portable(c, key, shift, mask)
+}
+
+/// Sorts the elements of `src` by their words `key(x)` (stable), writing the sorted words to
+/// `words` and the payload of each element's source position, `payload(i)`, to `pay`; then
+/// applies `finish` to every word in place (while each part is still in cache; it turns a word
+/// back into the bits of an element). `parallel` lets the work use the thread pool.
+pub(crate) fn sort_words<T, W, P>(
+    src: &[T],
+    key: impl Fn(T) -> W + Sync,
+    payload: impl Fn(usize) -> P + Sync,
+    finish: impl Fn(W) -> W + Sync,
+    words: &mut [W],
+    pay: &mut [P],
+    parallel: bool,
+) where
+    T: Copy + Send + Sync,
+    W: Word,
+    P: Copy + Send + Sync,
+{
+    let n = src.len();
+    assert!(words.len() == n && pay.len() == n, "internal error: radix output lengths");
+    assert!(n <= u32::MAX as usize, "internal error: radix input of {n} elements");
+    if n == 0 {
+        return;
+    }
+    let threads = if parallel && n >= PARALLEL_MIN { rayon::current_num_threads() } else { 1 };
+    let chunks = if threads > 1 { (4 * threads).min(n / 4096).max(1) } else { 1 };
+    let chunk = n.div_ceil(chunks);
+    let bounds = |c: &[T]| key_bounds(c, &key);
+    let (lo, hi) = if chunks > 1 {
+        src.par_chunks(chunk)
+            .map(bounds)
+            .reduce(|| (W::ONES, W::ZERO), |a, b| (a.0.min(b.0), a.1.max(b.1)))
+    } else {
+        bounds(src)
+    };
+    let span = W::span_bits(lo, hi);
+    let b = span.min(TOP_BITS);
+    let shift = span - b;
+    let r = 1usize << b;
+    let mask = r - 1;
+    let count = |c: &[T]| digit_counts(c, &key, shift, mask);
+    let counts: Vec<Vec<usize>> =
+        if chunks > 1 { src.par_chunks(chunk).map(count).collect() } else { vec![count(src)] };
+    // chunk c writes its first word of digit d after all smaller digits and after the same
+    // digit of earlier chunks: this is what keeps the partition stable
+    let mut offsets = vec![vec![0usize; r]; chunks];
+    let mut starts = vec![0usize; r + 1];
+    let mut run = 0;
+    for d in 0..r {
+        starts[d] = run;
+        for c in 0..chunks {
+            offsets[c][d] = run;
+            run += counts[c][d];
+        }
+    }
+    starts[r] = n;
+    let (kd, pd) = (Shared(words.as_mut_ptr()), Shared(pay.as_mut_ptr()));
+    let partition = |(c, mut off): (usize, Vec<usize>)| {
+        let (kd, pd) = (kd, pd);
+        let part = &src[c * chunk..n.min((c + 1) * chunk)];
+        // SAFETY: the offsets of all chunks partition 0..n, so each chunk writes its own
+        // positions of `words` and `pay` (both n long).
+        unsafe { partition_chunk(part, c * chunk, &key, &payload, kd.0, pd.0, &mut off, shift) };
+    };
+    if chunks > 1 {
+        offsets.into_par_iter().enumerate().for_each(partition);
+    } else {
+        offsets.into_iter().enumerate().for_each(partition);
+    }
+    let sort_bucket = |sc: &mut Scratch<W, P>, d: usize| {
+        let (kd, pd) = (kd, pd);
+        let (s, e) = (starts[d], starts[d + 1]);
+        // SAFETY: buckets are disjoint ranges of `words` and `pay`, one task each.
+        let (k, p) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(kd.0.add(s), e - s),
+                std::slice::from_raw_parts_mut(pd.0.add(s), e - s),
+            )
+        };
+        sort_part(k, p, shift, sc, &finish);
+    };
+    if threads > 1 {
+        // one scratch per pool thread (rayon may start many more tasks than threads)
+        let pool: Vec<std::sync::Mutex<Scratch<W, P>>> =
+            (0..threads).map(|_| std::sync::Mutex::new(Scratch::new())).collect();
+        (0..r).into_par_iter().for_each(|d| {
+            let slot = rayon::current_thread_index().unwrap_or(0) % threads;
+            let mut sc = pool[slot].lock().unwrap_or_else(|e| e.into_inner());
+            sort_bucket(&mut sc, d)
+        });
+    } else {
+        let mut sc = Scratch::new();
+        (0..r).for_each(|d| sort_bucket(&mut sc, d));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lcg(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 16
+        }
+    }
+
+    /// The engine against the standard library's stable sort, with positions as payload:
+    /// sizes around every threshold, narrow and wide spans, many duplicates, both word sizes.
+    #[test]
+    fn matches_a_stable_sort() {
+        let mut next = lcg(3);
+        for &n in &[0usize, 1, 2, 31, 33, 100, 2047, 5000, 70_000, 300_000] {
+            for spread in [1u64, 3, 1000, 1 << 20, u64::MAX] {
+                for parallel in [false, true] {
+                    let keys: Vec<u32> = (0..n).map(|_| (next() % spread.max(1)) as u32).collect();
+                    let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+                    want.sort_by_key(|p| p.0);
+                    let mut words = vec![0u32; n];
+                    let mut pos = vec![0u32; n];
+                    sort_words(&keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, parallel);
+                    let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
+                    assert_eq!(got, want, "n {n} spread {spread} parallel {parallel}");
+
+                    // 64-bit words need three or more passes per part; `finish` must be
+                    // applied exactly once, after the last
+                    let wide: Vec<u64> = keys
+                        .iter()
+                        .map(|&k| (k as u64) << 29 | (k as u64 & 7) | (next() << 40))
+                        .collect();
+                    let mut want: Vec<u64> = wide.iter().map(|w| w.rotate_left(7)).collect();
+                    want.sort_by_key(|w| w.rotate_right(7));
+                    let mut words = vec![0u64; n];
+                    let mut none = vec![(); n];
+                    let finish = |w: u64| w.rotate_left(7);
+                    sort_words(&wide, |x| x, |_| (), finish, &mut words, &mut none, parallel);
+                    assert_eq!(words, want, "u64 n {n} spread {spread}");
+                }
+            }
+        }
+    }
+
+    /// A part larger than the cache is partitioned again: here 7 of 8 keys share the top
+    /// digit (bits 21 to 31), a part of about 460 000 keys.
+    #[test]
+    fn large_parts_are_partitioned_again() {
+        let mut next = lcg(9);
+        let n = 1 << 19;
+        let keys: Vec<u32> =
+            (0..n)
+                .map(|i| {
+                    if i % 8 == 0 {
+                        next() as u32
+                    } else {
+                        0x4000_0000 | (next() as u32 & 0xf_ffff)
+                    }
+                })
+                .collect();
+        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+        want.sort_by_key(|p| p.0);
+        let mut words = vec![0u32; n];
+        let mut pos = vec![0u32; n];
+        sort_words(&keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, true);
+        let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
+        assert_eq!(got, want);
+    }
+}
