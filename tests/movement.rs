@@ -354,6 +354,12 @@ fn transpose_and_join_of_every_element_size() {
         let td = dim4!(70, 129, 2);
         let want = build(td, |c| v[pos(dims, [c[1], c[0], c[2], c[3]])]);
         expect(T::TY.name, &transpose(&a, false), td, &want).unwrap();
+        // The conjugate transpose of a real type is the plain one (an 8-byte f64 or i64 must
+        // not be conjugated as if it were a c32).
+        if !matches!(T::TY.dtype, DType::C32 | DType::C64) {
+            let what = format!("{} conjugate", T::TY.name);
+            expect(&what, &transpose(&a, true), td, &want).unwrap();
+        }
         for k in 0..3 {
             let mut jd = dims;
             jd[k] *= 2;

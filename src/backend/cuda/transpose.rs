@@ -31,6 +31,9 @@ pub(crate) fn transpose(
 ) -> Result<DeviceMem, Error> {
     let dev = runtime::device(ordinal)?;
     let size = dtype.size();
+    // The kernel knows elements only by size: an 8-byte f64 must not take the c32 path,
+    // which would negate its upper half (the sign of the double).
+    let conj = conj && dtype.is_complex();
     let n = dims.elements();
     let out = dev.memory().alloc((n as usize * size).max(1))?;
     if n == 0 {
