@@ -144,6 +144,7 @@ fn part_plan(bits: u32, m: usize) -> (u32, u32) {
 /// overlap, and `offsets` (one per digit, a power of two of them) partition `0..m` by the
 /// digit counts of the words read.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // one pass's buffers and bounds, all raw
 unsafe fn counting_pass<W: Word, P: Copy>(
     ks: *const W,
     ps: *const P,
@@ -176,6 +177,7 @@ unsafe fn counting_pass<W: Word, P: Copy>(
 /// # Safety
 /// All four pointers are valid for `m` elements, `m < 2^32`, and `kd`/`pd` either equal or do
 /// not overlap `ks`/`ps`.
+#[allow(clippy::too_many_arguments)] // one part's buffers and bounds, all raw
 unsafe fn sort_in_cache<W: Word, P: Copy>(
     ks: *mut W,
     ps: *mut P,
@@ -294,7 +296,7 @@ unsafe fn finish_copy<W: Word, P: Copy>(
         // SAFETY: the caller's contract.
         unsafe {
             *kd.add(i) = finish(*ks.add(i));
-            if ps != pd as *const P {
+            if !std::ptr::eq(ps, pd as *const P) {
                 *pd.add(i) = *ps.add(i);
             }
         }

@@ -364,6 +364,8 @@ pub(crate) fn gather_along<V: Copy + Send + Sync>(
     let mut out: Vec<V> = scratch(data.len());
     let op = SharedPtr(out.as_mut_ptr());
     (0..seg.count).into_par_iter().for_each(|s| {
+        // Captures the whole `Send` wrapper rather than its raw pointer field.
+        #[allow(clippy::redundant_locals)]
         let op = op;
         for j in 0..seg.len {
             let p = seg.at(s, j);
