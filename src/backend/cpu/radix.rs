@@ -439,6 +439,50 @@ fn stream_fence() {
     };
 }
 
+/// `partition_chunk`, compiled for AVX2 where the CPU has it (the conversion to words
+/// vectorises).
+///
+/// # Safety
+/// As for `partition_chunk`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn partition_chunk_best<T: Copy, W: Word, P: Copy>(
+    src: &[T],
+    first: usize,
+    key: &impl Fn(T) -> W,
+    payload: &impl Fn(usize) -> P,
+    kd: *mut W,
+    pd: *mut P,
+    offsets: &mut [usize],
+    shift: u32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked above); the rest is the caller's contract.
+        return unsafe { partition_chunk_avx2(src, first, key, payload, kd, pd, offsets, shift) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { partition_chunk(src, first, key, payload, kd, pd, offsets, shift) }
+}
+
+/// # Safety
+/// As for `partition_chunk`, and the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn partition_chunk_avx2<T: Copy, W: Word, P: Copy>(
+    src: &[T],
+    first: usize,
+    key: &impl Fn(T) -> W,
+    payload: &impl Fn(usize) -> P,
+    kd: *mut W,
+    pd: *mut P,
+    offsets: &mut [usize],
+    shift: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { partition_chunk(src, first, key, payload, kd, pd, offsets, shift) }
+}
+
 /// The partitioning scatter of one chunk (source positions `first..`), through a
 /// write-combining buffer: a digit's words gather in a line that goes out whole once it
 /// fills. `offsets[d]` is where the chunk's first word of digit `d` goes; on return, past its
@@ -448,6 +492,7 @@ fn stream_fence() {
 /// `kd`/`pd` are valid for every position the offsets reach, and no other task writes the
 /// positions this chunk's offsets cover.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
     src: &[T],
     first: usize,
@@ -468,34 +513,50 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
     let start: Vec<usize> = offsets.to_vec();
     // the line phase of output position 0: position `e` sits in slot `(e + phase) % l`
     let phase = (kd as usize / std::mem::size_of::<W>()) % l;
-    let o = offsets.as_mut_ptr();
-    for (j, &x) in src.iter().enumerate() {
-        let k = key(x);
-        let d = k.digit(shift, mask);
-        // SAFETY: `d < r` indexes `offsets` and the buffers; output positions are inside the
-        // chunk's ranges (the contract); the buffers are `r * l` elements.
-        unsafe {
-            let i = *o.add(d);
-            let slot = (i + phase) % l;
-            *kb.add(d * l + slot) = k;
-            *pb.add(d * l + slot) = payload(first + j);
-            *o.add(d) = i + 1;
-            if slot == l - 1 {
-                // the line ending at position `i` is full, or starts before this chunk's
-                // first position of the digit (then only its tail is ours)
-                let st = *start.get_unchecked(d);
-                if i + 1 >= st + l {
-                    stream_line(kb.add(d * l), kd.add(i + 1 - l));
-                    std::ptr::copy_nonoverlapping(pb.add(d * l), pd.add(i + 1 - l), l);
-                } else {
-                    for e in st..=i {
-                        let s = (e + phase) % l;
-                        *kd.add(e) = *kb.add(d * l + s);
-                        *pd.add(e) = *pb.add(d * l + s);
+    // per digit, the next position plus the phase (32 bits: the cursors stay in L1 with the
+    // hot lines); its low bits are the slot in the line
+    let mut cursors: Vec<u32> = offsets.iter().map(|&o| (o + phase) as u32).collect();
+    let c = cursors.as_mut_ptr();
+    // words and digits are made a block at a time (a loop that vectorises), then scattered
+    let mut words = [W::ZERO; 64];
+    let mut digits = [0u16; 64];
+    for (b, block) in src.chunks(64).enumerate() {
+        for ((w, dg), &x) in words.iter_mut().zip(digits.iter_mut()).zip(block) {
+            *w = key(x);
+            *dg = w.digit(shift, mask) as u16;
+        }
+        for (jb, (&k, &dg)) in words.iter().zip(&digits).take(block.len()).enumerate() {
+            let j = b * 64 + jb;
+            let d = dg as usize;
+            // SAFETY: `d < r` indexes the cursors and the buffers; output positions are inside the
+            // chunk's ranges (the contract); the buffers are `r * l` elements.
+            unsafe {
+                let cur = *c.add(d) as usize;
+                let slot = cur % l;
+                *kb.add(d * l + slot) = k;
+                *pb.add(d * l + slot) = payload(first + j);
+                *c.add(d) = (cur + 1) as u32;
+                if slot == l - 1 {
+                    // the line ending at position `i` is full, or starts before this chunk's
+                    // first position of the digit (then only its tail is ours)
+                    let i = cur - phase;
+                    let st = *start.get_unchecked(d);
+                    if i + 1 >= st + l {
+                        stream_line(kb.add(d * l), kd.add(i + 1 - l));
+                        std::ptr::copy_nonoverlapping(pb.add(d * l), pd.add(i + 1 - l), l);
+                    } else {
+                        for e in st..=i {
+                            let s = (e + phase) % l;
+                            *kd.add(e) = *kb.add(d * l + s);
+                            *pd.add(e) = *pb.add(d * l + s);
+                        }
                     }
                 }
             }
         }
+    }
+    for (o, &cur) in offsets.iter_mut().zip(&cursors) {
+        *o = cur as usize - phase;
     }
     // the partly filled lines
     for d in 0..r {
@@ -616,7 +677,8 @@ pub(crate) fn sort_words<T, W, P>(
 {
     let n = src.len();
     assert!(words.len() == n && pay.len() == n, "internal error: radix output lengths");
-    assert!(n <= u32::MAX as usize, "internal error: radix input of {n} elements");
+    // positions (plus a line's phase) and payload positions are 32-bit
+    assert!(n <= u32::MAX as usize - 64, "internal error: radix input of {n} elements");
     if n == 0 {
         return;
     }
@@ -658,7 +720,9 @@ pub(crate) fn sort_words<T, W, P>(
         let part = &src[c * chunk..n.min((c + 1) * chunk)];
         // SAFETY: the offsets of all chunks partition 0..n, so each chunk writes its own
         // positions of `words` and `pay` (both n long).
-        unsafe { partition_chunk(part, c * chunk, &key, &payload, kd.0, pd.0, &mut off, shift) };
+        unsafe {
+            partition_chunk_best(part, c * chunk, &key, &payload, kd.0, pd.0, &mut off, shift)
+        };
     };
     if chunks > 1 {
         offsets.into_par_iter().enumerate().for_each(partition);
