@@ -135,20 +135,42 @@ fn part_plan(bits: u32, m: usize) -> (u32, u32) {
     (passes, bits.div_ceil(passes))
 }
 
-/// One stable counting pass: moves `m` words and payloads from `ks`/`ps` to `kd`/`pd` by
-/// the digit at `shift`, storing `map(word)`; `offsets` holds where each digit's first
-/// element goes.
+/// Where `m` words and their payloads are: two parallel arrays.
+struct Run<W, P> {
+    keys: *mut W,
+    pay: *mut P,
+}
+
+impl<W, P> Clone for Run<W, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<W, P> Copy for Run<W, P> {}
+
+impl<W, P> Run<W, P> {
+    fn of(keys: &mut [W], pay: &mut [P]) -> Self {
+        Run { keys: keys.as_mut_ptr(), pay: pay.as_mut_ptr() }
+    }
+
+    /// Whether two runs are the same memory (told by the words: payloads of no size share
+    /// one address).
+    fn is(self, other: Self) -> bool {
+        std::ptr::eq(self.keys, other.keys)
+    }
+}
+
+/// One stable counting pass: moves `m` words and payloads from `src` to `dst` by the digit
+/// at `shift`, storing `map(word)`; `offsets` holds where each digit's first element goes.
 ///
 /// # Safety
-/// `ks`/`ps` are readable and `kd`/`pd` writable for `m` elements, the two sides do not
-/// overlap, and `offsets` (one per digit, a power of two of them) partition `0..m` by the
-/// digit counts of the words read.
+/// `src` is readable and `dst` writable for `m` elements, the two do not overlap, and
+/// `offsets` (one per digit, a power of two of them) partition `0..m` by the digit counts of
+/// the words read.
 #[inline(always)]
 unsafe fn counting_pass<W: Word, P: Copy>(
-    ks: *const W,
-    ps: *const P,
-    kd: *mut W,
-    pd: *mut P,
+    src: Run<W, P>,
+    dst: Run<W, P>,
     m: usize,
     shift: u32,
     offsets: &mut [u32],
@@ -159,28 +181,26 @@ unsafe fn counting_pass<W: Word, P: Copy>(
     for i in 0..m {
         // SAFETY: the caller's contract; `d <= mask` indexes `offsets`, and `j < m`.
         unsafe {
-            let k = *ks.add(i);
+            let k = *src.keys.add(i);
             let d = k.digit(shift, mask);
-            let j = *o.add(d);
-            *kd.add(j as usize) = map(k);
-            *pd.add(j as usize) = *ps.add(i);
-            *o.add(d) = j + 1;
+            let j = *o.add(d) as usize;
+            *dst.keys.add(j) = map(k);
+            *dst.pay.add(j) = *src.pay.add(i);
+            *o.add(d) = (j + 1) as u32;
         }
     }
 }
 
-/// Sorts the `m` words at `ks` (payloads at `ps`) by their low `bits` bits, leaving
-/// `finish(word)` of the result at `kd`/`pd`, which is either `ks`/`ps` itself or memory that
-/// does not overlap it. The words at `ks` may be overwritten.
+/// Sorts the `m` words of `src` (with their payloads) by their low `bits` bits, leaving
+/// `finish(word)` of the result in `dst`, which is either `src` itself or memory that does not
+/// overlap it. The words of `src` may be overwritten.
 ///
 /// # Safety
-/// All four pointers are valid for `m` elements, `m < 2^32`, and `kd`/`pd` either equal or do
-/// not overlap `ks`/`ps`.
+/// Both runs are valid for `m` elements, `m < 2^32`, and `dst` either equals or does not
+/// overlap `src`.
 unsafe fn sort_in_cache<W: Word, P: Copy>(
-    ks: *mut W,
-    ps: *mut P,
-    kd: *mut W,
-    pd: *mut P,
+    src: Run<W, P>,
+    dst: Run<W, P>,
     m: usize,
     bits: u32,
     sc: &mut Scratch<W, P>,
@@ -196,8 +216,8 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
     let counts = &mut sc.counts[..total];
     counts.fill(0);
     // one read counts the digits of every pass
-    // SAFETY: `ks` is valid for `m` words.
-    let words = unsafe { std::slice::from_raw_parts(ks, m) };
+    // SAFETY: `src` is valid for `m` words.
+    let words = unsafe { std::slice::from_raw_parts(src.keys, m) };
     match passes {
         1 => {
             for &k in words {
@@ -223,36 +243,36 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
     let live: Vec<u32> = (0..passes)
         .filter(|&p| !counts[p as usize * r..(p as usize + 1) * r].contains(&(m as u32)))
         .collect();
-    let in_place = kd == ks;
+    let in_place = dst.is(src);
     if live.is_empty() {
-        // SAFETY: valid ranges that are the same or do not overlap (the caller's contract).
-        unsafe { finish_copy(ks, ps, kd, pd, m, finish) };
+        // SAFETY: valid runs that are the same or do not overlap (the caller's contract).
+        unsafe { finish_copy(src, dst, m, finish) };
         return;
     }
     if sc.keys.len() < m {
         sc.keys = scratch_vec(m);
         sc.pay = scratch_vec(m);
     }
-    let (tk, tp) = (sc.keys.as_mut_ptr(), sc.pay.as_mut_ptr());
+    let scratch = Run::of(&mut sc.keys, &mut sc.pay);
     // Where each pass writes. In place there are two buffers and an odd count ends with a
     // copy back. Otherwise, with `left` passes after this one, an even `left` writes the
     // destination; an odd one writes the scratch if it is the first pass, else the source
     // (free by then): the last pass always lands in the destination.
-    let (mut ck, mut cp) = (ks, ps);
+    let mut current = src;
     for (step, &p) in live.iter().enumerate() {
         let left = live.len() - 1 - step;
-        let (nk, np) = if in_place {
-            if ck == ks {
-                (tk, tp)
+        let next = if in_place {
+            if current.is(src) {
+                scratch
             } else {
-                (ks, ps)
+                src
             }
         } else if left % 2 == 0 {
-            (kd, pd)
+            dst
         } else if step == 0 {
-            (tk, tp)
+            scratch
         } else {
-            (ks, ps)
+            src
         };
         let h = &mut counts[p as usize * r..(p as usize + 1) * r];
         let mut run = 0u32;
@@ -261,41 +281,39 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
             *c = run;
             run += x;
         }
-        // SAFETY: source and destination are distinct buffers of `m` elements; the offsets
-        // come from this pass's digit counts.
+        // SAFETY: `current` and `next` are distinct buffers of `m` elements; the offsets come
+        // from this pass's digit counts.
         unsafe {
-            if left == 0 && nk == kd {
-                counting_pass(ck, cp, nk, np, m, p * width, h, finish)
+            if left == 0 && next.is(dst) {
+                counting_pass(current, next, m, p * width, h, finish)
             } else {
-                counting_pass(ck, cp, nk, np, m, p * width, h, &|w| w)
+                counting_pass(current, next, m, p * width, h, &|w| w)
             }
         };
-        (ck, cp) = (nk, np);
+        current = next;
     }
-    if ck != kd {
-        // SAFETY: `ck` is the scratch here, distinct from `kd`.
-        unsafe { finish_copy(ck, cp, kd, pd, m, finish) };
+    if !current.is(dst) {
+        // SAFETY: `current` is the scratch here, distinct from `dst`.
+        unsafe { finish_copy(current, dst, m, finish) };
     }
 }
 
-/// Writes `finish(word)` of `m` words (and their payloads) from `ks`/`ps` to `kd`/`pd`.
+/// Writes `finish(word)` of `m` words (and their payloads) from `src` to `dst`.
 ///
 /// # Safety
-/// Valid pointers for `m` elements; the two sides are the same or do not overlap.
+/// Valid runs of `m` elements that are the same or do not overlap.
 unsafe fn finish_copy<W: Word, P: Copy>(
-    ks: *const W,
-    ps: *const P,
-    kd: *mut W,
-    pd: *mut P,
+    src: Run<W, P>,
+    dst: Run<W, P>,
     m: usize,
     finish: &impl Fn(W) -> W,
 ) {
     for i in 0..m {
         // SAFETY: the caller's contract.
         unsafe {
-            *kd.add(i) = finish(*ks.add(i));
-            if ps != pd as *const P {
-                *pd.add(i) = *ps.add(i);
+            *dst.keys.add(i) = finish(*src.keys.add(i));
+            if !std::ptr::eq(src.pay, dst.pay) {
+                *dst.pay.add(i) = *src.pay.add(i);
             }
         }
     }
@@ -321,9 +339,9 @@ fn sort_part<W: Word, P: Copy>(
     }
     let bytes = 2 * m * (std::mem::size_of::<W>() + std::mem::size_of::<P>());
     if bytes <= CACHE_BYTES {
-        let (kp, pp) = (k.as_mut_ptr(), p.as_mut_ptr());
+        let run = Run::of(k, p);
         // SAFETY: in place on `m` (< 2^32, a part of a checked input) elements.
-        unsafe { sort_in_cache(kp, pp, kp, pp, m, bits, sc, finish) };
+        unsafe { sort_in_cache(run, run, m, bits, sc, finish) };
         return;
     }
     // Too large for the cache: partition once more by the top digit of what varies here.
@@ -355,36 +373,18 @@ fn sort_part<W: Word, P: Copy>(
     }
     // SAFETY: `k`/`p` and `tk`/`tp` are distinct buffers of at least `m` elements.
     unsafe {
-        counting_pass(
-            k.as_ptr(),
-            p.as_ptr(),
-            tk.as_mut_ptr(),
-            tp.as_mut_ptr(),
-            m,
-            shift,
-            &mut offsets,
-            &|w| w,
-        )
+        counting_pass(Run::of(k, p), Run::of(&mut tk, &mut tp), m, shift, &mut offsets, &|w| w)
     };
     let mut inner = Scratch::new();
     for d in 0..r {
         let (s, e) = (starts[d], starts[d + 1]);
         let sub = 2 * (e - s) * (std::mem::size_of::<W>() + std::mem::size_of::<P>());
+        let (parted, part) =
+            (Run::of(&mut tk[s..e], &mut tp[s..e]), Run::of(&mut k[s..e], &mut p[s..e]));
         if sub <= CACHE_BYTES {
-            // SAFETY: ranges `s..e` of distinct buffers; sorted from the partition straight
+            // SAFETY: equal ranges of distinct buffers; sorted from the partition straight
             // back into `k`/`p`.
-            unsafe {
-                sort_in_cache(
-                    tk.as_mut_ptr().add(s),
-                    tp.as_mut_ptr().add(s),
-                    k.as_mut_ptr().add(s),
-                    p.as_mut_ptr().add(s),
-                    e - s,
-                    shift,
-                    sc,
-                    finish,
-                )
-            };
+            unsafe { sort_in_cache(parted, part, e - s, shift, sc, finish) };
         } else {
             k[s..e].copy_from_slice(&tk[s..e]);
             p[s..e].copy_from_slice(&tp[s..e]);
