@@ -53,8 +53,8 @@ fn front_axes(dims: Dim4, dim: usize) -> Option<[u64; 4]> {
         return None;
     }
     let mut axes = [dim as u64, 0, 0, 0];
-    for (next, k) in (1..).zip((0..4).filter(|&k| k != dim)) {
-        axes[next] = k as u64;
+    for (slot, k) in axes[1..].iter_mut().zip((0..4).filter(|&k| k != dim)) {
+        *slot = k as u64;
     }
     Some(axes)
 }

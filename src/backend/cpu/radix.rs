@@ -135,21 +135,43 @@ fn part_plan(bits: u32, m: usize) -> (u32, u32) {
     (passes, bits.div_ceil(passes))
 }
 
-/// One stable counting pass: moves `m` words and payloads from `ks`/`ps` to `kd`/`pd` by
-/// the digit at `shift`, storing `map(word)`; `offsets` holds where each digit's first
-/// element goes.
+/// Where `m` words and their payloads are: two parallel arrays.
+struct Run<W, P> {
+    keys: *mut W,
+    pay: *mut P,
+}
+
+impl<W, P> Clone for Run<W, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<W, P> Copy for Run<W, P> {}
+
+impl<W, P> Run<W, P> {
+    fn of(keys: &mut [W], pay: &mut [P]) -> Self {
+        Run { keys: keys.as_mut_ptr(), pay: pay.as_mut_ptr() }
+    }
+
+    /// Whether two runs are the same memory (told by the words: payloads of no size share
+    /// one address).
+    fn is(self, other: Self) -> bool {
+        std::ptr::eq(self.keys, other.keys)
+    }
+}
+
+/// One stable counting pass: moves `m` words and payloads from `src` to `dst` by the digit
+/// at `shift`, storing `map(word)`; `offsets` holds where each digit's first element goes.
 ///
 /// # Safety
-/// `ks`/`ps` are readable and `kd`/`pd` writable for `m` elements, the two sides do not
-/// overlap, and `offsets` (one per digit, a power of two of them) partition `0..m` by the
-/// digit counts of the words read.
+/// `src` is readable and `dst` writable for `m` elements, the two do not overlap, and
+/// `offsets` (one per digit, a power of two of them) partition `0..m` by the digit counts of
+/// the words read.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)] // one pass's buffers and bounds, all raw
 unsafe fn counting_pass<W: Word, P: Copy>(
-    ks: *const W,
-    ps: *const P,
-    kd: *mut W,
-    pd: *mut P,
+    src: Run<W, P>,
+    dst: Run<W, P>,
     m: usize,
     shift: u32,
     offsets: &mut [u32],
@@ -160,29 +182,26 @@ unsafe fn counting_pass<W: Word, P: Copy>(
     for i in 0..m {
         // SAFETY: the caller's contract; `d <= mask` indexes `offsets`, and `j < m`.
         unsafe {
-            let k = *ks.add(i);
+            let k = *src.keys.add(i);
             let d = k.digit(shift, mask);
-            let j = *o.add(d);
-            *kd.add(j as usize) = map(k);
-            *pd.add(j as usize) = *ps.add(i);
-            *o.add(d) = j + 1;
+            let j = *o.add(d) as usize;
+            *dst.keys.add(j) = map(k);
+            *dst.pay.add(j) = *src.pay.add(i);
+            *o.add(d) = (j + 1) as u32;
         }
     }
 }
 
-/// Sorts the `m` words at `ks` (payloads at `ps`) by their low `bits` bits, leaving
-/// `finish(word)` of the result at `kd`/`pd`, which is either `ks`/`ps` itself or memory that
-/// does not overlap it. The words at `ks` may be overwritten.
+/// Sorts the `m` words of `src` (with their payloads) by their low `bits` bits, leaving
+/// `finish(word)` of the result in `dst`, which is either `src` itself or memory that does not
+/// overlap it. The words of `src` may be overwritten.
 ///
 /// # Safety
-/// All four pointers are valid for `m` elements, `m < 2^32`, and `kd`/`pd` either equal or do
-/// not overlap `ks`/`ps`.
-#[allow(clippy::too_many_arguments)] // one part's buffers and bounds, all raw
+/// Both runs are valid for `m` elements, `m < 2^32`, and `dst` either equals or does not
+/// overlap `src`.
 unsafe fn sort_in_cache<W: Word, P: Copy>(
-    ks: *mut W,
-    ps: *mut P,
-    kd: *mut W,
-    pd: *mut P,
+    src: Run<W, P>,
+    dst: Run<W, P>,
     m: usize,
     bits: u32,
     sc: &mut Scratch<W, P>,
@@ -198,8 +217,8 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
     let counts = &mut sc.counts[..total];
     counts.fill(0);
     // one read counts the digits of every pass
-    // SAFETY: `ks` is valid for `m` words.
-    let words = unsafe { std::slice::from_raw_parts(ks, m) };
+    // SAFETY: `src` is valid for `m` words.
+    let words = unsafe { std::slice::from_raw_parts(src.keys, m) };
     match passes {
         1 => {
             for &k in words {
@@ -225,36 +244,36 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
     let live: Vec<u32> = (0..passes)
         .filter(|&p| !counts[p as usize * r..(p as usize + 1) * r].contains(&(m as u32)))
         .collect();
-    let in_place = kd == ks;
+    let in_place = dst.is(src);
     if live.is_empty() {
-        // SAFETY: valid ranges that are the same or do not overlap (the caller's contract).
-        unsafe { finish_copy(ks, ps, kd, pd, m, finish) };
+        // SAFETY: valid runs that are the same or do not overlap (the caller's contract).
+        unsafe { finish_copy(src, dst, m, finish) };
         return;
     }
     if sc.keys.len() < m {
         sc.keys = scratch_vec(m);
         sc.pay = scratch_vec(m);
     }
-    let (tk, tp) = (sc.keys.as_mut_ptr(), sc.pay.as_mut_ptr());
+    let scratch = Run::of(&mut sc.keys, &mut sc.pay);
     // Where each pass writes. In place there are two buffers and an odd count ends with a
     // copy back. Otherwise, with `left` passes after this one, an even `left` writes the
     // destination; an odd one writes the scratch if it is the first pass, else the source
     // (free by then): the last pass always lands in the destination.
-    let (mut ck, mut cp) = (ks, ps);
+    let mut current = src;
     for (step, &p) in live.iter().enumerate() {
         let left = live.len() - 1 - step;
-        let (nk, np) = if in_place {
-            if ck == ks {
-                (tk, tp)
+        let next = if in_place {
+            if current.is(src) {
+                scratch
             } else {
-                (ks, ps)
+                src
             }
         } else if left % 2 == 0 {
-            (kd, pd)
+            dst
         } else if step == 0 {
-            (tk, tp)
+            scratch
         } else {
-            (ks, ps)
+            src
         };
         let h = &mut counts[p as usize * r..(p as usize + 1) * r];
         let mut run = 0u32;
@@ -263,41 +282,39 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
             *c = run;
             run += x;
         }
-        // SAFETY: source and destination are distinct buffers of `m` elements; the offsets
-        // come from this pass's digit counts.
+        // SAFETY: `current` and `next` are distinct buffers of `m` elements; the offsets come
+        // from this pass's digit counts.
         unsafe {
-            if left == 0 && nk == kd {
-                counting_pass(ck, cp, nk, np, m, p * width, h, finish)
+            if left == 0 && next.is(dst) {
+                counting_pass(current, next, m, p * width, h, finish)
             } else {
-                counting_pass(ck, cp, nk, np, m, p * width, h, &|w| w)
+                counting_pass(current, next, m, p * width, h, &|w| w)
             }
         };
-        (ck, cp) = (nk, np);
+        current = next;
     }
-    if ck != kd {
-        // SAFETY: `ck` is the scratch here, distinct from `kd`.
-        unsafe { finish_copy(ck, cp, kd, pd, m, finish) };
+    if !current.is(dst) {
+        // SAFETY: `current` is the scratch here, distinct from `dst`.
+        unsafe { finish_copy(current, dst, m, finish) };
     }
 }
 
-/// Writes `finish(word)` of `m` words (and their payloads) from `ks`/`ps` to `kd`/`pd`.
+/// Writes `finish(word)` of `m` words (and their payloads) from `src` to `dst`.
 ///
 /// # Safety
-/// Valid pointers for `m` elements; the two sides are the same or do not overlap.
+/// Valid runs of `m` elements that are the same or do not overlap.
 unsafe fn finish_copy<W: Word, P: Copy>(
-    ks: *const W,
-    ps: *const P,
-    kd: *mut W,
-    pd: *mut P,
+    src: Run<W, P>,
+    dst: Run<W, P>,
     m: usize,
     finish: &impl Fn(W) -> W,
 ) {
     for i in 0..m {
         // SAFETY: the caller's contract.
         unsafe {
-            *kd.add(i) = finish(*ks.add(i));
-            if !std::ptr::eq(ps, pd as *const P) {
-                *pd.add(i) = *ps.add(i);
+            *dst.keys.add(i) = finish(*src.keys.add(i));
+            if !std::ptr::eq(src.pay, dst.pay) {
+                *dst.pay.add(i) = *src.pay.add(i);
             }
         }
     }
@@ -323,9 +340,9 @@ fn sort_part<W: Word, P: Copy>(
     }
     let bytes = 2 * m * (std::mem::size_of::<W>() + std::mem::size_of::<P>());
     if bytes <= CACHE_BYTES {
-        let (kp, pp) = (k.as_mut_ptr(), p.as_mut_ptr());
+        let run = Run::of(k, p);
         // SAFETY: in place on `m` (< 2^32, a part of a checked input) elements.
-        unsafe { sort_in_cache(kp, pp, kp, pp, m, bits, sc, finish) };
+        unsafe { sort_in_cache(run, run, m, bits, sc, finish) };
         return;
     }
     // Too large for the cache: partition once more by the top digit of what varies here.
@@ -357,36 +374,18 @@ fn sort_part<W: Word, P: Copy>(
     }
     // SAFETY: `k`/`p` and `tk`/`tp` are distinct buffers of at least `m` elements.
     unsafe {
-        counting_pass(
-            k.as_ptr(),
-            p.as_ptr(),
-            tk.as_mut_ptr(),
-            tp.as_mut_ptr(),
-            m,
-            shift,
-            &mut offsets,
-            &|w| w,
-        )
+        counting_pass(Run::of(k, p), Run::of(&mut tk, &mut tp), m, shift, &mut offsets, &|w| w)
     };
     let mut inner = Scratch::new();
     for d in 0..r {
         let (s, e) = (starts[d], starts[d + 1]);
         let sub = 2 * (e - s) * (std::mem::size_of::<W>() + std::mem::size_of::<P>());
+        let (parted, part) =
+            (Run::of(&mut tk[s..e], &mut tp[s..e]), Run::of(&mut k[s..e], &mut p[s..e]));
         if sub <= CACHE_BYTES {
-            // SAFETY: ranges `s..e` of distinct buffers; sorted from the partition straight
+            // SAFETY: equal ranges of distinct buffers; sorted from the partition straight
             // back into `k`/`p`.
-            unsafe {
-                sort_in_cache(
-                    tk.as_mut_ptr().add(s),
-                    tp.as_mut_ptr().add(s),
-                    k.as_mut_ptr().add(s),
-                    p.as_mut_ptr().add(s),
-                    e - s,
-                    shift,
-                    sc,
-                    finish,
-                )
-            };
+            unsafe { sort_in_cache(parted, part, e - s, shift, sc, finish) };
         } else {
             k[s..e].copy_from_slice(&tk[s..e]);
             p[s..e].copy_from_slice(&tp[s..e]);
@@ -441,6 +440,50 @@ fn stream_fence() {
     };
 }
 
+/// `partition_chunk`, compiled for AVX2 where the CPU has it (the conversion to words
+/// vectorises).
+///
+/// # Safety
+/// As for `partition_chunk`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn partition_chunk_best<T: Copy, W: Word, P: Copy>(
+    src: &[T],
+    first: usize,
+    key: &impl Fn(T) -> W,
+    payload: &impl Fn(usize) -> P,
+    kd: *mut W,
+    pd: *mut P,
+    offsets: &mut [usize],
+    shift: u32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked above); the rest is the caller's contract.
+        return unsafe { partition_chunk_avx2(src, first, key, payload, kd, pd, offsets, shift) };
+    }
+    // SAFETY: the caller's contract.
+    unsafe { partition_chunk(src, first, key, payload, kd, pd, offsets, shift) }
+}
+
+/// # Safety
+/// As for `partition_chunk`, and the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn partition_chunk_avx2<T: Copy, W: Word, P: Copy>(
+    src: &[T],
+    first: usize,
+    key: &impl Fn(T) -> W,
+    payload: &impl Fn(usize) -> P,
+    kd: *mut W,
+    pd: *mut P,
+    offsets: &mut [usize],
+    shift: u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe { partition_chunk(src, first, key, payload, kd, pd, offsets, shift) }
+}
+
 /// The partitioning scatter of one chunk (source positions `first..`), through a
 /// write-combining buffer: a digit's words gather in a line that goes out whole once it
 /// fills. `offsets[d]` is where the chunk's first word of digit `d` goes; on return, past its
@@ -450,6 +493,7 @@ fn stream_fence() {
 /// `kd`/`pd` are valid for every position the offsets reach, and no other task writes the
 /// positions this chunk's offsets cover.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
     src: &[T],
     first: usize,
@@ -470,34 +514,50 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
     let start: Vec<usize> = offsets.to_vec();
     // the line phase of output position 0: position `e` sits in slot `(e + phase) % l`
     let phase = (kd as usize / std::mem::size_of::<W>()) % l;
-    let o = offsets.as_mut_ptr();
-    for (j, &x) in src.iter().enumerate() {
-        let k = key(x);
-        let d = k.digit(shift, mask);
-        // SAFETY: `d < r` indexes `offsets` and the buffers; output positions are inside the
-        // chunk's ranges (the contract); the buffers are `r * l` elements.
-        unsafe {
-            let i = *o.add(d);
-            let slot = (i + phase) % l;
-            *kb.add(d * l + slot) = k;
-            *pb.add(d * l + slot) = payload(first + j);
-            *o.add(d) = i + 1;
-            if slot == l - 1 {
-                // the line ending at position `i` is full, or starts before this chunk's
-                // first position of the digit (then only its tail is ours)
-                let st = *start.get_unchecked(d);
-                if i + 1 >= st + l {
-                    stream_line(kb.add(d * l), kd.add(i + 1 - l));
-                    std::ptr::copy_nonoverlapping(pb.add(d * l), pd.add(i + 1 - l), l);
-                } else {
-                    for e in st..=i {
-                        let s = (e + phase) % l;
-                        *kd.add(e) = *kb.add(d * l + s);
-                        *pd.add(e) = *pb.add(d * l + s);
+    // per digit, the next position plus the phase (32 bits: the cursors stay in L1 with the
+    // hot lines); its low bits are the slot in the line
+    let mut cursors: Vec<u32> = offsets.iter().map(|&o| (o + phase) as u32).collect();
+    let c = cursors.as_mut_ptr();
+    // words and digits are made a block at a time (a loop that vectorises), then scattered
+    let mut words = [W::ZERO; 64];
+    let mut digits = [0u16; 64];
+    for (b, block) in src.chunks(64).enumerate() {
+        for ((w, dg), &x) in words.iter_mut().zip(digits.iter_mut()).zip(block) {
+            *w = key(x);
+            *dg = w.digit(shift, mask) as u16;
+        }
+        for (jb, (&k, &dg)) in words.iter().zip(&digits).take(block.len()).enumerate() {
+            let j = b * 64 + jb;
+            let d = dg as usize;
+            // SAFETY: `d < r` indexes the cursors and the buffers; output positions are inside the
+            // chunk's ranges (the contract); the buffers are `r * l` elements.
+            unsafe {
+                let cur = *c.add(d) as usize;
+                let slot = cur % l;
+                *kb.add(d * l + slot) = k;
+                *pb.add(d * l + slot) = payload(first + j);
+                *c.add(d) = (cur + 1) as u32;
+                if slot == l - 1 {
+                    // the line ending at position `i` is full, or starts before this chunk's
+                    // first position of the digit (then only its tail is ours)
+                    let i = cur - phase;
+                    let st = *start.get_unchecked(d);
+                    if i + 1 >= st + l {
+                        stream_line(kb.add(d * l), kd.add(i + 1 - l));
+                        std::ptr::copy_nonoverlapping(pb.add(d * l), pd.add(i + 1 - l), l);
+                    } else {
+                        for e in st..=i {
+                            let s = (e + phase) % l;
+                            *kd.add(e) = *kb.add(d * l + s);
+                            *pd.add(e) = *pb.add(d * l + s);
+                        }
                     }
                 }
             }
         }
+    }
+    for (o, &cur) in offsets.iter_mut().zip(&cursors) {
+        *o = cur as usize - phase;
     }
     // the partly filled lines
     for d in 0..r {
@@ -618,7 +678,8 @@ pub(crate) fn sort_words<T, W, P>(
 {
     let n = src.len();
     assert!(words.len() == n && pay.len() == n, "internal error: radix output lengths");
-    assert!(n <= u32::MAX as usize, "internal error: radix input of {n} elements");
+    // positions (plus a line's phase) and payload positions are 32-bit
+    assert!(n <= u32::MAX as usize - 64, "internal error: radix input of {n} elements");
     if n == 0 {
         return;
     }
@@ -660,7 +721,9 @@ pub(crate) fn sort_words<T, W, P>(
         let part = &src[c * chunk..n.min((c + 1) * chunk)];
         // SAFETY: the offsets of all chunks partition 0..n, so each chunk writes its own
         // positions of `words` and `pay` (both n long).
-        unsafe { partition_chunk(part, c * chunk, &key, &payload, kd.0, pd.0, &mut off, shift) };
+        unsafe {
+            partition_chunk_best(part, c * chunk, &key, &payload, kd.0, pd.0, &mut off, shift)
+        };
     };
     if chunks > 1 {
         offsets.into_par_iter().enumerate().for_each(partition);

@@ -171,6 +171,13 @@ struct SharedPtr<T>(*mut T);
 unsafe impl<T> Send for SharedPtr<T> {}
 unsafe impl<T> Sync for SharedPtr<T> {}
 
+impl<T> SharedPtr<T> {
+    /// The pointer (a method, so that closures capture the whole `SharedPtr`).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
 /// Sorts the contiguous elements `src` into `out` (same length), and writes each sorted
 /// element's position in `src` to `index` when one is given. `parallel` lets the engine use
 /// the thread pool (callers sorting many segments at once run each on one thread).
@@ -371,7 +378,7 @@ pub(crate) fn gather_along<V: Copy + Send + Sync>(
             let p = seg.at(s, j);
             // SAFETY: segments are disjoint, so each position is written by one task; `p` is
             // inside `out`, which has as many elements as `data`.
-            unsafe { *op.0.add(p) = data[seg.at(s, index[p] as usize)] };
+            unsafe { *op.get().add(p) = data[seg.at(s, index[p] as usize)] };
         }
     });
     out

@@ -34,8 +34,8 @@ const SCAN_BLOCK: u32 = 1024;
 const RADIX: usize = 256;
 /// Elements per block of the compaction kernels (`EF_UNIQUE_TILE`).
 const UNIQUE_TILE: usize = 256 * 16;
-/// Blocks per multiprocessor the scatter is sized for (its launch bounds ask for 2).
-const SCATTER_BLOCKS_PER_SM: u32 = 2;
+/// Blocks per multiprocessor the scatter is sized for (its launch bounds ask for 3).
+const SCATTER_BLOCKS_PER_SM: u32 = 3;
 /// The most elements one sort handles: positions are u32, and `n` of them plus counts must
 /// stay below 2^31.
 pub(crate) const MAX_ELEMENTS: u64 = (1 << 31) - 1;

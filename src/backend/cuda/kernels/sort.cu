@@ -215,7 +215,7 @@ extern "C" __global__ void __launch_bounds__(1024) ef_sort_scan(unsigned* c, lon
   }
 }
 
-extern "C" __global__ void __launch_bounds__(EF_BLOCK, 2) ef_sort_scatter(SortArgs a) {
+extern "C" __global__ void __launch_bounds__(EF_BLOCK, 3) ef_sort_scatter(SortArgs a) {
   __shared__ ef_word s_keys[EF_TILE];       // the tile in digit order (payloads reuse it)
   __shared__ unsigned char s_digit[EF_TILE]; // the digit of each of those
   __shared__ unsigned s_whist[EF_WARPS][EF_RADIX];
