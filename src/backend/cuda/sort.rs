@@ -9,8 +9,10 @@
 //! whose result size the host must know.
 //!
 //! Passes: one per byte of the element (f32: 4, f64: 8, u8 and bool: 1), and, for batched
-//! sorts, one per byte of the largest segment number. Each pass reads its keys twice (count,
-//! then scatter) and writes them once; 2^26 f32 keys move 4 x 768 MB.
+//! sorts, one per byte of the largest segment number. One kernel counts the digits of every
+//! key pass in a single read of the elements; then each pass reads its keys once and writes
+//! them once (tiles find where their keys go by decoupled look-back, see `kernels/sort.cu`):
+//! 2^26 f32 keys move 256 MB + 4 x 512 MB.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -28,14 +30,14 @@ const SOURCE: &str = include_str!("kernels/sort.cu");
 
 /// Threads per block of every kernel but the scan (`EF_BLOCK`).
 const BLOCK: u32 = 256;
-/// Threads of the scan's one block.
+/// Threads of the scan's one block (used by the compaction).
 const SCAN_BLOCK: u32 = 1024;
 /// Digit values per pass (`EF_RADIX`).
 const RADIX: usize = 256;
 /// Elements per block of the compaction kernels (`EF_UNIQUE_TILE`).
 const UNIQUE_TILE: usize = 256 * 16;
-/// Blocks per multiprocessor the scatter is sized for (its launch bounds ask for 3).
-const SCATTER_BLOCKS_PER_SM: u32 = 3;
+/// Blocks per multiprocessor of the histogram kernel (each walks a grid-strided share).
+const HISTOGRAM_BLOCKS_PER_SM: u32 = 4;
 /// The most elements one sort handles: positions are u32, and `n` of them plus counts must
 /// stay below 2^31.
 pub(crate) const MAX_ELEMENTS: u64 = (1 << 31) - 1;
@@ -48,7 +50,7 @@ const SEG_PASS: i32 = 8;
 const WRITE_VALS: i32 = 16;
 const ALONG: i32 = 32;
 
-/// The one parameter of the count and scatter kernels; the layout matches `struct SortArgs`.
+/// The one parameter of the sort kernels; the layout matches `struct SortArgs`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 struct SortArgs {
@@ -60,13 +62,17 @@ struct SortArgs {
     out: u64,
     idx_out: u64,
     counts: u64,
+    starts: u64,
+    status: u64,
+    next_tile: u64,
     n: i64,
     tiles: i64,
-    tiles_per_block: i64,
     seg_len: u32,
     shift: i32,
     flags: i32,
-    blocks: i32,
+    pass: i32,
+    passes: i32,
+    pad: i32,
 }
 
 /// What a sort returns besides the sorted elements: each element's source position.
@@ -81,9 +87,11 @@ pub(crate) enum Positions {
 
 /// The compiled kernels of one variant.
 struct SortKernels {
-    count: KernelFn,
+    clear: KernelFn,
+    histogram: KernelFn,
+    starts: KernelFn,
+    onesweep: KernelFn,
     scan: KernelFn,
-    scatter: KernelFn,
     gather: KernelFn,
     unique_count: KernelFn,
     unique_write: KernelFn,
@@ -109,12 +117,14 @@ fn bits_type(size: usize) -> &'static str {
     }
 }
 
-/// Keys per thread in a tile: 16 four-byte words (a 16 KiB tile in shared memory), 8 of 8.
-fn items(size: usize) -> usize {
-    if size == 8 {
-        8
-    } else {
-        16
+/// Keys per thread in a tile (`EF_ITEMS`): 20 four-byte words alone (a 20 KiB tile in shared
+/// memory; longer runs of each digit per tile write fuller sectors), 16 with payloads (their
+/// shared copy must fit too), 8 eight-byte words.
+fn items(size: usize, vals: bool) -> usize {
+    match (size, vals) {
+        (8, _) => 8,
+        (_, true) => 16,
+        _ => 20,
     }
 }
 
@@ -127,7 +137,7 @@ pub(crate) fn source(dtype: DType, vals: bool) -> String {
         "#define EF_ELEM_BYTES {size}\n#define EF_KIND {kind}\ntypedef {} ef_bits;\n\
          typedef {word} ef_word;\n#define EF_ITEMS {}\n#define EF_VALS {}\n{SOURCE}",
         bits_type(size),
-        items(size),
+        items(size, vals),
         vals as u8
     )
 }
@@ -142,15 +152,17 @@ fn kernels(dev: &Device, dtype: DType, vals: bool) -> Result<Arc<SortKernels>, E
         super::nvrtc::count_memory_hit();
         return Ok(k.clone());
     }
-    let first = dev.kernels().get(dev, &source(dtype, vals), "ef_sort_count")?;
+    let first = dev.kernels().get(dev, &source(dtype, vals), "ef_sort_onesweep")?;
     let other = |entry: &str| first.sibling(entry);
     let k = Arc::new(SortKernels {
+        clear: other("ef_sort_clear")?,
+        histogram: other("ef_sort_histogram")?,
+        starts: other("ef_sort_starts")?,
         scan: other("ef_sort_scan")?,
-        scatter: other("ef_sort_scatter")?,
         gather: other("ef_sort_gather")?,
         unique_count: other("ef_unique_count")?,
         unique_write: other("ef_unique_write")?,
-        count: first,
+        onesweep: first,
     });
     table.lock().unwrap_or_else(|e| e.into_inner()).insert(id, k.clone());
     Ok(k)
@@ -230,12 +242,14 @@ pub(crate) fn sort_dense(
     let vals = positions != Positions::None || segments > 1;
     let k = kernels(dev, dtype, vals)?;
 
-    let tile = BLOCK as usize * items(size);
+    let tile = BLOCK as usize * items(size, vals);
     let tiles = n.div_ceil(tile);
-    let want_blocks = (dev.sm_count() * SCATTER_BLOCKS_PER_SM) as usize;
-    let tiles_per_block = tiles.div_ceil(want_blocks.max(1));
-    let blocks = tiles.div_ceil(tiles_per_block);
-    let counts = dev.memory().alloc(RADIX * blocks * 4)?;
+    // digit counts of the key passes, digit starts of every pass, one status word per tile
+    // and digit, one tile counter per pass
+    let counts = dev.memory().alloc(size * RADIX * 4)?;
+    let starts = dev.memory().alloc(passes as usize * RADIX * 4)?;
+    let status = dev.memory().alloc(tiles * RADIX * 8)?;
+    let next_tile = dev.memory().alloc(passes as usize * 4)?;
 
     // Intermediate words and payloads alternate between two buffers; the last pass writes the
     // outputs. A buffer is allocated only if some pass writes it.
@@ -261,13 +275,30 @@ pub(crate) fn sort_dense(
         out: out.ptr(),
         idx_out: idx_out.as_ref().map_or(0, |m| m.ptr()),
         counts: counts.ptr(),
+        starts: starts.ptr(),
+        status: status.ptr(),
+        next_tile: next_tile.ptr(),
         n: n as i64,
         tiles: tiles as i64,
-        tiles_per_block: tiles_per_block as i64,
         seg_len: seg_len as u32,
-        blocks: blocks as i32,
+        passes: passes as i32,
+        flags: if descending { DESC } else { 0 },
         ..SortArgs::default()
     };
+    let sms = dev.sm_count();
+    let histogram_blocks = (tiles as u64).min((sms * HISTOGRAM_BLOCKS_PER_SM) as u64) as u32;
+    {
+        let mut args_ptr = [&mut a as *mut SortArgs as *mut c_void];
+        // SAFETY: the three kernels take one `SortArgs` by value (this struct's layout): the
+        // clear writes `counts` (size x RADIX), `status` (tiles x RADIX) and `next_tile`
+        // (passes); the histogram reads the `n` input elements and adds to `counts`; the
+        // starts kernel (one block per pass) reads `counts` and writes `starts`.
+        unsafe {
+            launch(dev, &k.clear, sms * 4, BLOCK, &mut args_ptr)?;
+            launch(dev, &k.histogram, histogram_blocks, BLOCK, &mut args_ptr)?;
+            launch(dev, &k.starts, passes, BLOCK, &mut args_ptr)?;
+        }
+    }
     for pass in 0..passes {
         let mut flags = if descending { DESC } else { 0 };
         if pass == 0 {
@@ -294,27 +325,17 @@ pub(crate) fn sort_dense(
             a.shift = 8 * pass as i32;
         }
         a.flags = flags;
+        a.pass = pass as i32;
         let mut args_ptr = [&mut a as *mut SortArgs as *mut c_void];
-        let mut counts_ptr = counts.ptr();
-        let mut counts_len = (RADIX * blocks) as i64;
-        let mut scan_args = [
-            &mut counts_ptr as *mut u64 as *mut c_void,
-            &mut counts_len as *mut i64 as *mut c_void,
-        ];
-        // SAFETY: the count and scatter kernels take one `SortArgs` by value (this struct's
-        // layout); its pointers are the input (live: the caller holds it), the outputs and
-        // temporaries allocated above for `n` elements (`counts` for RADIX * blocks), and
-        // the grid is the `blocks` the ranges were cut for. The scan takes the counts and
-        // their length.
-        unsafe {
-            launch(dev, &k.count, blocks as u32, BLOCK, &mut args_ptr)?;
-            launch(dev, &k.scan, 1, SCAN_BLOCK, &mut scan_args)?;
-            launch(dev, &k.scatter, blocks as u32, BLOCK, &mut args_ptr)?;
-        }
+        // SAFETY: `ef_sort_onesweep` takes one `SortArgs` by value; its pointers are the input
+        // (live: the caller holds it), the outputs and temporaries allocated above for `n`
+        // elements, and the status words of `tiles` tiles; one block per tile (each takes
+        // the next tile from the pass's counter, which the clear zeroed).
+        unsafe { launch(dev, &k.onesweep, tiles as u32, BLOCK, &mut args_ptr)? };
     }
     // the temporaries go back to the pool; their next user is ordered after these kernels
     drop(temps);
-    drop(counts);
+    drop((counts, starts, status, next_tile));
     Ok((out, idx_out))
 }
 
@@ -425,7 +446,7 @@ mod tests {
     /// The parameter struct has the C layout of `struct SortArgs`.
     #[test]
     fn args_match_the_kernel_struct() {
-        assert_eq!(std::mem::size_of::<SortArgs>(), 8 * 8 + 3 * 8 + 4 * 4);
+        assert_eq!(std::mem::size_of::<SortArgs>(), 11 * 8 + 2 * 8 + 6 * 4);
         assert_eq!(std::mem::align_of::<SortArgs>(), 8);
     }
 

@@ -9,16 +9,19 @@
 //   EF_ITEMS        keys per thread in a tile
 //   EF_VALS         1 when a payload (a u32 source position) travels with the keys
 //
-// A pass is three kernels on the same stream:
-//   ef_sort_count    each block counts the digit of the keys in its range of tiles, written
-//                    digit-major: counts[digit * blocks + block];
-//   ef_sort_scan     one block turns the counts into exclusive prefix sums, in place: then
-//                    counts[d * blocks + b] is where block b writes its first key of digit d
-//                    (all smaller digits first, then digit d of earlier blocks: stable);
-//   ef_sort_scatter  each block walks its tiles in order; a tile's keys are ranked by digit in
-//                    shared memory (stable: warp match for equal digits, then per-warp counts),
-//                    exchanged there into digit order, and written out so that consecutive
-//                    threads write consecutive addresses of each digit's run.
+// Before the passes, on the same stream:
+//   ef_sort_clear      zeroes the digit counts, the tile status words and the tile counters;
+//   ef_sort_histogram  counts the digits of every key pass in one read of the elements;
+//   ef_sort_starts     one block per pass turns its 256 counts into where each digit's first
+//                      key goes (the digit counts of the segment passes follow from the
+//                      segment length and need no reading).
+// Then one kernel per pass, ef_sort_onesweep: each block takes the next tile (a counter
+// hands tiles out in order), ranks its keys by digit in shared memory (stable: warp match for
+// equal digits, then per-warp counts), publishes its per-digit counts, and finds how many keys
+// of each digit the tiles before it hold by looking back at their published counts (decoupled
+// look-back: it sums counts until it meets a tile that has published its running total). It
+// then writes its keys in digit order, so that consecutive threads write consecutive
+// addresses of each digit's run. Every pass reads and writes the keys once.
 // The first pass reads the elements and turns them into order-preserving words (and the
 // payload is the element's position); the last pass turns words back into elements. Batched
 // sorts (many segments of `seg_len` consecutive elements) run the key passes first and then
@@ -59,21 +62,25 @@
 #define EF_KEY_MASK ((ef_word)(ef_bits)~(ef_bits)0)
 
 struct SortArgs {
-  const void* in;          // EF_FIRST: the elements, dense
-  const ef_word* keys_in;  // other passes: the words of the previous pass
-  const unsigned* vals_in; // other passes (EF_VALS): the payloads of the previous pass
-  ef_word* keys_out;       // passes but the last: words
-  unsigned* vals_out;      // passes but the last (EF_VALS): payloads
-  void* out;               // EF_LAST: the sorted elements
-  unsigned* idx_out;       // EF_LAST with EF_WRITE_VALS: payloads
-  unsigned* counts;        // EF_RADIX * blocks
+  const void* in;              // EF_FIRST: the elements, dense
+  const ef_word* keys_in;      // other passes: the words of the previous pass
+  const unsigned* vals_in;     // other passes (EF_VALS): the payloads of the previous pass
+  ef_word* keys_out;           // passes but the last: words
+  unsigned* vals_out;          // passes but the last (EF_VALS): payloads
+  void* out;                   // EF_LAST: the sorted elements
+  unsigned* idx_out;           // EF_LAST with EF_WRITE_VALS: payloads
+  unsigned* counts;            // EF_ELEM_BYTES x EF_RADIX digit counts of the key passes
+  unsigned* starts;            // passes x EF_RADIX: where each digit's first key goes
+  unsigned long long* status;  // tiles x EF_RADIX tile status words (ef_sort_onesweep)
+  unsigned* next_tile;         // one tile counter per pass
   long long n;
   long long tiles;
-  long long tiles_per_block;
   unsigned seg_len;
-  int shift;               // the digit's lowest bit (in the word, or in the segment number)
+  int shift;                   // the digit's lowest bit (in the word, or in the segment number)
   int flags;
-  int blocks;
+  int pass;                    // this pass's number, from 0
+  int passes;                  // key passes (EF_ELEM_BYTES) and segment passes
+  int pad;
 };
 
 __device__ __forceinline__ bool ef_is_nan(ef_bits b) {
@@ -115,65 +122,361 @@ __device__ __forceinline__ ef_bits ef_from_word(ef_word w, bool desc) {
 #endif
 }
 
-// Element `i`'s word and payload as this pass reads them.
-__device__ __forceinline__ void ef_load(const SortArgs& a, long long i, ef_word* key,
-                                        unsigned* val) {
-  if (a.flags & EF_FIRST) {
-    *key = ef_to_word(((const ef_bits*)a.in)[i], (a.flags & EF_DESC) != 0);
-    *val = (unsigned)i;
-  } else {
-    *key = a.keys_in[i];
-#if EF_VALS
-    *val = a.vals_in[i];
-#else
-    *val = 0u;
-#endif
+// The lanes of the warp whose digit equals this lane's: a digit is 0..255, or EF_RADIX for a
+// lane with nothing to rank (which matches no lane). Eight ballots, one per bit of the digit,
+// cost far less than the hardware's general match instruction.
+template <bool FULL>
+__device__ __forceinline__ unsigned ef_peers(unsigned d) {
+  // in a full tile every lane has a digit
+  unsigned peers = FULL ? EF_FULL : __ballot_sync(EF_FULL, d < EF_RADIX);
+#pragma unroll
+  for (int b = 0; b < 8; b++) {
+    // the lanes that agree with this one on bit b: the ballot of the bit, inverted where
+    // this lane's bit is clear (four instructions; plain C takes six)
+    unsigned agree;
+    asm("{\n\t.reg .pred p;\n\t"
+        "and.b32 %0, %1, %2;\n\t"
+        "setp.ne.u32 p, %0, 0;\n\t"
+        "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t"
+        "@!p not.b32 %0, %0;\n\t}"
+        : "=r"(agree)
+        : "r"(d), "r"(1u << b));
+    peers &= agree;
   }
+  return peers;
 }
 
-__device__ __forceinline__ unsigned ef_digit(const SortArgs& a, ef_word key, unsigned val) {
-#if EF_VALS
-  if (a.flags & EF_SEG_PASS) return ((val / a.seg_len) >> a.shift) & 0xffu;
-#endif
-  return (unsigned)(key >> a.shift) & 0xffu;
+// The exclusive prefix sum of `v` over the block's threads in thread order, and in `total`
+// the sum of all. `s_wsum` is shared scratch of EF_WARPS words. Every thread takes part.
+__device__ __forceinline__ unsigned ef_block_exclusive(unsigned v, unsigned* s_wsum,
+                                                       unsigned* total) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned incl = v;
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned y = __shfl_up_sync(EF_FULL, incl, o);
+    if (lane >= o) incl += y;
+  }
+  if (lane == 31) s_wsum[warp] = incl;
+  __syncthreads();
+  unsigned before = 0u, all = 0u;
+  for (int w = 0; w < EF_WARPS; w++) {
+    const unsigned s = s_wsum[w];
+    if (w < warp) before += s;
+    all += s;
+  }
+  __syncthreads();  // s_wsum may be reused once every thread has read it
+  *total = all;
+  return before + incl - v;
 }
 
-// The range of tiles block `b` sorts, as element positions [begin, end).
-__device__ __forceinline__ void ef_block_range(const SortArgs& a, long long b, long long* begin,
-                                               long long* end) {
-  long long first = b * a.tiles_per_block;
-  long long last = min(first + a.tiles_per_block, a.tiles);
-  *begin = first * EF_TILE;
-  *end = min(last * EF_TILE, a.n);
+// Zeroes what the passes accumulate into: the key passes' digit counts, the tile status words
+// and the tile counters.
+extern "C" __global__ void __launch_bounds__(EF_BLOCK) ef_sort_clear(SortArgs a) {
+  const long long stride = (long long)gridDim.x * EF_BLOCK;
+  const long long first = (long long)blockIdx.x * EF_BLOCK + threadIdx.x;
+  for (long long i = first; i < a.tiles * EF_RADIX; i += stride) a.status[i] = 0ull;
+  for (long long i = first; i < EF_ELEM_BYTES * EF_RADIX; i += stride) a.counts[i] = 0u;
+  for (long long i = first; i < a.passes; i += stride) a.next_tile[i] = 0u;
 }
 
-extern "C" __global__ void __launch_bounds__(EF_BLOCK) ef_sort_count(SortArgs a) {
-  __shared__ unsigned hist[EF_WARPS][EF_RADIX];
-  const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
-  for (int d = lane; d < EF_RADIX; d += 32) hist[warp][d] = 0u;
-  __syncwarp();
-  long long begin, end;
-  ef_block_range(a, blockIdx.x, &begin, &end);
-  // every lane of a warp takes part in each step (the match needs the whole warp); lanes
-  // past the end carry the digit EF_RADIX, which is never counted
-  for (long long base = begin; base < end; base += EF_BLOCK) {
-    long long i = base + t;
-    unsigned d = EF_RADIX;
-    if (i < end) {
-      ef_word k;
-      unsigned v;
-      ef_load(a, i, &k, &v);
-      d = ef_digit(a, k, v);
+// Shared histograms of the histogram kernel: lanes l, l + PARTS, ... share one copy, so that
+// equal digits in a warp (common in the high bytes) collide on one counter at most
+// EF_ELEM_BYTES ways; the odd stride puts the copies' counters of one digit in different banks.
+#define EF_HIST_PARTS (32 / EF_ELEM_BYTES)
+#define EF_HIST_STRIDE (EF_ELEM_BYTES * EF_RADIX + 1)
+
+// Counts the digits of every key pass over a grid-strided share of the elements (as the first
+// pass reads them) and adds them to a.counts[pass * EF_RADIX + digit].
+extern "C" __global__ void __launch_bounds__(EF_BLOCK) ef_sort_histogram(SortArgs a) {
+  __shared__ unsigned hist[EF_HIST_PARTS * EF_HIST_STRIDE];
+  const int t = threadIdx.x;
+  for (int i = t; i < EF_HIST_PARTS * EF_HIST_STRIDE; i += EF_BLOCK) hist[i] = 0u;
+  __syncthreads();
+  unsigned* mine = hist + (t % EF_HIST_PARTS) * EF_HIST_STRIDE;
+  const bool desc = (a.flags & EF_DESC) != 0;
+  const ef_bits* in = (const ef_bits*)a.in;
+  for (long long base = (long long)blockIdx.x * EF_TILE; base < a.n;
+       base += (long long)gridDim.x * EF_TILE) {
+    // all loads first, so that a tile's worth is in flight at once
+    ef_word key[EF_ITEMS];
+#pragma unroll
+    for (int i = 0; i < EF_ITEMS; i++) {
+      const long long e = base + i * EF_BLOCK + t;
+      key[i] = e < a.n ? ef_to_word(in[e], desc) : (ef_word)0;
     }
-    // one shared-memory add per distinct digit of the warp: equal digits (common in the high
-    // bytes) would otherwise serialise on one counter
-    unsigned peers = __match_any_sync(EF_FULL, d);
-    if (d < EF_RADIX && lane == __ffs(peers) - 1) atomicAdd(&hist[warp][d], __popc(peers));
+#pragma unroll
+    for (int i = 0; i < EF_ITEMS; i++) {
+      if (base + i * EF_BLOCK + t < a.n) {
+#pragma unroll
+        for (int p = 0; p < EF_ELEM_BYTES; p++)
+          atomicAdd(&mine[p * EF_RADIX + ((unsigned)(key[i] >> (8 * p)) & 0xffu)], 1u);
+      }
+    }
   }
   __syncthreads();
-  unsigned sum = 0;
-  for (int w = 0; w < EF_WARPS; w++) sum += hist[w][t];
-  a.counts[(long long)t * a.blocks + blockIdx.x] = sum;
+  for (int i = t; i < EF_ELEM_BYTES * EF_RADIX; i += EF_BLOCK) {
+    unsigned sum = 0u;
+    for (int part = 0; part < EF_HIST_PARTS; part++) sum += hist[part * EF_HIST_STRIDE + i];
+    if (sum) atomicAdd(&a.counts[i], sum);
+  }
+}
+
+// Block p turns pass p's digit counts into a.starts[p * EF_RADIX + digit]: the number of keys
+// with a smaller digit. A segment pass's counts need no reading: segment numbers 0..segments
+// each label seg_len keys, so how many have byte j equal to d follows from the numbers.
+extern "C" __global__ void __launch_bounds__(EF_BLOCK) ef_sort_starts(SortArgs a) {
+  __shared__ unsigned s_wsum[EF_WARPS];
+  const int p = blockIdx.x, d = threadIdx.x;
+  unsigned c;
+  if (p < EF_ELEM_BYTES) {
+    c = a.counts[p * EF_RADIX + d];
+  } else {
+    const unsigned long long segments = (unsigned long long)a.n / a.seg_len;
+    const int j = p - EF_ELEM_BYTES;
+    const unsigned long long unit = 1ull << (8 * j), cycle = unit << 8;
+    const unsigned long long rest = segments % cycle, low = (unsigned long long)d * unit;
+    unsigned long long numbers = (segments / cycle) * unit;
+    if (rest > low) numbers += min(rest - low, unit);
+    c = (unsigned)(numbers * a.seg_len);
+  }
+  unsigned total;
+  a.starts[p * EF_RADIX + d] = ef_block_exclusive(c, s_wsum, &total);
+}
+
+// Tile status words (one per tile and digit): the pass's tag (pass + 1) in bits 34 and up, a
+// flag in bits 32-33, a count in bits 0-31. A word of another tag is not yet written for this
+// pass. EF_AGGREGATE: the count is the tile's own keys of that digit; EF_PREFIX: it is the
+// keys of that digit in this tile and every tile before it.
+#define EF_AGGREGATE 1ull
+#define EF_PREFIX 2ull
+
+// Status words are written and read with relaxed device-scope accesses: each word is one
+// self-contained value, and device scope keeps them in L2 without the cost of a volatile
+// (system-scope) access.
+__device__ __forceinline__ void ef_publish(unsigned long long* w, unsigned long long tag,
+                                           unsigned long long flag, unsigned count) {
+  const unsigned long long v = (tag << 34) | (flag << 32) | count;
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(w), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long ef_status(const unsigned long long* w) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(w) : "memory");
+  return v;
+}
+
+// Look-back window: the status words of this many earlier tiles are read at once, which
+// shortens the chain of dependent reads when they hold counts but no running total yet.
+#define EF_LOOK_BACK 8
+
+// The keys of digit `d` in the tiles before `tile`: summed from their status words, from the
+// nearest back, until one holds a running total; waits where one is not written yet.
+__device__ __forceinline__ unsigned ef_look_back(const unsigned long long* status, unsigned tile,
+                                                 int d, unsigned long long tag) {
+  unsigned before = 0u;
+  long long j = (long long)tile - 1;  // the nearest tile not yet summed
+  while (j >= 0) {
+    unsigned long long s[EF_LOOK_BACK];
+#pragma unroll
+    for (int k = 0; k < EF_LOOK_BACK; k++)
+      s[k] = j - k >= 0 ? ef_status(status + (j - k) * EF_RADIX + d)
+                        : (tag << 34) | (EF_PREFIX << 32);  // before tile 0: a total of 0
+    int k = 0;
+    for (; k < EF_LOOK_BACK; k++) {
+      if ((s[k] >> 34) != tag) break;  // not written yet: read again from here
+      before += (unsigned)s[k];
+      if ((s[k] >> 32) & EF_PREFIX) return before;
+    }
+    j -= k;
+  }
+  return before;
+}
+
+// One pass: block takes the next tile, ranks it, publishes its counts, looks back for the
+// keys of each digit before it, and writes its keys to their places.
+#ifndef EF_SWEEP_BLOCKS
+#define EF_SWEEP_BLOCKS 3  // blocks per multiprocessor the register budget is cut for
+#endif
+
+// The shared memory of one pass's block.
+struct ef_sweep_shared {
+  ef_word keys[EF_TILE];          // the tile in digit order
+#if EF_VALS
+  unsigned vals[EF_TILE];         // their payloads
+  unsigned char digit[EF_TILE];   // their digits (read back in segment passes only)
+#endif
+  unsigned whist[EF_WARPS][EF_RADIX];
+  unsigned shift[EF_RADIX];       // output position minus tile position, per digit
+  unsigned wsum[EF_WARPS];
+  unsigned tile;
+};
+
+// Writes the tile, in digit order from shared memory, to its places: consecutive threads
+// write consecutive positions of a digit's run. LAST: as elements (and positions), else as
+// words and payloads for the next pass; SEG: the digit is the stored one, else the key's.
+template <bool FULL, bool LAST, bool SEG>
+__device__ __forceinline__ void ef_write_tile(const SortArgs& a, const ef_sweep_shared& sh,
+                                              unsigned tile_n) {
+  const bool desc = (a.flags & EF_DESC) != 0;
+#pragma unroll
+  for (int i = 0; i < EF_ITEMS; i++) {
+    const unsigned j = threadIdx.x + i * EF_BLOCK;
+    if (FULL || j < tile_n) {
+      const ef_word k = sh.keys[j];
+#if EF_VALS
+      const unsigned d = SEG ? (unsigned)sh.digit[j] : (unsigned)(k >> a.shift) & 0xffu;
+#else
+      const unsigned d = (unsigned)(k >> a.shift) & 0xffu;
+#endif
+      const unsigned g = sh.shift[d] + j;
+      if (LAST)
+        ((ef_bits*)a.out)[g] = ef_from_word(k, desc);
+      else
+        a.keys_out[g] = k;
+#if EF_VALS
+      if (!LAST) {
+        a.vals_out[g] = sh.vals[j];
+      } else if (a.flags & EF_WRITE_VALS) {
+        const unsigned v = sh.vals[j];
+        a.idx_out[g] = (a.flags & EF_ALONG) ? v % a.seg_len : v;
+      }
+#endif
+    }
+  }
+}
+
+// One pass over one tile (FULL: EF_TILE keys, no bounds to check): load, rank by digit in
+// shared memory, publish the tile's counts, look back for the keys of each digit before it,
+// and write the keys to their places.
+template <bool FULL>
+__device__ __forceinline__ void ef_sweep_tile(const SortArgs& a, ef_sweep_shared& sh) {
+  const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
+  const unsigned below = (1u << lane) - 1u;  // the lanes before this one
+  const unsigned tile = sh.tile;
+  const unsigned tile_base = tile * EF_TILE;  // positions fit 32 bits (n < 2^31)
+  const unsigned tile_end = FULL ? tile_base + EF_TILE : (unsigned)a.n;
+  const bool seg = (a.flags & EF_SEG_PASS) != 0;
+  // warp-striped: item i of lane l of warp w is element w * 32 * EF_ITEMS + i * 32 + l of the
+  // tile, so (warp, item, lane) order is tile order and each load is coalesced
+  const unsigned first_e = tile_base + warp * 32 * EF_ITEMS + lane;
+  ef_word key[EF_ITEMS];
+  unsigned val[EF_ITEMS];
+  unsigned rank[EF_ITEMS];  // the digit (bits 16 and up), then the rank within the warp
+  if (a.flags & EF_FIRST) {
+    const bool desc = (a.flags & EF_DESC) != 0;
+    const ef_bits* in = (const ef_bits*)a.in;
+#pragma unroll
+    for (int i = 0; i < EF_ITEMS; i++) {
+      const unsigned e = first_e + i * 32;
+      key[i] = (FULL || e < tile_end) ? ef_to_word(in[e], desc) : (ef_word)0;
+      val[i] = e;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < EF_ITEMS; i++) {
+      const unsigned e = first_e + i * 32;
+      const bool inside = FULL || e < tile_end;
+      key[i] = inside ? a.keys_in[e] : (ef_word)0;
+#if EF_VALS
+      val[i] = inside ? a.vals_in[e] : 0u;
+#else
+      val[i] = 0u;
+#endif
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < EF_ITEMS; i++) {
+    const unsigned d = seg ? ((val[i] / a.seg_len) >> a.shift) & 0xffu
+                           : (unsigned)(key[i] >> a.shift) & 0xffu;
+    // past the end: the digit EF_RADIX, never counted, never written
+    rank[i] = (FULL || first_e + i * 32 < tile_end ? d : EF_RADIX) << 16;
+  }
+  // rank within the warp: keys of equal digit before this one in (item, lane) order
+  unsigned* whist = sh.whist[warp];
+#pragma unroll
+  for (int i = 0; i < EF_ITEMS; i++) {
+    const unsigned d = rank[i] >> 16;
+    const unsigned peers = ef_peers<FULL>(d);
+    const int leader = __ffs(peers) - 1;
+    unsigned before = 0u;
+    if (lane == leader && (FULL || d < EF_RADIX)) {
+      before = whist[d];
+      whist[d] = before + __popc(peers);
+    }
+    before = __shfl_sync(EF_FULL, before, leader);
+    rank[i] |= before + __popc(peers & below);
+    __syncwarp();  // the next item's leader reads what this one's wrote
+  }
+  __syncthreads();
+  // thread t owns digit t: the warps' counts become offsets within the digit
+  unsigned total = 0u;
+  for (int w = 0; w < EF_WARPS; w++) {
+    const unsigned c = sh.whist[w][t];
+    sh.whist[w][t] = total;
+    total += c;
+  }
+  // publish this tile's count of digit t as early as possible (later tiles wait for it),
+  // then find the keys of digit t in the tiles before this one and publish the running total
+  // at once, so that the look-back of later tiles stops here
+  unsigned long long* my_status = a.status + (unsigned long long)tile * EF_RADIX + t;
+  const unsigned long long tag = (unsigned long long)(a.pass + 1);
+  ef_publish(my_status, tag, tile == 0 ? EF_PREFIX : EF_AGGREGATE, total);
+  const unsigned before = ef_look_back(a.status, tile, t, tag);
+  if (tile > 0) ef_publish(my_status, tag, EF_PREFIX, before + total);
+  unsigned tile_keys;
+  const unsigned start = ef_block_exclusive(total, sh.wsum, &tile_keys);
+  sh.shift[t] = a.starts[a.pass * EF_RADIX + t] + before - start;
+  // each warp's offset within the digit becomes its offset within the tile
+  for (int w = 0; w < EF_WARPS; w++) sh.whist[w][t] += start;
+  __syncthreads();
+  // into digit order in shared memory
+#pragma unroll
+  for (int i = 0; i < EF_ITEMS; i++) {
+    const unsigned d = rank[i] >> 16;
+    if (FULL || d < EF_RADIX) {
+      const unsigned p = (rank[i] & 0xffffu) + whist[d];
+      sh.keys[p] = key[i];
+#if EF_VALS
+      sh.vals[p] = val[i];
+      if (seg) sh.digit[p] = (unsigned char)d;
+#endif
+    }
+  }
+  __syncthreads();
+  const unsigned tile_n = tile_end - tile_base;
+  if (a.flags & EF_LAST) {
+#if EF_VALS
+    if (seg) {
+      ef_write_tile<FULL, true, true>(a, sh, tile_n);
+      return;
+    }
+#endif
+    ef_write_tile<FULL, true, false>(a, sh, tile_n);
+  } else {
+#if EF_VALS
+    if (seg) {
+      ef_write_tile<FULL, false, true>(a, sh, tile_n);
+      return;
+    }
+#endif
+    ef_write_tile<FULL, false, false>(a, sh, tile_n);
+  }
+}
+
+// One pass: each block takes the next tile and sorts it into place (ef_sweep_tile).
+extern "C" __global__ void __launch_bounds__(EF_BLOCK, EF_SWEEP_BLOCKS)
+    ef_sort_onesweep(SortArgs a) {
+  __shared__ ef_sweep_shared sh;
+  const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
+  // tiles are handed out in the order blocks start, so every tile this one waits for in its
+  // look-back belongs to a block that is already running
+  if (t == 0) sh.tile = atomicAdd(&a.next_tile[a.pass], 1u);
+  for (int d = lane; d < EF_RADIX; d += 32) sh.whist[warp][d] = 0u;
+  __syncthreads();
+  if ((long long)(sh.tile + 1) * EF_TILE <= a.n)
+    ef_sweep_tile<true>(a, sh);
+  else
+    ef_sweep_tile<false>(a, sh);
 }
 
 // Exclusive prefix sums of `len` counts, in place, by one block of 1024 threads.
@@ -212,121 +515,6 @@ extern "C" __global__ void __launch_bounds__(1024) ef_sort_scan(unsigned* c, lon
     }
     carry += block_sum;
     __syncthreads();  // warp_sums and block_sum are rewritten by the next round
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(EF_BLOCK, 3) ef_sort_scatter(SortArgs a) {
-  __shared__ ef_word s_keys[EF_TILE];       // the tile in digit order (payloads reuse it)
-  __shared__ unsigned char s_digit[EF_TILE]; // the digit of each of those
-  __shared__ unsigned s_whist[EF_WARPS][EF_RADIX];
-  __shared__ unsigned s_start[EF_RADIX];    // where each digit starts in the tile
-  __shared__ unsigned s_base[EF_RADIX];     // where the block's next key of each digit goes
-  __shared__ unsigned s_wsum[EF_WARPS];
-  const int t = threadIdx.x, warp = t >> 5, lane = t & 31;
-  const unsigned below = (1u << lane) - 1u;  // the lanes before this one
-  const bool desc = (a.flags & EF_DESC) != 0;
-  const bool last = (a.flags & EF_LAST) != 0;
-  s_base[t] = a.counts[(long long)t * a.blocks + blockIdx.x];
-  const long long first_tile = (long long)blockIdx.x * a.tiles_per_block;
-  const long long end_tile = min(first_tile + a.tiles_per_block, a.tiles);
-  for (long long tile = first_tile; tile < end_tile; tile++) {
-    const long long tile_base = tile * EF_TILE;
-    const int tile_n = (int)min((long long)EF_TILE, a.n - tile_base);
-    ef_word key[EF_ITEMS];
-    unsigned val[EF_ITEMS];
-    unsigned dig[EF_ITEMS];
-    unsigned pos[EF_ITEMS];
-    // warp-striped: item i of lane l of warp w is element w * 32 * EF_ITEMS + i * 32 + l of
-    // the tile, so (warp, item, lane) order is tile order and each load is coalesced
-#pragma unroll
-    for (int i = 0; i < EF_ITEMS; i++) {
-      const int e = warp * 32 * EF_ITEMS + i * 32 + lane;
-      if (e < tile_n) {
-        ef_load(a, tile_base + e, &key[i], &val[i]);
-        dig[i] = ef_digit(a, key[i], val[i]);
-      } else {
-        key[i] = 0;
-        val[i] = 0u;
-        dig[i] = EF_RADIX;  // past the end: never counted, never written
-      }
-    }
-    for (int d = lane; d < EF_RADIX; d += 32) s_whist[warp][d] = 0u;
-    __syncwarp();
-    // rank within the warp: keys of equal digit before this one in (item, lane) order
-#pragma unroll
-    for (int i = 0; i < EF_ITEMS; i++) {
-      const unsigned peers = __match_any_sync(EF_FULL, dig[i]);
-      const int leader = __ffs(peers) - 1;
-      unsigned before = 0u;
-      if (lane == leader && dig[i] < EF_RADIX) {
-        before = s_whist[warp][dig[i]];
-        s_whist[warp][dig[i]] = before + __popc(peers);
-      }
-      before = __shfl_sync(EF_FULL, before, leader);
-      pos[i] = before + __popc(peers & below);
-      __syncwarp();  // the next item's leader reads what this one's wrote
-    }
-    __syncthreads();
-    // thread t owns digit t: the warps' counts become offsets within the digit
-    unsigned total = 0u;
-    for (int w = 0; w < EF_WARPS; w++) {
-      const unsigned c = s_whist[w][t];
-      s_whist[w][t] = total;
-      total += c;
-    }
-    // exclusive scan of the digit totals over the block
-    unsigned incl = total;
-    for (int o = 1; o < 32; o <<= 1) {
-      const unsigned y = __shfl_up_sync(EF_FULL, incl, o);
-      if (lane >= o) incl += y;
-    }
-    if (lane == 31) s_wsum[warp] = incl;
-    __syncthreads();
-    unsigned warp_off = 0u;
-    for (int w = 0; w < warp; w++) warp_off += s_wsum[w];
-    s_start[t] = warp_off + incl - total;
-    __syncthreads();
-    // into digit order in shared memory
-#pragma unroll
-    for (int i = 0; i < EF_ITEMS; i++) {
-      if (dig[i] < EF_RADIX) {
-        pos[i] += s_start[dig[i]] + s_whist[warp][dig[i]];
-        s_keys[pos[i]] = key[i];
-        s_digit[pos[i]] = (unsigned char)dig[i];
-      }
-    }
-    __syncthreads();
-    // out in digit order: consecutive threads write consecutive positions of a digit's run
-    for (int j = t; j < tile_n; j += EF_BLOCK) {
-      const unsigned d = s_digit[j];
-      const unsigned g = s_base[d] + (unsigned)j - s_start[d];
-      const ef_word k = s_keys[j];
-      if (last)
-        ((ef_bits*)a.out)[g] = ef_from_word(k, desc);
-      else
-        a.keys_out[g] = k;
-    }
-#if EF_VALS
-    if (!last || (a.flags & EF_WRITE_VALS)) {
-      __syncthreads();  // the keys are out before the payloads take their place
-      unsigned* s_vals = (unsigned*)s_keys;
-#pragma unroll
-      for (int i = 0; i < EF_ITEMS; i++)
-        if (dig[i] < EF_RADIX) s_vals[pos[i]] = val[i];
-      __syncthreads();
-      for (int j = t; j < tile_n; j += EF_BLOCK) {
-        const unsigned d = s_digit[j];
-        const unsigned g = s_base[d] + (unsigned)j - s_start[d];
-        const unsigned v = s_vals[j];
-        if (!last)
-          a.vals_out[g] = v;
-        else
-          a.idx_out[g] = (a.flags & EF_ALONG) ? v % a.seg_len : v;
-      }
-    }
-#endif
-    __syncthreads();  // the tile's shared data is read before the next tile rewrites it
-    s_base[t] += total;
   }
 }
 
