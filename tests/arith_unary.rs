@@ -508,6 +508,70 @@ fn reference_special_functions() {
     }
 }
 
+/// tan z = sin z / cos z with both divided by cosh(Im z), which cannot overflow.
+fn tan_scaled(z: c64) -> c64 {
+    let t = z.im.tanh();
+    let (s, c) = (z.re.sin(), z.re.cos());
+    cdiv(c64::new(s, c * t), c64::new(c, -s * t))
+}
+
+/// tan and tanh far from the real (imaginary) axis, where cosh overflows, and next to their
+/// poles, where `cos 2a + cosh 2b` cancels: finite, and right to the type's precision.
+#[test]
+fn complex_tan_and_tanh_far_out_and_near_poles() {
+    let points = [
+        (1.0, 400.0),
+        (0.3, -800.0),
+        (-2.0, 30.0),
+        (0.7, 21.0),
+        (0.7, -19.0),
+        (PI / 2.0, 1e-3),
+        (PI / 2.0 - 1e-4, -2e-4),
+        (-PI / 2.0 + 1e-3, 0.0),
+    ];
+    let tan_want: Vec<c64> = points.iter().map(|&(a, b)| tan_scaled(c64::new(a, b))).collect();
+    // tanh z = -i tan(iz)
+    let tanh_at: Vec<c64> = points.iter().map(|&(a, b)| c64::new(b, -a)).collect();
+    let tanh_want: Vec<c64> = tanh_at
+        .iter()
+        .map(|&z| {
+            let t = tan_scaled(c64::new(-z.im, z.re));
+            c64::new(t.im, -t.re)
+        })
+        .collect();
+    let tan_at: Vec<c64> = points.iter().map(|&(a, b)| c64::new(a, b)).collect();
+    let check = |what: &str, got: Vec<c64>, want: &[c64], tol: f64| {
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(g.re.is_finite() && g.im.is_finite(), "{what} at {i}: {g}");
+            assert!((g - w).norm() <= tol * w.norm(), "{what} at {i}: {g} vs {w}");
+        }
+    };
+    let n = Dim4::new(&[points.len() as u64, 1, 1, 1]);
+    let z64 = Array::new(&tan_at, n);
+    check("tan c64", ef::tan(&z64).to_vec(), &tan_want, 1e-12);
+    let h64 = Array::new(&tanh_at, n);
+    check("tanh c64", ef::tanh(&h64).to_vec(), &tanh_want, 1e-12);
+    let narrow =
+        |v: &[c64]| v.iter().map(|z| c32::new(z.re as f32, z.im as f32)).collect::<Vec<_>>();
+    let widen =
+        |v: Vec<c32>| v.iter().map(|z| c64::new(z.re as f64, z.im as f64)).collect::<Vec<_>>();
+    // the reference at the f32-rounded points, so that rounding the input is not an error
+    let tan_at32 = widen(narrow(&tan_at));
+    let tanh_at32 = widen(narrow(&tanh_at));
+    let tan_want32: Vec<c64> = tan_at32.iter().map(|&z| tan_scaled(z)).collect();
+    let tanh_want32: Vec<c64> = tanh_at32
+        .iter()
+        .map(|&z| {
+            let t = tan_scaled(c64::new(-z.im, z.re));
+            c64::new(t.im, -t.re)
+        })
+        .collect();
+    let z32 = Array::new(&narrow(&tan_at), n);
+    check("tan c32", widen(ef::tan(&z32).to_vec()), &tan_want32, 1e-6);
+    let h32 = Array::new(&narrow(&tanh_at), n);
+    check("tanh c32", widen(ef::tanh(&h32).to_vec()), &tanh_want32, 1e-6);
+}
+
 /// Functions that ArrayFire defines only for real arrays panic for complex input.
 #[test]
 #[should_panic(expected = "sigmoid: not defined for complex arrays")]

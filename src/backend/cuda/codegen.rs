@@ -209,10 +209,16 @@ __device__ __forceinline__ C csqrt_(C a) { \
   R t = SQRT((r - a.re) / 2); return mk((a.im < 0 ? -a.im : a.im) / (2 * t), a.im < 0 ? -t : t, (C*)0); } \
 __device__ __forceinline__ C csin_(C a) { return mk(SIN(a.re) * COSH(a.im), COS(a.re) * SINH(a.im), (C*)0); } \
 __device__ __forceinline__ C ccos_(C a) { return mk(COS(a.re) * COSH(a.im), -SIN(a.re) * SINH(a.im), (C*)0); } \
-__device__ __forceinline__ C ctan_(C a) { R d = COS(2 * a.re) + COSH(2 * a.im); return mk(SIN(2 * a.re) / d, SINH(2 * a.im) / d, (C*)0); } \
+__device__ __forceinline__ C ctan_(C a) { \
+  /* far from the real axis cosh 2b dominates (and overflows): tan = 2 sin 2a e^(-2|b|) + i sign b */ \
+  R b = a.im, ab = b < 0 ? -b : b; \
+  if (ab > 20) return mk(2 * SIN(2 * a.re) * EXP(-2 * ab), b < 0 ? (R)-1 : (R)1, (C*)0); \
+  /* a sum of squares, which does not cancel near the poles as cos 2a + cosh 2b does */ \
+  R c = COS(a.re), sh = SINH(b), d = 2 * (c * c + sh * sh); \
+  return mk(SIN(2 * a.re) / d, SINH(2 * b) / d, (C*)0); } \
 __device__ __forceinline__ C csinh_(C a) { return mk(SINH(a.re) * COS(a.im), COSH(a.re) * SIN(a.im), (C*)0); } \
 __device__ __forceinline__ C ccosh_(C a) { return mk(COSH(a.re) * COS(a.im), SINH(a.re) * SIN(a.im), (C*)0); } \
-__device__ __forceinline__ C ctanh_(C a) { R d = COSH(2 * a.re) + COS(2 * a.im); return mk(SINH(2 * a.re) / d, SIN(2 * a.im) / d, (C*)0); } \
+__device__ __forceinline__ C ctanh_(C a) { C t = ctan_(mk(-a.im, a.re, (C*)0)); return mk(t.im, -t.re, (C*)0); } /* -i tan(iz) */ \
 __device__ __forceinline__ C cmuli(C a) { return mk(-a.im, a.re, (C*)0); } \
 __device__ __forceinline__ C cneg(C a) { return mk(-a.re, -a.im, (C*)0); } \
 __device__ __forceinline__ C cone(C*) { return mk(1, 0, (C*)0); } \
