@@ -117,14 +117,15 @@ fn bits_type(size: usize) -> &'static str {
     }
 }
 
-/// Keys per thread in a tile (`EF_ITEMS`): 20 four-byte words alone (a 20 KiB tile in shared
-/// memory; longer runs of each digit per tile write fuller sectors), 16 with payloads (their
-/// shared copy must fit too), 8 eight-byte words.
+/// Keys per thread in a tile (`EF_ITEMS`): 24 four-byte words alone (a 24 KiB tile in shared
+/// memory: fewer tiles to look back over, and longer runs of each digit per tile write fuller
+/// sectors; 16, 20 and 24 measured 2.03, 1.73 and 1.66 ms for 2^26 f32 keys on an H100), 16
+/// with payloads (their shared copy must fit too), 8 eight-byte words.
 fn items(size: usize, vals: bool) -> usize {
     match (size, vals) {
         (8, _) => 8,
         (_, true) => 16,
-        _ => 20,
+        _ => 24,
     }
 }
 
@@ -290,11 +291,12 @@ pub(crate) fn sort_dense(
     {
         let mut args_ptr = [&mut a as *mut SortArgs as *mut c_void];
         // SAFETY: the three kernels take one `SortArgs` by value (this struct's layout): the
-        // clear writes `counts` (size x RADIX), `status` (tiles x RADIX) and `next_tile`
-        // (passes); the histogram reads the `n` input elements and adds to `counts`; the
-        // starts kernel (one block per pass) reads `counts` and writes `starts`.
+        // clear (one block) writes `counts` (size x RADIX) and `next_tile` (passes); the
+        // histogram reads the `n` input elements, adds to `counts` and zeroes `status`
+        // (tiles x RADIX); the starts kernel (one block per pass) reads `counts` and writes
+        // `starts`.
         unsafe {
-            launch(dev, &k.clear, sms * 4, BLOCK, &mut args_ptr)?;
+            launch(dev, &k.clear, 1, BLOCK, &mut args_ptr)?;
             launch(dev, &k.histogram, histogram_blocks, BLOCK, &mut args_ptr)?;
             launch(dev, &k.starts, passes, BLOCK, &mut args_ptr)?;
         }
