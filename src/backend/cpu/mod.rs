@@ -1,5 +1,6 @@
 //! The CPU backend: fused, chunked, parallel evaluation of expression graphs.
 
+mod acc;
 pub(crate) mod blas;
 pub(crate) mod copy;
 pub(crate) mod eval;

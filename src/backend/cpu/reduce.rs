@@ -14,6 +14,7 @@
 
 use rayon::prelude::*;
 
+use super::acc::Arith;
 use super::eval::eval_steps;
 use super::kernels::Src;
 use crate::dtype::{c32, c64, DType};
@@ -89,17 +90,9 @@ pub(crate) fn reduce_index(p: &Program, op: IndexOp, dim: Option<usize>) -> (Hos
     })
 }
 
-/// An accumulator value: f64, i64, u64 or c64.
-trait Acc: Copy + Send + Sync + 'static {
-    const ZERO: Self;
-    const ONE: Self;
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
-    /// The smaller, ignoring NaN unless both are NaN; complex values compare by magnitude and
-    /// the first wins a tie.
-    fn min(self, o: Self) -> Self;
-    /// The larger, with the rules of `min`.
-    fn max(self, o: Self) -> Self;
+/// An accumulator value (f64, i64, u64 or c64): the shared arithmetic and what reductions
+/// ask besides.
+trait Acc: Arith {
     fn nonzero(self) -> bool;
     /// Whether the value is NaN (either part, for complex values).
     fn is_nan(self) -> bool;
@@ -111,24 +104,6 @@ trait Acc: Copy + Send + Sync + 'static {
 }
 
 impl Acc for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
-    #[inline(always)]
-    fn add(self, o: f64) -> f64 {
-        self + o
-    }
-    #[inline(always)]
-    fn mul(self, o: f64) -> f64 {
-        self * o
-    }
-    #[inline(always)]
-    fn min(self, o: f64) -> f64 {
-        f64::min(self, o)
-    }
-    #[inline(always)]
-    fn max(self, o: f64) -> f64 {
-        f64::max(self, o)
-    }
     #[inline(always)]
     fn nonzero(self) -> bool {
         self != 0.0
@@ -157,24 +132,6 @@ impl Acc for f64 {
 macro_rules! int_acc {
     ($t:ty, $lit:ident) => {
         impl Acc for $t {
-            const ZERO: $t = 0;
-            const ONE: $t = 1;
-            #[inline(always)]
-            fn add(self, o: $t) -> $t {
-                self.wrapping_add(o)
-            }
-            #[inline(always)]
-            fn mul(self, o: $t) -> $t {
-                self.wrapping_mul(o)
-            }
-            #[inline(always)]
-            fn min(self, o: $t) -> $t {
-                Ord::min(self, o)
-            }
-            #[inline(always)]
-            fn max(self, o: $t) -> $t {
-                Ord::max(self, o)
-            }
             #[inline(always)]
             fn nonzero(self) -> bool {
                 self != 0
@@ -201,30 +158,6 @@ int_acc!(i64, Int);
 int_acc!(u64, Uint);
 
 impl Acc for c64 {
-    const ZERO: c64 = c64::new(0.0, 0.0);
-    const ONE: c64 = c64::new(1.0, 0.0);
-    #[inline(always)]
-    fn add(self, o: c64) -> c64 {
-        self + o
-    }
-    #[inline(always)]
-    fn mul(self, o: c64) -> c64 {
-        self * o
-    }
-    fn min(self, o: c64) -> c64 {
-        if self.is_nan() || (!o.is_nan() && o.norm_sqr() < self.norm_sqr()) {
-            o
-        } else {
-            self
-        }
-    }
-    fn max(self, o: c64) -> c64 {
-        if self.is_nan() || (!o.is_nan() && o.norm_sqr() > self.norm_sqr()) {
-            o
-        } else {
-            self
-        }
-    }
     #[inline(always)]
     fn nonzero(self) -> bool {
         self.re != 0.0 || self.im != 0.0

@@ -25,6 +25,7 @@ use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use super::acc::Arith;
 use super::eval::eval_steps;
 use super::kernels::Src;
 use crate::backend::scan::ScanSpec;
@@ -69,10 +70,8 @@ fn by_op<T: Out>(p: &Program, spec: ScanSpec) -> HostVec {
     })
 }
 
-/// Arithmetic of an accumulator type.
-trait Acc: Copy + Send + Sync + 'static {
-    const ZERO: Self;
-    const ONE: Self;
+/// An accumulator type: the shared arithmetic and the starting values of scans.
+trait Acc: Arith {
     /// The start of a running minimum: a value `min` ignores (NaN for floating types, so that
     /// a run of NaN stays NaN), the largest value for integers.
     const MIN_EMPTY: Self;
@@ -82,98 +81,29 @@ trait Acc: Copy + Send + Sync + 'static {
     const MIN_FIRST: Self;
     /// The identity an exclusive maximum scan shows first: the smallest value.
     const MAX_FIRST: Self;
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
-    /// The smaller, ignoring NaN unless both are; complex values compare by magnitude and
-    /// `self` (the earlier value) wins a tie.
-    fn min(self, o: Self) -> Self;
-    /// The larger, with the rules of `min`.
-    fn max(self, o: Self) -> Self;
 }
 
 impl Acc for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
     const MIN_EMPTY: f64 = f64::NAN;
     const MAX_EMPTY: f64 = f64::NAN;
     const MIN_FIRST: f64 = f64::INFINITY;
     const MAX_FIRST: f64 = f64::NEG_INFINITY;
-    #[inline(always)]
-    fn add(self, o: f64) -> f64 {
-        self + o
-    }
-    #[inline(always)]
-    fn mul(self, o: f64) -> f64 {
-        self * o
-    }
-    #[inline(always)]
-    fn min(self, o: f64) -> f64 {
-        f64::min(self, o)
-    }
-    #[inline(always)]
-    fn max(self, o: f64) -> f64 {
-        f64::max(self, o)
-    }
 }
 
 impl Acc for c64 {
-    const ZERO: c64 = c64::new(0.0, 0.0);
-    const ONE: c64 = c64::new(1.0, 0.0);
     const MIN_EMPTY: c64 = c64::new(f64::NAN, f64::NAN);
     const MAX_EMPTY: c64 = c64::new(f64::NAN, f64::NAN);
     const MIN_FIRST: c64 = c64::new(f64::INFINITY, 0.0);
     const MAX_FIRST: c64 = c64::new(0.0, 0.0);
-    #[inline(always)]
-    fn add(self, o: c64) -> c64 {
-        self + o
-    }
-    #[inline(always)]
-    fn mul(self, o: c64) -> c64 {
-        self * o
-    }
-    #[inline(always)]
-    fn min(self, o: c64) -> c64 {
-        if self.is_nan() || (!o.is_nan() && o.norm_sqr() < self.norm_sqr()) {
-            o
-        } else {
-            self
-        }
-    }
-    #[inline(always)]
-    fn max(self, o: c64) -> c64 {
-        if self.is_nan() || (!o.is_nan() && o.norm_sqr() > self.norm_sqr()) {
-            o
-        } else {
-            self
-        }
-    }
 }
 
 macro_rules! int_acc {
     ($($t:ty),*) => {$(
         impl Acc for $t {
-            const ZERO: $t = 0;
-            const ONE: $t = 1;
             const MIN_EMPTY: $t = <$t>::MAX;
             const MAX_EMPTY: $t = <$t>::MIN;
             const MIN_FIRST: $t = <$t>::MAX;
             const MAX_FIRST: $t = <$t>::MIN;
-            #[inline(always)]
-            fn add(self, o: $t) -> $t {
-                self.wrapping_add(o)
-            }
-            #[inline(always)]
-            fn mul(self, o: $t) -> $t {
-                self.wrapping_mul(o)
-            }
-            #[inline(always)]
-            fn min(self, o: $t) -> $t {
-                Ord::min(self, o)
-            }
-            #[inline(always)]
-            fn max(self, o: $t) -> $t {
-                Ord::max(self, o)
-            }
         }
     )*};
 }
