@@ -12,12 +12,12 @@
 //! cores; smaller ones run one per core, in parallel over the batches.
 
 use faer::linalg::matmul::matmul;
-use faer::reborrow::ReborrowMut;
 use faer::{Accum, MatMut, MatRef, Par};
 use gemm::Parallelism;
 use rayon::prelude::*;
 
 use super::lapack::Field;
+use super::shared_ptr::SharedPtr;
 
 use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::Buffer;
@@ -42,7 +42,7 @@ pub(crate) fn gemm(a: &MatArg, b: &MatArg, c: Option<Buffer>, p: &GemmParams) ->
         DType::F64 => with_faer::<f64>(a, b, dst, read_c, p),
         DType::C32 => with_faer::<c32>(a, b, dst, read_c, p),
         DType::C64 => with_faer::<c64>(a, b, dst, read_c, p),
-        DType::F16 => typed::<half::f16>(a, b, dst, read_c, p),
+        DType::F16 => with_gemm::<half::f16>(a, b, dst, read_c, p),
         other => unreachable!("internal error: matrix product of {} arrays", other.name()),
     }
     out
@@ -77,23 +77,7 @@ fn host_ptr<T: Element>(x: &MatArg) -> *const T {
     slice.as_ptr()
 }
 
-/// A pointer that may cross to rayon's threads: each batch writes its own part of the result
-/// and only reads the operands.
-#[derive(Clone, Copy)]
-struct SendPtr<T>(*mut T);
-// SAFETY: see the type's comment; the buffers outlive the parallel loop.
-unsafe impl<T> Send for SendPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for SendPtr<T> {}
-
-impl<T> SendPtr<T> {
-    /// The pointer (a method, so closures capture the whole `SendPtr`, not its field).
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
-
-/// (row stride, column stride) of `op(stored)` for the crate.
+/// (row stride, column stride) of `op(stored)`.
 fn op_strides(x: &MatArg) -> (isize, isize) {
     let (s0, s1) = (x.data.strides[0] as isize, x.data.strides[1] as isize);
     if x.trans {
@@ -116,58 +100,88 @@ fn for_batches(p: &GemmParams, one: impl Fn(usize, bool) + Sync) {
     }
 }
 
+/// What every batch of one product needs: the operands, their strides as `op(A)` and `op(B)`,
+/// the scalars, and where the result goes.
+struct Product<'a, T> {
+    a: &'a MatArg,
+    b: &'a MatArg,
+    a_ptr: SharedPtr<T>,
+    b_ptr: SharedPtr<T>,
+    dst: SharedPtr<T>,
+    /// (row stride, column stride) of `op(A)` and of `op(B)`.
+    a_strides: (isize, isize),
+    b_strides: (isize, isize),
+    alpha: T,
+    beta: T,
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+impl<'a, T: Element> Product<'a, T> {
+    fn new(a: &'a MatArg, b: &'a MatArg, dst: *mut u8, p: &GemmParams) -> Self {
+        Product {
+            a,
+            b,
+            a_ptr: SharedPtr(host_ptr::<T>(a) as *mut T),
+            b_ptr: SharedPtr(host_ptr::<T>(b) as *mut T),
+            dst: SharedPtr(dst as *mut T),
+            a_strides: op_strides(a),
+            b_strides: op_strides(b),
+            alpha: p.alpha.as_slice::<T>()[0],
+            beta: p.beta.as_slice::<T>()[0],
+            m: p.m,
+            n: p.n,
+            k: p.k,
+        }
+    }
+
+    /// The first elements of batch `batch` of `op(A)`, `op(B)` and `C` (`C` holds `m * n`
+    /// column-major elements per batch).
+    fn at(&self, batch: usize, p: &GemmParams) -> (*const T, *const T, *mut T) {
+        let (i2, i3) = (batch % p.batch[0], batch / p.batch[0]);
+        // SAFETY: the offsets address elements of the operands' buffers (`host_ptr` checked
+        // the reach of their shapes and strides) and of the result's `batches * m * n`.
+        unsafe {
+            (
+                self.a_ptr.get().offset(self.a.batch_offset(i2, i3)),
+                self.b_ptr.get().offset(self.b.batch_offset(i2, i3)),
+                self.dst.get().add(batch * self.m * self.n),
+            )
+        }
+    }
+}
+
 /// The product of one element type through faer.
 fn with_faer<T: Field>(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: &GemmParams) {
-    let (m, n, k) = (p.m, p.n, p.k);
-    let b2 = p.batch[0];
-    let alpha: T = p.alpha.as_slice::<T>()[0];
-    let beta: T = p.beta.as_slice::<T>()[0];
-    let (a_rs, a_cs) = op_strides(a);
-    let (b_rs, b_cs) = op_strides(b);
-    let a_ptr = SendPtr(host_ptr::<T>(a) as *mut T);
-    let b_ptr = SendPtr(host_ptr::<T>(b) as *mut T);
-    let dst = SendPtr(dst as *mut T);
-    let (a_conj, b_conj) = (a.conj, b.conj);
+    let q = Product::<T>::new(a, b, dst, p);
+    let (m, n, k) = (q.m, q.n, q.k);
     for_batches(p, |batch, threaded| {
-        let (i2, i3) = (batch % b2, batch / b2);
+        let (pa, pb, pc) = q.at(batch, p);
         let par = if threaded { Par::rayon(0) } else { Par::Seq };
-        // SAFETY: every offset addresses an element of the operand's buffer (`host_ptr`
-        // checked the reach of the shapes and strides); the destination holds `m * n`
-        // column-major elements per batch, written by this batch only.
-        let (lhs, rhs, mut out) = unsafe {
-            (
-                MatRef::from_raw_parts(
-                    a_ptr.get().offset(a.batch_offset(i2, i3)) as *const T,
-                    m,
-                    k,
-                    a_rs,
-                    a_cs,
-                ),
-                MatRef::from_raw_parts(
-                    b_ptr.get().offset(b.batch_offset(i2, i3)) as *const T,
-                    k,
-                    n,
-                    b_rs,
-                    b_cs,
-                ),
-                MatMut::from_raw_parts_mut(dst.get().add(batch * m * n), m, n, 1, m as isize),
-            )
-        };
         // C = alpha op(A) op(B) + beta C: scale C first where beta is not one, then add
         let accum = if read_c {
-            if beta != T::one() {
-                for j in 0..n {
-                    for i in 0..m {
-                        let c = out.rb_mut().get_mut(i, j);
-                        *c *= beta;
-                    }
-                }
+            if q.beta != T::one() {
+                // SAFETY: this batch's `m * n` elements of the destination, written by this
+                // batch only.
+                let c = unsafe { std::slice::from_raw_parts_mut(pc, m * n) };
+                c.iter_mut().for_each(|x| *x *= q.beta);
             }
             Accum::Add
         } else {
             Accum::Replace
         };
-        match (a_conj, b_conj) {
+        // SAFETY: the operands are read-only views inside their buffers; the destination's
+        // `m * n` elements of this batch are written by this batch only.
+        let (lhs, rhs, out) = unsafe {
+            (
+                MatRef::from_raw_parts(pa, m, k, q.a_strides.0, q.a_strides.1),
+                MatRef::from_raw_parts(pb, k, n, q.b_strides.0, q.b_strides.1),
+                MatMut::from_raw_parts_mut(pc, m, n, 1, m as isize),
+            )
+        };
+        let alpha = q.alpha;
+        match (a.conj, b.conj) {
             (false, false) => matmul(out, accum, lhs, rhs, alpha, par),
             (true, false) => matmul(out, accum, lhs.conjugate(), rhs, alpha, par),
             (false, true) => matmul(out, accum, lhs, rhs.conjugate(), alpha, par),
@@ -177,53 +191,37 @@ fn with_faer<T: Field>(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: &G
 }
 
 /// The product of one element type through the `gemm` crate (f16).
-fn typed<T: Element>(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: &GemmParams) {
-    let (m, n, k) = (p.m, p.n, p.k);
-    let [b2, b3] = p.batch;
-    let alpha: T = p.alpha.as_slice::<T>()[0];
-    let beta: T = p.beta.as_slice::<T>()[0];
-    let (a_rs, a_cs) = op_strides(a);
-    let (b_rs, b_cs) = op_strides(b);
-    let a_ptr = SendPtr(host_ptr::<T>(a) as *mut T);
-    let b_ptr = SendPtr(host_ptr::<T>(b) as *mut T);
-    let dst = SendPtr(dst as *mut T);
-    let one = move |batch: usize, parallelism: Parallelism| {
-        let (i2, i3) = (batch % b2, batch / b2);
-        // SAFETY: every offset addresses an element of the operand's buffer (the caller's
-        // shapes and strides describe ready data); the destination holds `m * n` elements per
-        // batch, written by this call only; the crate reads `dst` only when `read_c` is set,
-        // and then it holds `C`. The crate names the scalars the other way round:
+fn with_gemm<T: Element>(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: &GemmParams) {
+    let q = Product::<T>::new(a, b, dst, p);
+    let ((a_rs, a_cs), (b_rs, b_cs)) = (q.a_strides, q.b_strides);
+    for_batches(p, |batch, threaded| {
+        let (pa, pb, pc) = q.at(batch, p);
+        let parallelism = if threaded { Parallelism::Rayon(0) } else { Parallelism::None };
+        // SAFETY: as in `with_faer`; the crate reads `dst` only when `read_c` is set, and then
+        // it holds `C`. The crate names the scalars the other way round:
         // dst = alpha * dst + beta * lhs * rhs.
         unsafe {
             gemm::gemm(
-                m,
-                n,
-                k,
-                dst.get().add(batch * m * n),
-                m as isize,
+                q.m,
+                q.n,
+                q.k,
+                pc,
+                q.m as isize,
                 1,
                 read_c,
-                a_ptr.get().offset(a.batch_offset(i2, i3)),
+                pa,
                 a_cs,
                 a_rs,
-                b_ptr.get().offset(b.batch_offset(i2, i3)),
+                pb,
                 b_cs,
                 b_rs,
-                beta,
-                alpha,
+                q.beta,
+                q.alpha,
                 false,
                 a.conj,
                 b.conj,
                 parallelism,
             )
         }
-    };
-    let batches = b2 * b3;
-    if batches > 1 && m * n * k < THREADED_PRODUCT {
-        (0..batches).into_par_iter().for_each(|i| one(i, Parallelism::None));
-    } else {
-        for i in 0..batches {
-            one(i, Parallelism::Rayon(0));
-        }
-    }
+    });
 }

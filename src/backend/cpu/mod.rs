@@ -14,6 +14,7 @@ pub(crate) mod random;
 mod random_avx2;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+mod shared_ptr;
 pub(crate) mod signal;
 pub(crate) mod sort;
 pub(crate) mod transpose;

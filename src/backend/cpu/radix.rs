@@ -20,6 +20,7 @@
 
 use rayon::prelude::*;
 
+use super::shared_ptr::SharedPtr;
 use crate::storage::alloc_uninit;
 
 /// An unsigned word that the engine sorts.
@@ -32,31 +33,23 @@ pub(crate) trait Word: Copy + Send + Sync + Ord + Default + 'static {
     fn span_bits(a: Self, b: Self) -> u32;
 }
 
-impl Word for u32 {
-    const ZERO: Self = 0;
-    const ONES: Self = u32::MAX;
-    #[inline(always)]
-    fn digit(self, shift: u32, mask: usize) -> usize {
-        (self >> shift) as usize & mask
-    }
-    #[inline(always)]
-    fn span_bits(a: Self, b: Self) -> u32 {
-        32 - (a ^ b).leading_zeros()
-    }
+macro_rules! word {
+    ($($t:ty),*) => {$(
+        impl Word for $t {
+            const ZERO: Self = 0;
+            const ONES: Self = <$t>::MAX;
+            #[inline(always)]
+            fn digit(self, shift: u32, mask: usize) -> usize {
+                (self >> shift) as usize & mask
+            }
+            #[inline(always)]
+            fn span_bits(a: Self, b: Self) -> u32 {
+                <$t>::BITS - (a ^ b).leading_zeros()
+            }
+        }
+    )*};
 }
-
-impl Word for u64 {
-    const ZERO: Self = 0;
-    const ONES: Self = u64::MAX;
-    #[inline(always)]
-    fn digit(self, shift: u32, mask: usize) -> usize {
-        (self >> shift) as usize & mask
-    }
-    #[inline(always)]
-    fn span_bits(a: Self, b: Self) -> u32 {
-        64 - (a ^ b).leading_zeros()
-    }
-}
+word!(u32, u64);
 
 /// Widest digit of the partitioning passes (2048 buckets: their 64-byte lines fill 128 KiB).
 const TOP_BITS: u32 = 11;
@@ -68,13 +61,6 @@ const CACHE_BYTES: usize = 4 << 20;
 const TINY: usize = 32;
 /// Inputs below this many elements are sorted on the calling thread.
 const PARALLEL_MIN: usize = 1 << 16;
-
-/// A raw pointer shared by tasks that write disjoint positions.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
-// SAFETY: used only to write disjoint ranges from different tasks (see each use).
-unsafe impl<T> Send for Shared<T> {}
-unsafe impl<T> Sync for Shared<T> {}
 
 /// A vector of `n` plain-old-data values whose contents are written before they are read.
 fn scratch_vec<T: Copy>(n: usize) -> Vec<T> {
@@ -715,14 +701,22 @@ pub(crate) fn sort_words<T, W, P>(
         }
     }
     starts[r] = n;
-    let (kd, pd) = (Shared(words.as_mut_ptr()), Shared(pay.as_mut_ptr()));
+    let (kd, pd) = (SharedPtr(words.as_mut_ptr()), SharedPtr(pay.as_mut_ptr()));
     let partition = |(c, mut off): (usize, Vec<usize>)| {
-        let (kd, pd) = (kd, pd);
         let part = &src[c * chunk..n.min((c + 1) * chunk)];
         // SAFETY: the offsets of all chunks partition 0..n, so each chunk writes its own
         // positions of `words` and `pay` (both n long).
         unsafe {
-            partition_chunk_best(part, c * chunk, &key, &payload, kd.0, pd.0, &mut off, shift)
+            partition_chunk_best(
+                part,
+                c * chunk,
+                &key,
+                &payload,
+                kd.get(),
+                pd.get(),
+                &mut off,
+                shift,
+            )
         };
     };
     if chunks > 1 {
@@ -731,13 +725,12 @@ pub(crate) fn sort_words<T, W, P>(
         offsets.into_iter().enumerate().for_each(partition);
     }
     let sort_bucket = |sc: &mut Scratch<W, P>, d: usize| {
-        let (kd, pd) = (kd, pd);
         let (s, e) = (starts[d], starts[d + 1]);
         // SAFETY: buckets are disjoint ranges of `words` and `pay`, one task each.
         let (k, p) = unsafe {
             (
-                std::slice::from_raw_parts_mut(kd.0.add(s), e - s),
-                std::slice::from_raw_parts_mut(pd.0.add(s), e - s),
+                std::slice::from_raw_parts_mut(kd.get().add(s), e - s),
+                std::slice::from_raw_parts_mut(pd.get().add(s), e - s),
             )
         };
         sort_part(k, p, shift, sc, &finish);

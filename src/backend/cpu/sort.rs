@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use super::radix::{self, Word};
+use super::shared_ptr::SharedPtr;
 use crate::storage::{alloc_uninit, Element};
 
 /// An element type that sorts: a bijection to words whose unsigned order is the element order.
@@ -164,20 +165,6 @@ fn undirected<T: SortKey, const DESCENDING: bool>(w: T::Word) -> T {
     }
 }
 
-/// A raw pointer shared by tasks that write disjoint positions.
-#[derive(Clone, Copy)]
-struct SharedPtr<T>(*mut T);
-// SAFETY: used only to write disjoint positions from different tasks (see each use).
-unsafe impl<T> Send for SharedPtr<T> {}
-unsafe impl<T> Sync for SharedPtr<T> {}
-
-impl<T> SharedPtr<T> {
-    /// The pointer (a method, so that closures capture the whole `SharedPtr`).
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
-
 /// Sorts the contiguous elements `src` into `out` (same length), and writes each sorted
 /// element's position in `src` to `index` when one is given. `parallel` lets the engine use
 /// the thread pool (callers sorting many segments at once run each on one thread).
@@ -324,7 +311,6 @@ pub(crate) fn sort_along<T: SortKey>(
     let vp = SharedPtr(values.as_mut_ptr());
     let ip = SharedPtr(index.as_mut_ptr());
     let job = |s: usize| {
-        let (vp, ip) = (vp, ip);
         let src: Vec<T> = (0..seg.len).map(|j| data[seg.at(s, j)]).collect();
         let mut out: Vec<T> = scratch(seg.len);
         let mut idx: Vec<u32> = if with_index { scratch(seg.len) } else { Vec::new() };
@@ -334,9 +320,9 @@ pub(crate) fn sort_along<T: SortKey>(
             let p = seg.at(s, j);
             // SAFETY: segments are disjoint, so each position is written by one task; `p < n`.
             unsafe {
-                *vp.0.add(p) = out[j];
+                *vp.get().add(p) = out[j];
                 if with_index {
-                    *ip.0.add(p) = idx[j];
+                    *ip.get().add(p) = idx[j];
                 }
             }
         }
@@ -371,9 +357,6 @@ pub(crate) fn gather_along<V: Copy + Send + Sync>(
     let mut out: Vec<V> = scratch(data.len());
     let op = SharedPtr(out.as_mut_ptr());
     (0..seg.count).into_par_iter().for_each(|s| {
-        // Captures the whole `Send` wrapper rather than its raw pointer field.
-        #[allow(clippy::redundant_locals)]
-        let op = op;
         for j in 0..seg.len {
             let p = seg.at(s, j);
             // SAFETY: segments are disjoint, so each position is written by one task; `p` is
