@@ -63,10 +63,10 @@ const TINY: usize = 32;
 const PARALLEL_MIN: usize = 1 << 16;
 
 /// A vector of `n` plain-old-data values whose contents are written before they are read.
-fn scratch_vec<T: Copy>(n: usize) -> Vec<T> {
+pub(super) fn scratch_vec<T: Copy>(n: usize) -> Vec<T> {
     let mut v = alloc_uninit::<T>(n);
-    // SAFETY: used only for words and payloads (integers or `()`); the engine writes every
-    // position it later reads.
+    // SAFETY: used only for plain-old-data values (words, payloads, elements, indices), and
+    // every position is written before anything reads it.
     unsafe { v.set_len(n) };
     v
 }

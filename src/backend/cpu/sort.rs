@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::radix::{self, Word};
 use super::shared_ptr::SharedPtr;
-use crate::storage::{alloc_uninit, Element};
+use crate::storage::Element;
 
 /// An element type that sorts: a bijection to words whose unsigned order is the element order.
 pub(crate) trait SortKey: Element {
@@ -209,7 +209,7 @@ fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
         // is written by the engine before it is read, and `finish` leaves element bits.
         unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut T::Word, n) }
     } else {
-        own_words = scratch(n);
+        own_words = radix::scratch_vec(n);
         &mut own_words
     };
     match index {
@@ -227,15 +227,6 @@ fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
             out.iter_mut().zip(own_words.iter()).for_each(conv);
         }
     }
-}
-
-/// A vector of `n` elements whose contents are written before they are read.
-fn scratch<T: Copy>(n: usize) -> Vec<T> {
-    let mut v = alloc_uninit::<T>(n);
-    // SAFETY: only used for plain-old-data elements, words and indices; every position is
-    // written before anything reads it.
-    unsafe { v.set_len(n) };
-    v
 }
 
 /// The layout of the segments along `dim` of a column-major shape: `count` segments of `len`
@@ -280,8 +271,8 @@ pub(crate) fn sort_along<T: SortKey>(
         return (Vec::new(), Vec::new());
     }
     let seg = Segments::along(dims, dim);
-    let mut values: Vec<T> = scratch(n);
-    let mut index: Vec<u32> = if with_index { scratch(n) } else { Vec::new() };
+    let mut values: Vec<T> = radix::scratch_vec(n);
+    let mut index: Vec<u32> = if with_index { radix::scratch_vec(n) } else { Vec::new() };
     let few = seg.count < rayon::current_num_threads();
     if seg.stride == 1 || seg.len == 1 {
         // each segment is a contiguous run
@@ -312,8 +303,8 @@ pub(crate) fn sort_along<T: SortKey>(
     let ip = SharedPtr(index.as_mut_ptr());
     let job = |s: usize| {
         let src: Vec<T> = (0..seg.len).map(|j| data[seg.at(s, j)]).collect();
-        let mut out: Vec<T> = scratch(seg.len);
-        let mut idx: Vec<u32> = if with_index { scratch(seg.len) } else { Vec::new() };
+        let mut out: Vec<T> = radix::scratch_vec(seg.len);
+        let mut idx: Vec<u32> = if with_index { radix::scratch_vec(seg.len) } else { Vec::new() };
         let idx_out = if with_index { Some(&mut idx[..]) } else { None };
         sort_run_into(&src, &mut out, idx_out, descending, few);
         for j in 0..seg.len {
@@ -337,7 +328,7 @@ pub(crate) fn sort_along<T: SortKey>(
 
 /// Sorts a whole contiguous slice (one segment).
 pub(crate) fn sort_slice<T: SortKey>(data: &[T], descending: bool) -> Vec<T> {
-    let mut out: Vec<T> = scratch(data.len());
+    let mut out: Vec<T> = radix::scratch_vec(data.len());
     sort_run_into(data, &mut out, None, descending, true);
     out
 }
@@ -354,7 +345,7 @@ pub(crate) fn gather_along<V: Copy + Send + Sync>(
     if seg.count == 1 {
         return index.par_iter().map(|&i| data[i as usize]).collect();
     }
-    let mut out: Vec<V> = scratch(data.len());
+    let mut out: Vec<V> = radix::scratch_vec(data.len());
     let op = SharedPtr(out.as_mut_ptr());
     (0..seg.count).into_par_iter().for_each(|s| {
         for j in 0..seg.len {
@@ -370,7 +361,7 @@ pub(crate) fn gather_along<V: Copy + Send + Sync>(
 /// The sorted, distinct elements of `data` (every NaN is one value, `-0.0` is `0.0`).
 pub(crate) fn unique<T: SortKey>(data: &[T]) -> Vec<T> {
     let n = data.len();
-    let mut words: Vec<T::Word> = scratch(n);
+    let mut words: Vec<T::Word> = radix::scratch_vec(n);
     let mut none = vec![(); n];
     radix::sort_words(
         data,
