@@ -331,7 +331,7 @@ pub(crate) static HOST_BYTES: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static HOST_BUFFERS: AtomicUsize = AtomicUsize::new(0);
 
 /// Memory held by arrays on the active device: (allocated bytes, allocated buffers, locked
-/// bytes, locked buffers). On the CPU nothing is locked and nothing is cached.
+/// bytes, locked buffers). Memory cached for reuse is not counted, on either backend.
 ///
 /// ```
 /// use emberfire::{Array, dim4, device_mem_info};
@@ -370,16 +370,20 @@ pub fn print_mem_info(msg: String, device: i32) {
     );
 }
 
-/// Returns cached memory of the active device to the system. The CPU backend caches nothing,
-/// so there it has no effect.
+/// Returns cached memory of the active device to the system: on CUDA the memory manager's
+/// cache, on the CPU the large host buffers kept for reuse (see the "Memory management"
+/// chapter). Memory held by arrays is not touched.
 ///
 /// ```
 /// emberfire::device_gc();
 /// ```
 pub fn device_gc() {
-    if let BackendKind::Cuda(d) = active_kind() {
-        if let Ok(dev) = cuda::runtime::device(d) {
-            dev.gc();
+    match active_kind() {
+        BackendKind::Cpu => crate::backend::cpu::cache::clear(),
+        BackendKind::Cuda(d) => {
+            if let Ok(dev) = cuda::runtime::device(d) {
+                dev.gc();
+            }
         }
     }
 }

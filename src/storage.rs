@@ -352,14 +352,18 @@ impl HostVec {
 const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
 
 /// An empty vector with room for `n` elements, for outputs that are written in full before
-/// they are read.
+/// they are read: a block of the CPU backend's cache (`backend/cpu/cache.rs`) when one fits,
+/// else a new allocation.
 ///
 /// Why: a fresh multi-megabyte buffer comes straight from `mmap`, and touching it for the first
 /// time costs one page fault per 4 KiB page, which for a streaming kernel costs as much as the
 /// arithmetic. Asking for transparent huge pages on such buffers (where the system runs them in
 /// `madvise` mode, as most distributions do) cuts the faults 512-fold. It is advice only: where
 /// it is refused or unsupported nothing changes.
-pub(crate) fn alloc_uninit<T>(n: usize) -> Vec<T> {
+pub(crate) fn alloc_uninit<T: Copy>(n: usize) -> Vec<T> {
+    if let Some(v) = crate::backend::cpu::cache::take(n) {
+        return v;
+    }
     let v: Vec<T> = Vec::with_capacity(n);
     let bytes = n * std::mem::size_of::<T>();
     if bytes >= HUGE_PAGE_THRESHOLD {

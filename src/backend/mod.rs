@@ -57,6 +57,7 @@ impl Drop for Buffer {
             if let Some(h) = crate::array_device::release_host(h) {
                 HOST_BYTES.fetch_sub(h.len() * h.dtype().size(), Ordering::Relaxed);
                 HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
+                cpu::cache::give(h);
             }
         }
     }
