@@ -13,8 +13,18 @@ use crate::storage::{convert, with_dtype, with_vec, Element, HostVec};
 
 use crate::backend::Buffer;
 
-/// Elements per chunk: a few temporaries of this size fit in L2.
+/// Elements per chunk for other chunked CPU loops (index copies).
 pub(crate) const CHUNK: usize = 4096;
+
+/// Bytes per chunk of the widest value in a program: the few temporaries alive at once fit in
+/// L2. Larger chunks mean fewer passes' start-up costs per element; 64 KiB measured 3% faster
+/// than 16 KiB on `chain_f32` and `axpy_f32` (2^24 f32, two cores).
+const CHUNK_BYTES: usize = 64 << 10;
+
+/// Outputs of at least this many bytes in all are written with streaming stores
+/// (`stream.rs`): they do not fit in the cache, so the next reader would not find them there,
+/// and streaming saves reading each line of the destination before writing it.
+const STREAMING_BYTES: usize = 16 << 20;
 
 /// The value of one step over one chunk.
 pub(crate) enum Val<'a> {
@@ -51,11 +61,15 @@ pub(crate) fn run(p: &Program) -> Vec<HostVec> {
         .map(|h| with_vec!(h, v, T => OutPtr(v.spare_capacity_mut().as_mut_ptr() as *mut u8)))
         .collect();
     let last = p.last_uses();
-    let nchunks = n.div_ceil(CHUNK);
+    let widest = p.steps.iter().map(|s| s.dtype.size()).max().unwrap_or(1);
+    let chunk = CHUNK_BYTES / widest;
+    let nchunks = n.div_ceil(chunk);
+    let out_bytes: usize = p.outputs.iter().map(|&o| p.steps[o].dtype.size() * n).sum();
+    let streaming = out_bytes >= STREAMING_BYTES;
     let work = |c: usize| {
-        let start = c * CHUNK;
-        let len = CHUNK.min(n - start);
-        eval_chunk(p, &last, start, len, &ptrs);
+        let start = c * chunk;
+        let len = chunk.min(n - start);
+        eval_chunk(p, &last, start, len, &ptrs, streaming);
     };
     if nchunks <= 1 {
         (0..nchunks).for_each(work);
@@ -75,7 +89,14 @@ struct OutPtr(*mut u8);
 unsafe impl Send for OutPtr {}
 unsafe impl Sync for OutPtr {}
 
-fn eval_chunk(p: &Program, last: &[usize], start: usize, len: usize, outs: &[OutPtr]) {
+fn eval_chunk(
+    p: &Program,
+    last: &[usize],
+    start: usize,
+    len: usize,
+    outs: &[OutPtr],
+    streaming: bool,
+) {
     let vals = eval_steps(p, last, start, len);
     for (o, &idx) in p.outputs.iter().enumerate() {
         let v = vals[idx].as_ref().expect("internal error: output missing");
@@ -86,6 +107,7 @@ fn eval_chunk(p: &Program, last: &[usize], start: usize, len: usize, outs: &[Out
                 std::slice::from_raw_parts_mut((outs[o].0 as *mut MaybeUninit<T>).add(start), len)
             };
             match v.src::<T>(len) {
+                Src::Slice(s) if streaming => super::stream::copy(s, dst),
                 Src::Slice(s) => {
                     for (d, &x) in dst.iter_mut().zip(s) {
                         d.write(x);

@@ -2,6 +2,7 @@
 
 mod acc;
 pub(crate) mod blas;
+pub(crate) mod cache;
 pub(crate) mod copy;
 pub(crate) mod eval;
 pub(crate) mod fft;
@@ -17,6 +18,7 @@ pub(crate) mod scan;
 mod shared_ptr;
 pub(crate) mod signal;
 pub(crate) mod sort;
+mod stream;
 pub(crate) mod transpose;
 pub(crate) mod vmath;
 

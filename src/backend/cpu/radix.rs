@@ -21,6 +21,7 @@
 use rayon::prelude::*;
 
 use super::shared_ptr::SharedPtr;
+use super::stream;
 use crate::storage::alloc_uninit;
 
 /// An unsigned word that the engine sorts.
@@ -391,41 +392,6 @@ const fn per_line<W>() -> usize {
 #[derive(Clone, Copy)]
 struct Line([u8; 64]);
 
-/// Writes one full, 64-byte-aligned line of words from the buffer to `dst`, bypassing the
-/// cache where the platform can.
-///
-/// # Safety
-/// `src` and `dst` are 64-byte aligned and valid for 64 bytes.
-#[inline(always)]
-unsafe fn stream_line<W>(src: *const W, dst: *mut W) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is part of x86_64; both pointers are aligned and valid (the contract).
-    unsafe {
-        use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
-        let (s, d) = (src as *const __m128i, dst as *mut __m128i);
-        _mm_stream_si128(d, _mm_load_si128(s));
-        _mm_stream_si128(d.add(1), _mm_load_si128(s.add(1)));
-        _mm_stream_si128(d.add(2), _mm_load_si128(s.add(2)));
-        _mm_stream_si128(d.add(3), _mm_load_si128(s.add(3)));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: as above.
-    unsafe {
-        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, 64)
-    };
-}
-
-/// Orders the non-temporal stores before anything the caller does next (another thread
-/// reading the output).
-#[inline(always)]
-fn stream_fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is part of x86_64.
-    unsafe {
-        std::arch::x86_64::_mm_sfence()
-    };
-}
-
 /// `partition_chunk`, compiled for AVX2 where the CPU has it (the conversion to words
 /// vectorises).
 ///
@@ -529,7 +495,7 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
                     let i = cur - phase;
                     let st = *start.get_unchecked(d);
                     if i + 1 >= st + l {
-                        stream_line(kb.add(d * l), kd.add(i + 1 - l));
+                        stream::line(kb.add(d * l), kd.add(i + 1 - l));
                         std::ptr::copy_nonoverlapping(pb.add(d * l), pd.add(i + 1 - l), l);
                     } else {
                         for e in st..=i {
@@ -560,7 +526,7 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
             }
         }
     }
-    stream_fence();
+    stream::fence();
 }
 
 /// The smallest and largest word of the elements of `c`.
