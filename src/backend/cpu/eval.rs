@@ -13,7 +13,8 @@ use crate::storage::{convert, with_dtype, with_vec, Element, HostVec};
 
 use crate::backend::Buffer;
 
-/// Elements per chunk for other chunked CPU loops (index copies).
+/// Elements per chunk of the other chunked CPU loops: evaluation into views (`write_into.rs`)
+/// and index copies.
 pub(crate) const CHUNK: usize = 4096;
 
 /// Bytes per chunk of the widest value in a program: the few temporaries alive at once fit in

@@ -32,7 +32,7 @@ pub(crate) unsafe fn line<W>(src: *const W, dst: *mut W) {
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: as above.
     unsafe {
-        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, LINE)
+        std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, 64)
     };
 }
 
