@@ -642,25 +642,33 @@ fn check_lazy<T: Reducible>(seed: u64) {
     }
 }
 
-#[test]
-fn lazy_producers_on_floats_and_complex() {
-    check_lazy::<f32>(31);
-    check_lazy::<f64>(32);
-    check_lazy::<f16>(33);
-    check_lazy::<c32>(34);
-    check_lazy::<c64>(35);
+/// One test per element type: on CUDA each compiles a few hundred fused kernels (every fold,
+/// layout and producer), so apart they run in parallel and each stays short.
+macro_rules! lazy_tests {
+    ($($name:ident: $t:ty, $seed:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_lazy::<$t>($seed);
+            }
+        )*
+    };
 }
 
-#[test]
-fn lazy_producers_on_integers_and_bool() {
-    check_lazy::<bool>(36);
-    check_lazy::<u8>(37);
-    check_lazy::<u16>(38);
-    check_lazy::<u32>(39);
-    check_lazy::<u64>(40);
-    check_lazy::<i16>(41);
-    check_lazy::<i32>(42);
-    check_lazy::<i64>(43);
+lazy_tests! {
+    lazy_producers_f32: f32, 31;
+    lazy_producers_f64: f64, 32;
+    lazy_producers_f16: f16, 33;
+    lazy_producers_c32: c32, 34;
+    lazy_producers_c64: c64, 35;
+    lazy_producers_bool: bool, 36;
+    lazy_producers_u8: u8, 37;
+    lazy_producers_u16: u16, 38;
+    lazy_producers_u32: u32, 39;
+    lazy_producers_u64: u64, 40;
+    lazy_producers_i16: i16, 41;
+    lazy_producers_i32: i32, 42;
+    lazy_producers_i64: i64, 43;
 }
 
 /// `imin`/`imax` rules on small cases: the first of equal values, NaN skipped, all-NaN and
