@@ -557,37 +557,43 @@ fn check_array<T: Reducible>(a: &Array<T>, host: &[T], dims: [u64; 4]) {
     check_all_index(&host, dims, false, imax_all(&a));
 }
 
-#[test]
-fn every_function_on_real_floats() {
-    check_type::<f32>(1, false);
-    check_type::<f64>(2, false);
-    check_type::<f16>(3, false);
+/// One test per element type and NaN setting, for the same reason as the lazy-producer tests
+/// below: on CUDA each compiles a few hundred kernels, and apart they run in parallel.
+macro_rules! type_tests {
+    ($($name:ident: $t:ty, $seed:expr, $nan:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check_type::<$t>($seed, $nan);
+            }
+        )*
+    };
 }
 
-#[test]
-fn every_function_on_complex() {
-    check_type::<c32>(4, false);
-    check_type::<c64>(5, false);
+type_tests! {
+    every_function_f32: f32, 1, false;
+    every_function_f64: f64, 2, false;
+    every_function_f16: f16, 3, false;
+    every_function_c32: c32, 4, false;
+    every_function_c64: c64, 5, false;
+    every_function_bool: bool, 6, false;
+    every_function_u8: u8, 7, false;
+    every_function_u16: u16, 8, false;
+    every_function_u32: u32, 9, false;
+    every_function_u64: u64, 10, false;
+    every_function_i16: i16, 11, false;
+    every_function_i32: i32, 12, false;
+    every_function_i64: i64, 13, false;
+    nan_inputs_f32: f32, 21, true;
+    nan_inputs_f64: f64, 22, true;
+    nan_inputs_f16: f16, 23, true;
+    nan_inputs_c32: c32, 24, true;
 }
 
+/// NaN rules on small cases: min and max skip NaN unless a run has nothing else, sums
+/// propagate it, `sum_nan` replaces it.
 #[test]
-fn every_function_on_integers_and_bool() {
-    check_type::<bool>(6, false);
-    check_type::<u8>(7, false);
-    check_type::<u16>(8, false);
-    check_type::<u32>(9, false);
-    check_type::<u64>(10, false);
-    check_type::<i16>(11, false);
-    check_type::<i32>(12, false);
-    check_type::<i64>(13, false);
-}
-
-#[test]
-fn nan_inputs() {
-    check_type::<f32>(21, true);
-    check_type::<f64>(22, true);
-    check_type::<f16>(23, true);
-    check_type::<c32>(24, true);
+fn nan_rules() {
     let a = Array::new(&[f32::NAN, f32::NAN, 1.0, f32::NAN], dim4!(2, 2));
     let m = min(&a, 0).to_vec();
     assert!(m[0].is_nan() && m[1] == 1.0, "min of an all-NaN column is NaN: {m:?}");
