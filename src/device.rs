@@ -371,15 +371,18 @@ pub fn print_mem_info(msg: String, device: i32) {
 }
 
 /// Returns cached memory of the active device to the system: on CUDA the memory manager's
-/// cache, on the CPU the large host buffers kept for reuse (see the "Memory management"
-/// chapter). Memory held by arrays is not touched.
+/// cache, on the CPU the large host buffers and the FFT working space kept for reuse (see the
+/// "Memory management" chapter). Memory held by arrays is not touched.
 ///
 /// ```
 /// emberfire::device_gc();
 /// ```
 pub fn device_gc() {
     match active_kind() {
-        BackendKind::Cpu => crate::backend::cpu::cache::clear(),
+        BackendKind::Cpu => {
+            crate::backend::cpu::cache::clear();
+            crate::backend::cpu::fft::release_scratch();
+        }
         BackendKind::Cuda(d) => {
             if let Ok(dev) = cuda::runtime::device(d) {
                 dev.gc();

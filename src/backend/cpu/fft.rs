@@ -7,8 +7,15 @@
 //! dimension 0 are contiguous and transformed where they lie; lines along another dimension
 //! are gathered, a few at a time, into a contiguous buffer that stays in cache, transformed
 //! together, and scattered back.
+//!
+//! Working space (a transform's scratch, the gathered lines) comes from a small pool per
+//! precision and goes back to it: a long transform needs scratch as large as its data, and
+//! asking the allocator for it on every call made the cost depend on what ran before. After
+//! other work had left glibc's heap in another state, a 2^20-point c32 transform's two 8 MiB
+//! blocks (the output and the scratch) were handed back to the system and faulted in afresh on
+//! every call: 16 ms instead of 5.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use num_complex::Complex;
 use rayon::prelude::*;
@@ -19,17 +26,122 @@ use rustfft::{Fft, FftNum, FftPlanner};
 /// few enough to stay in L2 for lengths in the thousands.
 const LINES_PER_TASK: usize = 16;
 
-/// The planners of one precision. A planner caches every plan it returns, so asking again
-/// for a length is a hash lookup.
+/// Bytes of working space a precision's pool keeps between transforms; a buffer returned
+/// beyond that is freed. 64 MiB holds the scratch of a 2^23-point c32 or 2^22-point c64
+/// transform.
+const SCRATCH_KEPT_BYTES: usize = 64 << 20;
+
+/// The planners of one precision, and its pool of working space. A planner caches every plan
+/// it returns, so asking again for a length is a hash lookup.
 pub(crate) struct Planners<T: FftNum> {
     complex: Mutex<FftPlanner<T>>,
     real: Mutex<RealFftPlanner<T>>,
+    scratch: ScratchPool<T>,
 }
 
 impl<T: FftNum> Planners<T> {
     fn new() -> Self {
-        Planners { complex: Mutex::new(FftPlanner::new()), real: Mutex::new(RealFftPlanner::new()) }
+        Planners {
+            complex: Mutex::new(FftPlanner::new()),
+            real: Mutex::new(RealFftPlanner::new()),
+            scratch: ScratchPool::new(SCRATCH_KEPT_BYTES),
+        }
     }
+}
+
+/// Buffers of complex values free for the next transform, at most `limit` bytes of them.
+struct ScratchPool<T> {
+    free: Mutex<Vec<Vec<Complex<T>>>>,
+    limit: usize,
+}
+
+impl<T: FftNum> ScratchPool<T> {
+    fn new(limit: usize) -> Self {
+        ScratchPool { free: Mutex::new(Vec::new()), limit }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Vec<Complex<T>>>> {
+        // Buffers are pushed and removed whole, so a panic elsewhere cannot leave it half done.
+        self.free.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Working space of `len` values: the smallest free buffer that is large enough, else a new
+    /// one (zeroed). It returns to the pool when dropped. Its contents are whatever the last
+    /// transform left there; transforms write scratch before they read it.
+    fn take(&self, len: usize) -> Scratch<'_, T> {
+        let found = {
+            let mut free = self.lock();
+            let best =
+                (0..free.len()).filter(|&i| free[i].len() >= len).min_by_key(|&i| free[i].len());
+            best.map(|i| free.swap_remove(i))
+        };
+        let buf = found.unwrap_or_else(|| vec![Complex::new(T::zero(), T::zero()); len]);
+        Scratch { buf, len, pool: self }
+    }
+
+    /// Keeps `buf`; over the limit, the smallest buffers are freed first (they are the
+    /// cheapest to make again). A buffer over the limit by itself is freed at once.
+    fn give(&self, buf: Vec<Complex<T>>) {
+        let bytes = |b: &Vec<Complex<T>>| b.len() * size_of::<Complex<T>>();
+        if bytes(&buf) > self.limit {
+            return;
+        }
+        let mut free = self.lock();
+        free.push(buf);
+        let mut kept: usize = free.iter().map(bytes).sum();
+        let mut evicted = Vec::new();
+        while kept > self.limit {
+            let i = (0..free.len()).min_by_key(|&i| free[i].len()).expect("a buffer was pushed");
+            kept -= bytes(&free[i]);
+            evicted.push(free.swap_remove(i));
+        }
+        drop(free);
+        drop(evicted); // freed after the lock is released
+    }
+
+    /// Frees every buffer.
+    fn clear(&self) {
+        let all = std::mem::take(&mut *self.lock());
+        drop(all);
+    }
+
+    /// Bytes kept.
+    #[cfg(test)]
+    fn kept_bytes(&self) -> usize {
+        self.lock().iter().map(|b| b.len() * size_of::<Complex<T>>()).sum()
+    }
+}
+
+/// Working space taken from a `ScratchPool`, `len` values long, returned to it on drop.
+struct Scratch<'p, T: FftNum> {
+    buf: Vec<Complex<T>>,
+    len: usize,
+    pool: &'p ScratchPool<T>,
+}
+
+impl<T: FftNum> std::ops::Deref for Scratch<'_, T> {
+    type Target = [Complex<T>];
+    fn deref(&self) -> &[Complex<T>] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<T: FftNum> std::ops::DerefMut for Scratch<'_, T> {
+    fn deref_mut(&mut self) -> &mut [Complex<T>] {
+        &mut self.buf[..self.len]
+    }
+}
+
+impl<T: FftNum> Drop for Scratch<'_, T> {
+    fn drop(&mut self) {
+        self.pool.give(std::mem::take(&mut self.buf));
+    }
+}
+
+/// Frees the working space both precisions keep (`device_gc` on the CPU).
+pub(crate) fn release_scratch() {
+    f32::planners().scratch.clear();
+    f64::planners().scratch.clear();
 }
 
 /// The real types the CPU transforms: f32 and f64.
@@ -85,13 +197,12 @@ pub(crate) fn c2c_axis<T: FftReal>(
     let outer: usize = dims[axis + 1..].iter().product();
     let fft = complex_plan::<T>(n, inverse);
     let scratch_len = fft.get_inplace_scratch_len();
-    let zero = Complex::new(T::zero(), T::zero());
     if inner == 1 {
         // Contiguous lines: several per task so that short transforms are not dominated by
         // task overhead.
         let per_task = (4096 / n).max(1);
         data.par_chunks_mut(n * per_task).for_each_init(
-            || vec![zero; scratch_len],
+            || T::planners().scratch.take(scratch_len),
             |scratch, lines| fft.process_with_scratch(lines, scratch),
         );
         return;
@@ -99,7 +210,12 @@ pub(crate) fn c2c_axis<T: FftReal>(
     let groups = inner.div_ceil(LINES_PER_TASK);
     let base_ptr = SharedMut(data.as_mut_ptr());
     (0..outer * groups).into_par_iter().for_each_init(
-        || (vec![zero; LINES_PER_TASK * n], vec![zero; scratch_len]),
+        || {
+            (
+                T::planners().scratch.take(LINES_PER_TASK * n),
+                T::planners().scratch.take(scratch_len),
+            )
+        },
         |(buf, scratch), task| {
             let ptr = base_ptr;
             let (o, g) = (task / groups, task % groups);
@@ -142,9 +258,8 @@ pub(crate) fn r2c_lines<T: FftReal>(input: &mut [T], output: &mut [Complex<T>], 
         T::planners().real.lock().unwrap_or_else(|e| e.into_inner()).plan_fft_forward(n);
     let half = n / 2 + 1;
     let per_task = (4096 / n).max(1);
-    let zero = Complex::new(T::zero(), T::zero());
     input.par_chunks_mut(n * per_task).zip(output.par_chunks_mut(half * per_task)).for_each_init(
-        || vec![zero; plan.get_scratch_len()],
+        || T::planners().scratch.take(plan.get_scratch_len()),
         |scratch, (ins, outs)| {
             for (i, o) in ins.chunks_mut(n).zip(outs.chunks_mut(half)) {
                 // Lengths match the plan, so this cannot fail.
@@ -166,9 +281,8 @@ pub(crate) fn c2r_lines<T: FftReal>(input: &mut [Complex<T>], output: &mut [T], 
         T::planners().real.lock().unwrap_or_else(|e| e.into_inner()).plan_fft_inverse(n);
     let half = n / 2 + 1;
     let per_task = (4096 / n).max(1);
-    let zero = Complex::new(T::zero(), T::zero());
     input.par_chunks_mut(half * per_task).zip(output.par_chunks_mut(n * per_task)).for_each_init(
-        || vec![zero; plan.get_scratch_len()],
+        || T::planners().scratch.take(plan.get_scratch_len()),
         |scratch, (ins, outs)| {
             for (i, o) in ins.chunks_mut(half).zip(outs.chunks_mut(n)) {
                 // The only possible error reports non-zero imaginary parts that the transform
@@ -182,6 +296,42 @@ pub(crate) fn c2r_lines<T: FftReal>(input: &mut [Complex<T>], output: &mut [T], 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_is_reused_smallest_fit_first() {
+        let pool = ScratchPool::<f32>::new(1 << 20);
+        let (big, small) = (pool.take(1000), pool.take(100));
+        let (big_at, small_at) = (big.as_ptr(), small.as_ptr());
+        assert_eq!((big.len(), small.len()), (1000, 100));
+        drop((big, small));
+        assert_eq!(pool.kept_bytes(), 1100 * 8);
+        // 50 values fit both; the smaller is taken, and the view is 50 long
+        let a = pool.take(50);
+        assert_eq!((a.as_ptr(), a.len()), (small_at, 50));
+        let b = pool.take(500);
+        assert_eq!(b.as_ptr(), big_at);
+        // nothing free is large enough: a new, zeroed buffer
+        let c = pool.take(2000);
+        assert!(c.iter().all(|v| v.re == 0.0 && v.im == 0.0));
+        drop((a, b, c));
+        assert_eq!(pool.kept_bytes(), 3100 * 8);
+        pool.clear();
+        assert_eq!(pool.kept_bytes(), 0);
+    }
+
+    #[test]
+    fn scratch_over_the_limit_frees_the_smallest_first() {
+        let pool = ScratchPool::<f64>::new(16 * 1000); // 1000 c64 values
+        let (a, b, c) = (pool.take(300), pool.take(600), pool.take(200));
+        drop((a, b));
+        assert_eq!(pool.kept_bytes(), 900 * 16);
+        drop(c); // 1100 values: the 200 go again
+        assert_eq!(pool.kept_bytes(), 900 * 16);
+        let d = pool.take(500); // the 600
+        let e = pool.take(2000); // over the limit alone: freed, the others stay
+        drop((d, e));
+        assert_eq!(pool.kept_bytes(), 900 * 16);
+    }
 
     fn naive(x: &[Complex<f64>], inverse: bool) -> Vec<Complex<f64>> {
         let n = x.len();
