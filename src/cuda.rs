@@ -447,7 +447,7 @@ impl fmt::Debug for Kernel {
 /// ```
 pub fn compile_kernel(device: i32, source: &str, entry: &str) -> Result<Kernel> {
     let dev = device_of(device)?;
-    let func = dev.kernels().get(dev, source, entry)?;
+    let func = dev.kernels().get_user(dev, source, entry)?;
     Ok(Kernel { func, ordinal: dev.ordinal() })
 }
 
