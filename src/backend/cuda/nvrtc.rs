@@ -14,8 +14,8 @@
 //! - **A lean front end for our own kernels.** emberfire's generated and hand-written kernels
 //!   use only the device language (no textures, surfaces, device-side launches or host API
 //!   types), so with NVRTC 12.4 or later they are compiled with `-minimal`, which leaves those
-//!   declarations out: on an H100 with NVRTC 13.0 a fused element-wise kernel compiled in about
-//!   10 ms instead of 20 to 26. Should a future NVRTC refuse one of them in that mode, it is
+//!   declarations out: on an H100 with NVRTC 13.0 a fused element-wise kernel compiled in 11 to
+//!   12 ms instead of 23 to 24. Should a future NVRTC refuse one of them in that mode, it is
 //!   compiled again without it. Users' sources (`cuda::compile_kernel`) get the full front
 //!   end.
 //! - **One compile per source.** Threads that ask for the same source at once share one
