@@ -71,6 +71,7 @@ pub use ops::movement::{
     flat, flip, join, join_many, moddims, pad, reorder, reorder_v2, shift, tile, transpose,
     transpose_inplace, BorderType,
 };
+pub use ops::ragged::max_ragged;
 pub use ops::random::{randn, random_normal, random_uniform, randu};
 pub use ops::reduce::*;
 pub use ops::scan::{accum, diff1, diff2, scan, scan_by_key, BinaryOp};
@@ -117,3 +118,6 @@ pub use half::f16;
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 pub use ops::stats::*;
+// Exported for code written against arrayfire-rust's older signatures; using them warns.
+#[allow(deprecated)]
+pub use ops::stats_legacy::{cov, stdev, stdev_all, var, var_all};
