@@ -31,6 +31,7 @@ mod dim4;
 mod dtype;
 mod error;
 mod evaluation;
+mod event;
 #[cfg(feature = "ndarray")]
 mod interop_ndarray;
 mod jit;
@@ -56,6 +57,7 @@ pub use dtype::{
 };
 pub use error::{Error, Result};
 pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
+pub use event::Event;
 pub use ops::arith::*;
 pub use ops::blas::{
     dot, gemm, get_cublas_mode, matmul, set_cublas_mode, try_dot, try_gemm, try_matmul,
