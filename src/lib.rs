@@ -31,6 +31,7 @@ mod dim4;
 mod dtype;
 mod error;
 mod evaluation;
+mod event;
 #[cfg(feature = "ndarray")]
 mod interop_ndarray;
 mod jit;
@@ -56,6 +57,7 @@ pub use dtype::{
 };
 pub use error::{Error, Result};
 pub use evaluation::{eval_multiple, is_manual_eval, set_manual_eval};
+pub use event::Event;
 pub use ops::arith::*;
 pub use ops::blas::{
     dot, gemm, get_cublas_mode, matmul, set_cublas_mode, try_dot, try_gemm, try_matmul,
@@ -71,6 +73,7 @@ pub use ops::movement::{
     flat, flip, join, join_many, moddims, pad, reorder, reorder_v2, shift, tile, transpose,
     transpose_inplace, BorderType,
 };
+pub use ops::ragged::max_ragged;
 pub use ops::random::{randn, random_normal, random_uniform, randu};
 pub use ops::reduce::*;
 pub use ops::scan::{accum, diff1, diff2, scan, scan_by_key, BinaryOp};
@@ -117,3 +120,6 @@ pub use half::f16;
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 pub use ops::stats::*;
+// Exported for code written against arrayfire-rust's older signatures; using them warns.
+#[allow(deprecated)]
+pub use ops::stats_legacy::{cov, stdev, stdev_all, var, var_all};

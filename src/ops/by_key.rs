@@ -1,6 +1,7 @@
 //! Reductions over runs of equal keys, with arrayfire-rust's names and signatures:
 //! `sum_by_key`, `product_by_key`, `min_by_key`, `max_by_key`, `all_true_by_key`,
-//! `any_true_by_key` and `count_by_key`.
+//! `any_true_by_key` and `count_by_key`, and the NaN-replacing `sum_by_key_nan` and
+//! `product_by_key_nan`.
 //!
 //! `keys` is a vector (i32 or u32) with one key per index along `dim` of `vals`. Every run of
 //! consecutive equal keys becomes one output index: the result keys are the runs' keys, in
@@ -11,6 +12,10 @@
 //! magnitude, and the boolean reductions and `count_by_key` count non-zero values (NaN is
 //! non-zero). As in arrayfire-rust, every result type but the product's is
 //! `ValueType::AggregateOutType` (1 and 0 for the boolean reductions).
+//!
+//! The `_nan` forms replace every NaN value by a given number before reducing, as `sum_nan` and
+//! `product_nan` do: a complex value with a NaN part becomes `(replacement, 0)`. Integer and
+//! boolean values are never NaN, so for them the `_nan` forms equal the plain ones.
 //!
 //! The reduction runs on the host; on CUDA the inputs are downloaded and the result uploaded.
 
@@ -104,6 +109,16 @@ fn combine(op: KeyOp, a: Lit, b: Lit) -> Lit {
     }
 }
 
+/// `x` with NaN replaced by `by` (a complex value with a NaN part becomes `(by, 0)`), as the
+/// plain `sum_nan` and `product_nan` replace it.
+fn nan_to(x: Lit, by: Option<f64>) -> Lit {
+    match (x, by) {
+        (Lit::Real(v), Some(r)) if v.is_nan() => Lit::Real(r),
+        (Lit::Cplx(c), Some(r)) if c.is_nan() => Lit::Cplx(num_complex::Complex64::new(r, 0.0)),
+        _ => x,
+    }
+}
+
 /// Reduces one run of values (never empty).
 fn reduce_run(op: KeyOp, run: impl Iterator<Item = Lit>) -> Lit {
     match op {
@@ -129,6 +144,7 @@ fn reduce_by_key<K, V, O>(
     vals: &Array<V>,
     dim: i32,
     op: KeyOp,
+    nan: Option<f64>,
 ) -> (Array<K>, Array<O>)
 where
     K: ReduceByKeyInput,
@@ -161,7 +177,8 @@ where
         .map(|s| {
             (0..runs)
                 .map(|r| {
-                    let run = (starts[r]..ends[r]).map(|j| values[iseg.at(s, j)].to_lit());
+                    let run =
+                        (starts[r]..ends[r]).map(|j| nan_to(values[iseg.at(s, j)].to_lit(), nan));
                     O::from_lit(reduce_run(op, run))
                 })
                 .collect()
@@ -195,7 +212,26 @@ macro_rules! by_key {
             ValueType: HasAfEnum,
             ValueType::$assoc: HasAfEnum,
         {
-            reduce_by_key(stringify!($name), keys, vals, dim, $op)
+            reduce_by_key(stringify!($name), keys, vals, dim, $op, None)
+        }
+    };
+}
+
+macro_rules! by_key_nan {
+    ($(#[$doc:meta])* $name:ident, $assoc:ident, $op:expr) => {
+        $(#[$doc])*
+        pub fn $name<KeyType, ValueType>(
+            keys: &Array<KeyType>,
+            vals: &Array<ValueType>,
+            dim: i32,
+            replace_value: f64,
+        ) -> (Array<KeyType>, Array<ValueType::$assoc>)
+        where
+            KeyType: ReduceByKeyInput,
+            ValueType: HasAfEnum,
+            ValueType::$assoc: HasAfEnum,
+        {
+            reduce_by_key(stringify!($name), keys, vals, dim, $op, Some(replace_value))
         }
     };
 }
@@ -286,4 +322,34 @@ by_key!(
     /// assert_eq!(count_by_key(&keys, &vals, 0).1.to_vec(), vec![2, 1]);
     /// ```
     count_by_key, AggregateOutType, KeyOp::Count
+);
+
+by_key_nan!(
+    /// Sums the values of each run of equal keys along `dim`, with every NaN value replaced by
+    /// `replace_value` first (see [`sum_by_key`] for runs and result types).
+    ///
+    /// ```
+    /// use emberfire::{dim4, sum_by_key_nan, Array};
+    /// let keys = Array::new(&[0i32, 0, 1, 1], dim4!(4));
+    /// let vals = Array::new(&[1.0f32, f32::NAN, f32::NAN, 4.0], dim4!(4));
+    /// let (k, v) = sum_by_key_nan(&keys, &vals, 0, 10.0);
+    /// assert_eq!(k.to_vec(), vec![0, 1]);
+    /// assert_eq!(v.to_vec(), vec![11.0, 14.0]);
+    /// ```
+    sum_by_key_nan, AggregateOutType, KeyOp::Sum
+);
+
+by_key_nan!(
+    /// Multiplies the values of each run of equal keys along `dim`, with every NaN value
+    /// replaced by `replace_value` first (see [`product_by_key`] for runs and result types).
+    ///
+    /// ```
+    /// use emberfire::{dim4, product_by_key_nan, Array};
+    /// let keys = Array::new(&[5u32, 5, 6], dim4!(3));
+    /// let vals = Array::new(&[2.0f64, f64::NAN, 3.0], dim4!(3));
+    /// let (k, v) = product_by_key_nan(&keys, &vals, 0, 4.0);
+    /// assert_eq!(k.to_vec(), vec![5, 6]);
+    /// assert_eq!(v.to_vec(), vec![8.0, 3.0]);
+    /// ```
+    product_by_key_nan, ProductOutType, KeyOp::Product
 );

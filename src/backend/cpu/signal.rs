@@ -418,8 +418,10 @@ pub(crate) fn approx2<S: Sample>(
                 interp1(&at, id[0], x, m)
             };
             let col = |r: usize| row(r).unwrap_or_default();
-            let inside_x = row(0).is_some();
-            *v = if inside_x { interp1(&col, id[1], y, m).map_or(off, S::from_c64) } else { off };
+            // Both positions are checked before any sample is read: an image with no rows
+            // has no row 0 to probe (the CUDA kernel checks the same way).
+            let inside = id[1] > 0 && row(0).is_some();
+            *v = if inside { interp1(&col, id[1], y, m).map_or(off, S::from_c64) } else { off };
         }
     });
     out

@@ -1,8 +1,9 @@
 //! FFTs on a CUDA device with cuFFT: plans cached per (device, shape, type, batch), bound to
 //! the device's emberfire stream, with work areas from emberfire's memory manager.
 //!
-//! - **Plans.** Making a cuFFT plan costs milliseconds, so the last [`PLAN_CACHE`] plans are
-//!   kept (least recently used first out), as ArrayFire does. A plan is used by one thread at
+//! - **Plans.** Making a cuFFT plan costs milliseconds, so the last plans made or used are
+//!   kept (least recently used first out), as ArrayFire does: [`DEFAULT_PLAN_CACHE`] of them
+//!   unless `set_fft_plan_cache_size` says otherwise. A plan is used by one thread at
 //!   a time (its lock is held while its work area is set and the transform is queued).
 //! - **Work areas.** Plans are made with cuFFT's own allocation off; each execution takes its
 //!   work area from the memory manager on the emberfire stream and returns it right after
@@ -17,6 +18,7 @@
 //!   input. Nothing waits for the device.
 
 use std::ffi::{c_longlong, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::cufft::{self, cufft, Handle};
@@ -27,8 +29,21 @@ use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
 
+/// How many plans are kept, across devices, until the user sets another number.
+const DEFAULT_PLAN_CACHE: usize = 16;
+
 /// How many plans are kept, across devices.
-const PLAN_CACHE: usize = 16;
+static PLAN_CACHE: AtomicUsize = AtomicUsize::new(DEFAULT_PLAN_CACHE);
+
+/// Keeps at most `size` plans from now on, dropping the least recently used ones beyond it at
+/// once (a plan that a transform is using stays alive until that transform is queued). With
+/// 0, every transform makes its plan and drops it after use.
+pub(crate) fn set_plan_cache_size(size: usize) {
+    let mut cache = plans().lock().unwrap_or_else(|e| e.into_inner());
+    PLAN_CACHE.store(size, Ordering::Relaxed);
+    let excess = cache.len().saturating_sub(size);
+    cache.drain(..excess);
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct PlanKey {
@@ -116,10 +131,13 @@ fn plan(dev: &Device, key: PlanKey) -> Result<Arc<Plan>, Error> {
     plan.work_bytes = work;
     let plan = Arc::new(plan);
     let mut cache = plans().lock().unwrap_or_else(|e| e.into_inner());
-    if cache.len() >= PLAN_CACHE {
-        cache.remove(0);
+    // Read under the lock, so a concurrent resize is seen whole.
+    let keep = PLAN_CACHE.load(Ordering::Relaxed);
+    if keep > 0 {
+        let excess = (cache.len() + 1).saturating_sub(keep);
+        cache.drain(..excess);
+        cache.push((key, plan.clone()));
     }
-    cache.push((key, plan.clone()));
     Ok(plan)
 }
 

@@ -26,6 +26,7 @@ pub(crate) mod codegen;
 pub(crate) mod copy;
 pub(crate) mod cufft;
 pub(crate) mod cusolver;
+pub(crate) mod event;
 pub(crate) mod fft;
 pub(crate) mod handwritten;
 pub(crate) mod index_copy;

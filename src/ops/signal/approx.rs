@@ -13,7 +13,7 @@ use crate::backend::signal::{self, Dense, Interp};
 use crate::dtype::{FloatingPoint, HasAfEnum, RealFloating};
 use crate::ops::build::{cast_node, common_backend};
 
-fn method(func: &str, m: InterpType, two_d: bool) -> Interp {
+pub(super) fn method(func: &str, m: InterpType, two_d: bool) -> Interp {
     match (m, two_d) {
         (InterpType::NEAREST, _) => Interp::Nearest,
         (InterpType::LOWER, _) => Interp::Lower,

@@ -1,6 +1,7 @@
 //! Signal processing with arrayfire-rust's names and signatures: FFTs ([`fft()`] and family),
 //! convolution ([`convolve1`] and family), FIR and IIR filters, and interpolation
-//! ([`approx1`], [`approx2`]).
+//! ([`approx1`], [`approx2`], their uniform-grid forms and the `_v2` forms that write into an
+//! output array).
 //!
 //! Shared rules:
 //! - Inputs may be lazy expressions or strided data: they are evaluated into dense memory
@@ -17,14 +18,20 @@
 //!   naming the function and the shapes.
 //!
 //! On the CPU, FFTs use rustfft and realfft with plans cached per length; on CUDA, cuFFT with
-//! plans cached per shape and work areas from emberfire's memory manager.
+//! plans cached per shape (as many as [`set_fft_plan_cache_size`] says) and work areas from
+//! emberfire's memory manager.
 
 mod approx;
+mod approx_output;
+mod approx_uniform;
 mod convolve;
 mod fft;
+mod fft_plan_cache;
 mod filter;
 
 pub use approx::{approx1, approx2};
+pub use approx_output::{approx1_uniform_v2, approx1_v2, approx2_uniform_v2, approx2_v2};
+pub use approx_uniform::{approx1_uniform, approx2_uniform};
 pub use convolve::{
     convolve1, convolve2, convolve2_sep, convolve3, fft_convolve1, fft_convolve2, fft_convolve3,
 };
@@ -32,6 +39,7 @@ pub use fft::{
     fft, fft2, fft2_c2r, fft2_inplace, fft2_r2c, fft3, fft3_c2r, fft3_inplace, fft3_r2c, fft_c2r,
     fft_inplace, fft_r2c, ifft, ifft2, ifft2_inplace, ifft3, ifft3_inplace, ifft_inplace,
 };
+pub use fft_plan_cache::set_fft_plan_cache_size;
 pub use filter::{fir, iir};
 
 use crate::dtype::DType;
