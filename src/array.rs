@@ -61,7 +61,8 @@ impl<T: HasAfEnum> Array<T> {
 
     /// An array on the active backend holding the given host elements.
     pub(crate) fn from_host(h: HostVec, dims: Dim4) -> Self {
-        Self::try_from_host(h, dims).unwrap_or_else(|e| panic!("creating an array: {e}"))
+        Self::try_from_host(h, dims)
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("creating an array: {e}")))
     }
 
     /// Like `from_host`, returning the backend's failure.
@@ -463,7 +464,7 @@ impl<T: HasAfEnum> Array<T> {
             .node
             .backend
             .run(&program)
-            .unwrap_or_else(|e| panic!("Array::copy: {e}"))
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Array::copy: {e}")))
             .pop()
             .expect("one output");
         let data = Data::dense(buf, dims);
@@ -472,7 +473,8 @@ impl<T: HasAfEnum> Array<T> {
 
     /// The elements as a contiguous host vector of any type.
     pub(crate) fn host_vec(&self) -> HostVec {
-        self.try_host_vec().unwrap_or_else(|e| panic!("reading an array: {e}"))
+        self.try_host_vec()
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("reading an array: {e}")))
     }
 
     /// Like `host_vec`, returning the backend's failure.
@@ -494,7 +496,8 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(v, vec![1.5, 2.5]);
     /// ```
     pub fn host(&self, data: &mut [T]) {
-        self.try_host(data).unwrap_or_else(|e| panic!("Array::host: {e}"))
+        self.try_host(data)
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Array::host: {e}")))
     }
 
     /// Like [`Array::host`], returning an error when the backend fails. Still panics on a

@@ -78,7 +78,8 @@ pub(crate) fn buffer_locked(b: &Buffer) -> bool {
 impl<T: HasAfEnum> Array<T> {
     /// The evaluated data, made contiguous and owned by this array if it was a view.
     fn own_data(&self) -> Data {
-        self.try_own_data().unwrap_or_else(|e| panic!("evaluation failed: {e}"))
+        self.try_own_data()
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("evaluation failed: {e}")))
     }
 
     /// Like `own_data`, returning an evaluation failure (out of memory, a driver error).
@@ -170,6 +171,28 @@ impl<T: HasAfEnum> Array<T> {
         self.node().data().is_some_and(|d| buffer_locked(&d.buf))
     }
 
+    /// The size in bytes of the buffer that holds the array's elements. For a view of another
+    /// array (an index, a slice) it is the whole buffer of the array viewed, as in
+    /// arrayfire-rust. A lazy array has no buffer yet and reports 0; this does not evaluate it.
+    /// On CUDA an array with no elements still holds a one-byte allocation and reports 1.
+    ///
+    /// ```
+    /// use emberfire::{Array, dim4, row};
+    /// let a = Array::new(&[1.0f64; 6], dim4!(2, 3));
+    /// assert_eq!(a.get_allocated_bytes(), 48);
+    /// assert_eq!(row(&a, 1).get_allocated_bytes(), 48); // a view of `a`
+    /// let lazy = &a + 1.0f64;
+    /// assert_eq!(lazy.get_allocated_bytes(), 0);
+    /// lazy.eval();
+    /// assert_eq!(lazy.get_allocated_bytes(), 48);
+    /// ```
+    pub fn get_allocated_bytes(&self) -> usize {
+        self.node().data().map_or(0, |d| match &*d.buf {
+            Buffer::Host(h) => h.len() * h.dtype().size(),
+            Buffer::Cuda(m) => m.len(),
+        })
+    }
+
     /// An array of shape `dims` that takes ownership of `dev_ptr`, memory of the active
     /// backend holding `dims.elements()` elements: on CUDA, device memory from `cuMemAlloc` (or
     /// `cudaMalloc`) on the active device, freed with `cuMemFree` exactly once when the last
@@ -201,8 +224,9 @@ impl<T: HasAfEnum> Array<T> {
                 Buffer::host(T::wrap(b.into_vec()))
             }
             BackendKind::Cuda(d) => {
-                let dev = cuda::runtime::device(d)
-                    .unwrap_or_else(|e| panic!("Array::new_from_device_ptr: {e}"));
+                let dev = cuda::runtime::device(d).unwrap_or_else(|e| {
+                    crate::error_handler::raise(&e, format!("Array::new_from_device_ptr: {e}"))
+                });
                 // SAFETY: the caller gives us a cuMemAlloc allocation of n elements on `d`.
                 Buffer::Cuda(unsafe { dev.memory().adopt(dev_ptr as u64, n * T::DTYPE.size()) })
             }

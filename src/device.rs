@@ -7,24 +7,46 @@ use std::sync::OnceLock;
 use crate::backend::{cuda, BackendKind};
 use crate::error::{Error, Result};
 
-/// A compute backend, named as in arrayfire-rust.
+/// A compute backend, named and numbered as in arrayfire-rust (the numbers are ArrayFire's
+/// backend bit flags, so `OPENCL` is 4).
 ///
 /// ```
 /// use emberfire::{get_active_backend, Backend};
 /// let b = get_active_backend();
 /// assert!(b == Backend::CPU || b == Backend::CUDA);
+/// assert_eq!(Backend::OPENCL as u32, 4);
 /// ```
 #[allow(clippy::upper_case_acronyms)]
+#[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
     /// The best available: CUDA where a GPU and driver are present, else CPU.
-    DEFAULT,
+    DEFAULT = 0,
     /// The multi-threaded CPU backend.
-    CPU,
+    CPU = 1,
     /// NVIDIA GPUs through CUDA.
-    CUDA,
+    CUDA = 2,
     /// Not provided by emberfire; listed so code naming it compiles.
-    OPENCL,
+    OPENCL = 4,
+}
+
+/// The backend's name as arrayfire-rust prints it.
+///
+/// ```
+/// use emberfire::Backend;
+/// assert_eq!(Backend::CPU.to_string(), "CPU");
+/// assert_eq!(Backend::CUDA.to_string(), "Cuda");
+/// assert_eq!(format!("{}", Backend::OPENCL), "OpenCL");
+/// ```
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::DEFAULT => "Default",
+            Backend::CPU => "CPU",
+            Backend::CUDA => "Cuda",
+            Backend::OPENCL => "OpenCL",
+        })
+    }
 }
 
 /// The backend chosen by `EMBERFIRE_BACKEND` (or the best available), decided once per process.
@@ -80,7 +102,8 @@ pub(crate) fn active_kind() -> BackendKind {
     ACTIVE.with(|a| match a.get() {
         Some(k) => k,
         None => {
-            let k = process_default().unwrap_or_else(|e| panic!("{e}"));
+            let k = process_default()
+                .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{e}")));
             a.set(Some(k));
             k
         }
@@ -96,7 +119,9 @@ pub(crate) fn active_kind() -> BackendKind {
 /// assert_eq!(get_active_backend(), Backend::CPU);
 /// ```
 pub fn set_backend(backend: Backend) {
-    try_set_backend(backend).unwrap_or_else(|e| panic!("set_backend({backend:?}): {e}"))
+    try_set_backend(backend).unwrap_or_else(|e| {
+        crate::error_handler::raise(&e, format!("set_backend({backend:?}): {e}"))
+    })
 }
 
 /// Like [`set_backend`], returning an error instead of panicking.
@@ -198,7 +223,8 @@ pub fn get_device() -> i32 {
 /// emberfire::set_device(0);
 /// ```
 pub fn set_device(device: i32) {
-    try_set_device(device).unwrap_or_else(|e| panic!("set_device: {e}"))
+    try_set_device(device)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("set_device: {e}")))
 }
 
 /// Like [`set_device`], returning an error for a device that does not exist.
@@ -291,6 +317,25 @@ pub fn info() {
     print!("{}", info_string(false));
 }
 
+/// Initializes the active backend and its device now rather than at the first call that needs
+/// them; device 0 stays the active device unless [`set_device`] follows. emberfire initializes
+/// on first use, so calling this is never required; it makes start-up cost (a CUDA context,
+/// the driver) fall at a chosen point, and reports a backend that cannot be used (see
+/// [`set_backend`]) through the error handler, as every plain call does.
+///
+/// ```
+/// emberfire::init();
+/// assert!(emberfire::device_count() >= 1);
+/// ```
+pub fn init() {
+    if let BackendKind::Cuda(_) = active_kind() {
+        let d = get_device();
+        if let Err(e) = cuda::runtime::device(d as usize) {
+            crate::error_handler::raise(&e, format!("init: {e}"));
+        }
+    }
+}
+
 /// Waits until all work queued on `device` has finished. CPU work is synchronous, so on the
 /// CPU this returns at once.
 ///
@@ -300,12 +345,13 @@ pub fn info() {
 pub fn sync(device: i32) {
     let count = device_count();
     if device < 0 || device >= count {
-        panic!("sync: {}", Error::InvalidDevice { requested: device, count });
+        let e = Error::InvalidDevice { requested: device, count };
+        crate::error_handler::raise(&e, format!("sync: {e}"));
     }
     if let BackendKind::Cuda(_) = active_kind() {
         cuda::runtime::device(device as usize)
             .and_then(|d| d.sync())
-            .unwrap_or_else(|e| panic!("sync: {e}"));
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("sync: {e}")));
     }
 }
 

@@ -20,6 +20,7 @@ pub type c64 = Complex<f64>;
 /// assert_eq!(DType::C64.size(), 16);
 /// ```
 #[allow(clippy::upper_case_acronyms)]
+#[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
     /// 32-bit float
@@ -48,6 +49,22 @@ pub enum DType {
     U16,
     /// 16-bit float
     F16,
+}
+
+/// The type with ArrayFire's number `t` (`F32` is 0, ..., `F16` is 12, in the order of
+/// [`DType::ALL`]). Panics for a larger number.
+///
+/// ```
+/// use emberfire::DType;
+/// assert_eq!(DType::from(2), DType::F64);
+/// assert_eq!(DType::from(DType::U16 as u32), DType::U16);
+/// ```
+impl From<u32> for DType {
+    fn from(t: u32) -> Self {
+        *DType::ALL.get(t as usize).unwrap_or_else(|| {
+            panic!("DType::from: {t} is not an element type number (0 to {})", DType::ALL.len() - 1)
+        })
+    }
 }
 
 impl DType {

@@ -31,6 +31,15 @@ pub fn is_manual_eval() -> bool {
     MANUAL_EVAL.load(Ordering::Relaxed)
 }
 
+/// Whether manual evaluation is on: arrayfire-rust's name for [`is_manual_eval`].
+///
+/// ```
+/// assert_eq!(emberfire::is_eval_manual(), emberfire::is_manual_eval());
+/// ```
+pub fn is_eval_manual() -> bool {
+    is_manual_eval()
+}
+
 /// Evaluates several arrays together: trees of the same shape on the same backend are computed
 /// in one pass (one kernel on CUDA), with sub-expressions they share computed once.
 ///
@@ -45,7 +54,8 @@ pub fn is_manual_eval() -> bool {
 /// ```
 pub fn eval_multiple<T: HasAfEnum>(arrays: Vec<&Array<T>>) {
     let nodes: Vec<Arc<Node>> = arrays.iter().map(|a| a.node().clone()).collect();
-    eval_nodes(&nodes).unwrap_or_else(|e| panic!("eval_multiple: {e}"));
+    eval_nodes(&nodes)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("eval_multiple: {e}")));
 }
 
 /// Evaluates the lazy nodes among `nodes`, grouping those that can share one pass.

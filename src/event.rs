@@ -73,12 +73,14 @@ impl Event {
                 let mut slot = self.device.borrow_mut();
                 if slot.as_ref().map(|e| e.ordinal()) != Some(ordinal) {
                     // An event can only be recorded on a stream of its own device.
-                    *slot = Some(
-                        DeviceEvent::new(ordinal).unwrap_or_else(|e| panic!("Event::mark: {e}")),
-                    );
+                    *slot = Some(DeviceEvent::new(ordinal).unwrap_or_else(|e| {
+                        crate::error_handler::raise(&e, format!("Event::mark: {e}"))
+                    }));
                 }
                 let event = slot.as_ref().expect("set just above");
-                event.record().unwrap_or_else(|e| panic!("Event::mark: {e}"));
+                event.record().unwrap_or_else(|e| {
+                    crate::error_handler::raise(&e, format!("Event::mark: {e}"))
+                });
                 self.recorded.set(true);
             }
         }
@@ -109,7 +111,7 @@ impl Event {
             BackendKind::Cuda(ordinal) => event.wait_on(ordinal),
             BackendKind::Cpu => event.synchronize(),
         };
-        r.unwrap_or_else(|e| panic!("Event::enqueue_wait: {e}"));
+        r.unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Event::enqueue_wait: {e}")));
     }
 
     /// Blocks the calling thread until the marked work has finished.
@@ -132,7 +134,9 @@ impl Event {
         }
         let slot = self.device.borrow();
         let event = slot.as_ref().expect("a recorded event exists");
-        event.synchronize().unwrap_or_else(|e| panic!("Event::block: {e}"));
+        event
+            .synchronize()
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Event::block: {e}")));
     }
 }
 

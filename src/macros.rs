@@ -1,4 +1,4 @@
-//! The macros of arrayfire-rust: `dim4!`, `constant!`, `af_print!`, `join_many!`.
+//! The macros of arrayfire-rust: `dim4!`, `constant!`, `af_print!`, `join_many!`, `mem_info!`.
 
 /// A [`Dim4`](crate::Dim4) from one to four sizes; missing sizes are 1.
 ///
@@ -68,4 +68,23 @@ macro_rules! join_many {
     [$dim:expr; $($x:expr),+ $(,)?] => {
         $crate::join_many($dim, vec![$($x),+])
     };
+}
+
+/// Prints [`device_mem_info`](crate::device_mem_info) under a title: the bytes and buffers that
+/// arrays hold on the active device, and how many of them are locked by the user.
+///
+/// ```
+/// use emberfire::{mem_info, randu, print, Dim4};
+/// let a = randu::<f32>(Dim4::new(&[5, 5, 1, 1]));
+/// print(&a);
+/// mem_info!("after randu");
+/// ```
+#[macro_export]
+macro_rules! mem_info {
+    [$msg:expr] => {{
+        let (bytes, buffers, lbytes, lbuffers) = $crate::device_mem_info();
+        println!("AF Memory: {:?}", $msg);
+        println!("Allocated [Bytes | Buffers] = [ {} | {} ]", bytes, buffers);
+        println!("In Use    [Bytes | Buffers] = [ {} | {} ]", lbytes, lbuffers);
+    }};
 }

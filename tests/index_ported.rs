@@ -4,29 +4,25 @@
 //! so they compile against emberfire with only the `use` lines changed. The originals print
 //! their results; here each is followed by assertions against a host reference.
 //!
-//! `randu` is not part of emberfire's indexing; until the random-number functions land, the
-//! stand-in below provides it (uniform values in [0, 1) from a fixed generator).
+//! The examples draw their inputs with emberfire's `randu`, as the originals do with
+//! arrayfire-rust's; the references are computed on the host from the values actually drawn.
 
 // The ported statements are kept as written (`2.0 as f32`, `let _sub2 = assign_gen(..)`).
 #![allow(clippy::unnecessary_cast, clippy::let_unit_value)]
 
-mod common;
-
-use common::{Rng, Rng64, SeedableRng};
 use emberfire::*;
-use stand_in::randu;
-
-mod stand_in {
-    use super::*;
-
-    /// Uniform values in [0, 1), as `randu` gives; each call draws new values.
-    pub fn randu<T: HasAfEnum>(dims: Dim4) -> Array<T> {
-        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut r = Rng64::seed_from_u64(call * 7919 + dims.elements());
-        let v: Vec<f64> = (0..dims.elements()).map(|_| r.gen_range(0.0..1.0)).collect();
-        Array::new(&v, dims).cast::<T>()
-    }
+/// The examples' checks catch an index that picks the wrong element only if the elements
+/// differ: `randu` must give distinct values in [0, 1), and new values on each call.
+#[test]
+fn randu_inputs_tell_elements_apart() {
+    let a = randu::<f32>(Dim4::new(&[5, 5, 1, 1])).to_vec();
+    let b = randu::<f32>(Dim4::new(&[5, 5, 1, 1])).to_vec();
+    assert!(a.iter().all(|x| (0.0..1.0).contains(x)), "{a:?}");
+    let mut sorted = a.clone();
+    sorted.sort_by(f32::total_cmp);
+    sorted.dedup();
+    assert_eq!(sorted.len(), a.len(), "repeated values in {a:?}");
+    assert_ne!(a, b, "two calls drew the same values");
 }
 
 /// Element (i, j) of a column-major matrix with `rows` rows.

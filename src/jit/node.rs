@@ -160,7 +160,8 @@ impl Node {
 
     /// Evaluates the node if it is lazy and returns its data; panics if the backend fails.
     pub(crate) fn eval(self: &Arc<Self>) -> Data {
-        self.try_eval().unwrap_or_else(|e| panic!("evaluation failed: {e}"))
+        self.try_eval()
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("evaluation failed: {e}")))
     }
 
     /// Evaluates the node if it is lazy and returns its data.

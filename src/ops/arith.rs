@@ -965,6 +965,34 @@ macro_rules! scalar_arith {
 }
 scalar_arith!(f32, f64, c32, c64, f16, i16, i32, i64, u8, u16, u32, u64);
 
+// arrayfire-rust accepts a bool on the right of + - * / (as 0 or 1), not on the left and not
+// for %; bool gets exactly those operators.
+macro_rules! scalar_bool_rhs {
+    ($($trait:ident, $method:ident, $func:ident);*) => { $(
+        impl<T> $trait<bool> for Array<T>
+        where
+            T: HasAfEnum + ImplicitPromote<bool>,
+            bool: ImplicitPromote<T>,
+        {
+            type Output = Array<<T as ImplicitPromote<bool>>::Output>;
+            fn $method(self, rhs: bool) -> Self::Output {
+                $func(&self, &rhs, false)
+            }
+        }
+        impl<T> $trait<bool> for &Array<T>
+        where
+            T: HasAfEnum + ImplicitPromote<bool>,
+            bool: ImplicitPromote<T>,
+        {
+            type Output = Array<<T as ImplicitPromote<bool>>::Output>;
+            fn $method(self, rhs: bool) -> Self::Output {
+                $func(self, &rhs, false)
+            }
+        }
+    )* };
+}
+scalar_bool_rhs!(Add, add, add; Sub, sub, sub; Mul, mul, mul; Div, div, div);
+
 macro_rules! scalar_bits {
     ($($s:ty),*) => { $( scalar_op!($s => Shl, shl, shiftl; Shr, shr, shiftr;
         BitAnd, bitand, bitand_s; BitOr, bitor, bitor_s; BitXor, bitxor, bitxor_s); )* };
@@ -1079,3 +1107,18 @@ macro_rules! scalar_assign {
     )* };
 }
 scalar_assign!(f32, f64, c32, c64, f16, i16, i32, i64, u8, u16, u32, u64);
+
+// Shifting in place by an unsigned scalar, with arrayfire-rust's bounds: only where the
+// promoted type is the array's own (so `i64 >>= 1u64`, which would shift as u64, is refused at
+// compile time as it is there).
+macro_rules! scalar_shift_assign {
+    ($($s:ty),*) => { $(
+        impl<T> ShlAssign<$s> for Array<T> where T: HasAfEnum + ImplicitPromote<$s, Output = T>, $s: ImplicitPromote<T> {
+            fn shl_assign(&mut self, rhs: $s) { *self = shiftl(&*self, &rhs, false); }
+        }
+        impl<T> ShrAssign<$s> for Array<T> where T: HasAfEnum + ImplicitPromote<$s, Output = T>, $s: ImplicitPromote<T> {
+            fn shr_assign(&mut self, rhs: $s) { *self = shiftr(&*self, &rhs, false); }
+        }
+    )* };
+}
+scalar_shift_assign!(u8, u16, u32, u64);

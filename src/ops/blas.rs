@@ -74,6 +74,57 @@ pub enum MatProp {
     BLOCKDIAG = 8192,
 }
 
+impl MatProp {
+    const ALL: [MatProp; 12] = [
+        MatProp::NONE,
+        MatProp::TRANS,
+        MatProp::CTRANS,
+        MatProp::CONJ,
+        MatProp::UPPER,
+        MatProp::LOWER,
+        MatProp::DIAGUNIT,
+        MatProp::SYM,
+        MatProp::POSDEF,
+        MatProp::ORTHOG,
+        MatProp::TRIDIAG,
+        MatProp::BLOCKDIAG,
+    ];
+}
+
+/// The property with ArrayFire's value `t`. Panics for a value that is no single property
+/// (arrayfire-rust would hold an invalid enum value).
+///
+/// ```
+/// use emberfire::MatProp;
+/// assert_eq!(MatProp::from(2), MatProp::CTRANS);
+/// assert_eq!(MatProp::from(MatProp::LOWER as u32), MatProp::LOWER);
+/// ```
+impl From<u32> for MatProp {
+    fn from(t: u32) -> Self {
+        MatProp::ALL
+            .into_iter()
+            .find(|p| *p as u32 == t)
+            .unwrap_or_else(|| panic!("MatProp::from: {t} is not a MatProp value"))
+    }
+}
+
+/// The property whose value is the bitwise or of both values, as in arrayfire-rust. Since an
+/// enum holds one value, the result must itself be a property: `NONE | p` and `p | p` are `p`,
+/// while `TRANS | CTRANS` has the value 3, which no property has, so it panics.
+///
+/// ```
+/// use emberfire::MatProp;
+/// assert_eq!(MatProp::NONE | MatProp::UPPER, MatProp::UPPER);
+/// assert_eq!(MatProp::LOWER | MatProp::LOWER, MatProp::LOWER);
+/// assert!(std::panic::catch_unwind(|| MatProp::TRANS | MatProp::CTRANS).is_err());
+/// ```
+impl std::ops::BitOr for MatProp {
+    type Output = MatProp;
+    fn bitor(self, rhs: MatProp) -> MatProp {
+        MatProp::from(self as u32 | rhs as u32)
+    }
+}
+
 /// How cuBLAS may compute f32 and c32 products, as in arrayfire-rust.
 ///
 /// `DEFAULT` computes in full f32 precision. `TENSOR_OP` lets cuBLAS use TF32 tensor cores for
@@ -287,7 +338,8 @@ pub fn matmul<T>(lhs: &Array<T>, rhs: &Array<T>, optlhs: MatProp, optrhs: MatPro
 where
     T: GemmType,
 {
-    matmul_in("matmul", lhs, rhs, optlhs, optrhs).unwrap_or_else(|e| panic!("matmul: {e}"))
+    matmul_in("matmul", lhs, rhs, optlhs, optrhs)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("matmul: {e}")))
 }
 
 /// Like [`matmul`], returning an error instead of panicking when the backend fails (no cuBLAS,
@@ -376,7 +428,7 @@ pub fn gemm<T>(
     T: GemmType,
 {
     gemm_in("gemm", output, (optlhs, optrhs), (alpha, beta), lhs, rhs)
-        .unwrap_or_else(|e| panic!("gemm: {e}"))
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("gemm: {e}")))
 }
 
 /// Like [`gemm()`], returning an error instead of panicking when the backend fails (no cuBLAS,
@@ -518,7 +570,8 @@ pub fn dot<T>(lhs: &Array<T>, rhs: &Array<T>, optlhs: MatProp, optrhs: MatProp) 
 where
     T: GemmType,
 {
-    dot_in("dot", lhs, rhs, optlhs, optrhs).unwrap_or_else(|e| panic!("dot: {e}"))
+    dot_in("dot", lhs, rhs, optlhs, optrhs)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("dot: {e}")))
 }
 
 /// Like [`dot`], returning an error instead of panicking when the backend fails. Still panics

@@ -33,7 +33,8 @@ pub(crate) fn flattens(indices: usize, dims: Dim4) -> bool {
 /// with `flat`, one column of all its elements (copying a view that is not contiguous, which
 /// has no one-column layout).
 pub(crate) fn indexed_layout(func: &str, node: &Arc<Node>, flat: bool) -> (Data, Dim4) {
-    let data = node.try_eval().unwrap_or_else(|e| panic!("{func}: {e}"));
+    let data =
+        node.try_eval().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     if !flat {
         return (data, node.dims);
     }
@@ -43,7 +44,10 @@ pub(crate) fn indexed_layout(func: &str, node: &Arc<Node>, flat: bool) -> (Data,
         data
     } else {
         let copy = Program::copy_of(data, node.dtype, node.dims);
-        let buf = node.backend.run(&copy).unwrap_or_else(|e| panic!("{func}: {e}"));
+        let buf = node
+            .backend
+            .run(&copy)
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
         Data::dense(buf.into_iter().next().expect("one output"), node.dims)
     };
     let n = n as i64;
@@ -69,7 +73,9 @@ pub(crate) fn check_index_count(func: &str, n: usize, dims: Dim4) {
 /// A new empty array of shape `dims` (which has no elements) on `backend`.
 pub(crate) fn empty_on<T: HasAfEnum>(func: &str, backend: BackendKind, dims: Dim4) -> Array<T> {
     debug_assert_eq!(dims.elements(), 0);
-    let buf = backend.upload(HostVec::zeros(T::DTYPE, 0)).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf = backend
+        .upload(HostVec::zeros(T::DTYPE, 0))
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 

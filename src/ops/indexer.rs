@@ -232,12 +232,17 @@ fn index_data(func: &str, node: &Arc<Node>) -> (Axis, u64) {
         panic!("{func}: an index array must hold integers or reals, not {}", node.dtype.name());
     }
     let as_i64 = cast_node(node, DType::S64);
-    let data = as_i64.try_eval().unwrap_or_else(|e| panic!("{func}: {e}"));
+    let data = as_i64
+        .try_eval()
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     let data = if data.is_contiguous(node.dims) {
         data
     } else {
         let copy = Program::copy_of(data, DType::S64, node.dims);
-        let buf = node.backend.run(&copy).unwrap_or_else(|e| panic!("{func}: {e}"));
+        let buf = node
+            .backend
+            .run(&copy)
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
         Data::dense(buf.into_iter().next().expect("one output"), node.dims)
     };
     (Axis::Indices(data), node.dims.elements())
@@ -260,10 +265,10 @@ fn gather<T: HasAfEnum>(
     let src = Side { dims, offset: data.offset, strides: data.strides, axes };
     let mut out = backend
         .alloc_for_overwrite(T::DTYPE, block.elements() as usize)
-        .unwrap_or_else(|e| panic!("{func}: {e}"));
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     backend
         .index_copy(T::DTYPE, block, &data.buf, &src, &mut out, &Side::dense(block))
-        .unwrap_or_else(|e| panic!("{func}: {e}"));
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     Array::from_node(Node::ready(T::DTYPE, block, backend, Data::dense(out, block)))
 }
 

@@ -64,7 +64,7 @@ fn dense_strides(dims: Dim4) -> [i64; 4] {
 
 /// The node's data, evaluating it first if it is lazy.
 fn ready(func: &str, node: &Arc<Node>) -> Data {
-    node.try_eval().unwrap_or_else(|e| panic!("{func}: {e}"))
+    node.try_eval().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")))
 }
 
 /// An array viewing `data` with shape `dims`, on the backend of `like`.
@@ -524,8 +524,9 @@ fn concatenate<T: HasAfEnum>(func: &str, dim: i32, inputs: &[&Array<T>]) -> Arra
     }
     let sources: Vec<(Data, Dim4)> =
         parts.iter().map(|a| (ready(func, a.node()), a.dims())).collect();
-    let buf =
-        backend.concatenate(&sources, k, out, T::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf = backend
+        .concatenate(&sources, k, out, T::DTYPE)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     Array::from_node(Node::ready(T::DTYPE, out, backend, Data::dense(buf, out)))
 }
 
@@ -565,7 +566,7 @@ pub fn transpose<T: HasAfEnum>(arr: &Array<T>, conjugate: bool) -> Array<T> {
         let buf = node
             .backend
             .transpose(&data, d, T::DTYPE, conj)
-            .unwrap_or_else(|e| panic!("transpose: {e}"));
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("transpose: {e}")));
         return Array::from_node(Node::ready(T::DTYPE, out, node.backend, Data::dense(buf, out)));
     }
     // Dimension 0 is itself strided (a view from reorder_v2 or flip): the transposed view is

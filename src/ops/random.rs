@@ -30,7 +30,9 @@ fn draw<T: HasAfEnum>(
         .unwrap_or_else(|| panic!("{func}: dims {dims} have more elements than fit in memory"));
     let request = engine.reserve(blocks_for(n, T::DTYPE.size()), dist);
     let kind = active_kind();
-    let buf = kind.random(&request, T::DTYPE, n).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf = kind
+        .random(&request, T::DTYPE, n)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     Array::from_node(Node::ready(T::DTYPE, dims, kind, Data::dense(buf, dims)))
 }
 

@@ -68,15 +68,20 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let buf =
-        node.backend.reduce_dim(node, op, d, O::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf = node
+        .backend
+        .reduce_dim(node, op, d, O::DTYPE)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     let data = Data::dense(buf, dims);
     Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
 }
 
 fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: ReduceOp) -> O {
     let node = input.node();
-    let h = node.backend.reduce_all(node, op, O::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let h = node
+        .backend
+        .reduce_all(node, op, O::DTYPE)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     h.as_slice::<O>()[0]
 }
 
@@ -366,8 +371,10 @@ fn index_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let (v, i) =
-        node.backend.reduce_dim_index(node, op, d).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let (v, i) = node
+        .backend
+        .reduce_dim_index(node, op, d)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     let ready = |buf, dtype| Node::ready(dtype, dims, node.backend, Data::dense(buf, dims));
     (Array::from_node(ready(v, O::DTYPE)), Array::from_node(ready(i, u32::DTYPE)))
 }
@@ -378,7 +385,10 @@ fn index_all<T: HasAfEnum, B: HasAfEnum + Fromf64>(
     op: IndexOp,
 ) -> (B, B, u32) {
     let node = input.node();
-    let (v, i) = node.backend.reduce_all_index(node, op).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let (v, i) = node
+        .backend
+        .reduce_all_index(node, op)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     let (re, im) = with_dtype!(v.dtype(), V => parts::<V, B>(v.as_slice::<V>()[0]));
     (re, im, i)
 }

@@ -87,8 +87,10 @@ fn scan_nodes<O: HasAfEnum>(
         crate::ops::build::common_backend(func, &[k, values]);
     }
     let spec = ScanSpec { op, dim, inclusive };
-    let buf =
-        values.backend.scan(values, keys, spec, O::DTYPE).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf = values
+        .backend
+        .scan(values, keys, spec, O::DTYPE)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     Array::from_node(Node::ready(O::DTYPE, dims, values.backend, Data::dense(buf, dims)))
 }
 
@@ -196,10 +198,14 @@ fn differences(func: &str, input: &Arc<Node>, dim: i32, order: u64) -> Arc<Node>
     let mut dims = input.dims;
     dims[d] = dims[d].saturating_sub(order);
     if dims.elements() == 0 {
-        let buf = backend.upload(HostVec::zeros(t, 0)).unwrap_or_else(|e| panic!("{func}: {e}"));
+        let buf = backend
+            .upload(HostVec::zeros(t, 0))
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
         return Node::ready(t, dims, backend, Data::dense(buf, dims));
     }
-    let data = input.try_eval().unwrap_or_else(|e| panic!("{func}: {e}"));
+    let data = input
+        .try_eval()
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     // element (.., j + k, ..) of the input is element (.., j, ..) of view k
     let view = |k: u64| {
         let offset = data.offset as i64 + k as i64 * data.strides[d];

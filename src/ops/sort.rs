@@ -62,7 +62,9 @@ pub(crate) fn array_on<T: HasAfEnum>(
     dims: Dim4,
 ) -> Array<T> {
     debug_assert_eq!(h.dtype(), T::DTYPE);
-    let buf = backend.upload(h).unwrap_or_else(|e| panic!("{func}: {e}"));
+    let buf = backend
+        .upload(h)
+        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 
@@ -77,7 +79,10 @@ pub(crate) struct HostElements {
 impl HostElements {
     pub(crate) fn of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostElements {
         let n = a.elements();
-        let data = a.node().try_eval().unwrap_or_else(|e| panic!("{func}: {e}"));
+        let data = a
+            .node()
+            .try_eval()
+            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
         if matches!(&*data.buf, Buffer::Host(_)) && data.is_contiguous(a.dims()) {
             let range = data.offset..data.offset + n;
             return HostElements { data: Some(data), copy: None, range };
@@ -100,7 +105,7 @@ impl HostElements {
 
 /// The elements of `a` on the host, column-major.
 pub(crate) fn host_of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostVec {
-    a.try_host_vec().unwrap_or_else(|e| panic!("{func}: {e}"))
+    a.try_host_vec().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")))
 }
 
 pub(crate) fn dims_usize(d: Dim4) -> [usize; 4] {

@@ -540,6 +540,14 @@ struct StagingBuffers {
     events: [CudaEvent; 2],
 }
 
+impl Device {
+    /// `len` bytes of page-locked host memory in this device's context, for users who copy
+    /// through their own pinned buffers (`alloc_pinned`).
+    pub(crate) fn pinned(&self, len: usize) -> Result<PinnedBuffer, Error> {
+        PinnedBuffer::new(&self.ctx, len.max(1))
+    }
+}
+
 impl StagingBuffers {
     fn new(ctx: &Arc<CudaContext>) -> Result<StagingBuffers, Error> {
         let err = |e| driver_error("allocating pinned staging memory", e);
@@ -551,7 +559,7 @@ impl StagingBuffers {
 }
 
 /// Page-locked host memory from `cuMemHostAlloc`.
-struct PinnedBuffer {
+pub(crate) struct PinnedBuffer {
     ctx: Arc<CudaContext>,
     ptr: *mut u8,
     len: usize,
@@ -569,6 +577,11 @@ impl PinnedBuffer {
         let ptr = unsafe { cu::malloc_host(len, 0) }
             .map_err(|e| driver_error("allocating pinned staging memory", e))?;
         Ok(PinnedBuffer { ctx: ctx.clone(), ptr: ptr as *mut u8, len })
+    }
+
+    /// The first byte; valid for `len` bytes until the buffer is dropped.
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr
     }
 
     fn as_slice(&self) -> &[u8] {

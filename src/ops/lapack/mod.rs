@@ -52,7 +52,7 @@ use crate::storage::HostVec;
 
 /// Panics with the text of a backend failure, naming the function.
 fn fail(func: &str, e: Error) -> ! {
-    panic!("{func}: {e}")
+    crate::error_handler::raise(&e, format!("{func}: {e}"))
 }
 
 /// The value of a backend call, or a panic naming the function.

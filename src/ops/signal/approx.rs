@@ -70,7 +70,7 @@ where
         let pos = Dense::of(&cast_node(p, T::DTYPE.real_of()))?;
         signal::approx1(&input, &pos, m, off_grid as f64)
     };
-    let out = run().unwrap_or_else(|e| panic!("{FUNC}: {e}"));
+    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
     Array::from_node(out.into_node())
 }
 
@@ -122,6 +122,6 @@ where
         let y = Dense::of(&cast_node(p1, rt))?;
         signal::approx2(&input, &x, &y, m, off_grid as f64)
     };
-    let out = run().unwrap_or_else(|e| panic!("{FUNC}: {e}"));
+    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
     Array::from_node(out.into_node())
 }

@@ -149,7 +149,7 @@ pub(crate) fn convolve_nodes(
             signal::convolve(&s, &f, rank, od, start)
         }
     };
-    let out = run().unwrap_or_else(|e| panic!("{func}: {e}"));
+    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     finish(out.into_node(), signal.dtype)
 }
 
@@ -346,7 +346,7 @@ where
         let (od2, start2) = conv_shape(FUNC, cols.dims, rf.dims, 2, mode);
         signal::convolve(&cols, &rf, 2, od2, start2)
     };
-    let out = run().unwrap_or_else(|e| panic!("{FUNC}: {e}"));
+    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
     Array::from_node(finish(out.into_node(), s.dtype))
 }
 

@@ -63,7 +63,7 @@ fn transform<O: HasAfEnum>(
         };
         signal::fft(&src, kind, rank, pdims, norm_factor)
     };
-    let out = run().unwrap_or_else(|e| panic!("{func}: {e}"));
+    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
     debug_assert_eq!(out.dtype, O::DTYPE);
     Array::from_node(out.into_node())
 }

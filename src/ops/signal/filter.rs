@@ -96,6 +96,6 @@ pub fn iir<T: HasAfEnum>(b: &Array<T>, a: &Array<T>, x: &Array<T>) -> Array<T> {
         let a = Dense::of(&cast_node(an, ct))?;
         signal::iir(&c, &a)
     };
-    let out = run().unwrap_or_else(|e| panic!("{FUNC}: {e}"));
+    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
     Array::from_node(finish(out.into_node(), T::DTYPE))
 }
