@@ -9,6 +9,7 @@ use crate::device::{active_kind, Backend};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
 use crate::error::Result;
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Expr, Node};
 use crate::storage::{with_vec, HostVec};
 
@@ -61,8 +62,7 @@ impl<T: HasAfEnum> Array<T> {
 
     /// An array on the active backend holding the given host elements.
     pub(crate) fn from_host(h: HostVec, dims: Dim4) -> Self {
-        Self::try_from_host(h, dims)
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("creating an array: {e}")))
+        Self::try_from_host(h, dims).or_raise("creating an array")
     }
 
     /// Like `from_host`, returning the backend's failure.
@@ -460,21 +460,15 @@ impl<T: HasAfEnum> Array<T> {
     pub fn copy(&self) -> Self {
         let dims = self.dims();
         let program = crate::jit::Program::copy_of(self.node.eval(), T::DTYPE, dims);
-        let buf = self
-            .node
-            .backend
-            .run(&program)
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Array::copy: {e}")))
-            .pop()
-            .expect("one output");
+        let buf =
+            self.node.backend.run(&program).or_raise("Array::copy").pop().expect("one output");
         let data = Data::dense(buf, dims);
         Array::from_node(Node::ready(T::DTYPE, dims, self.node.backend, data))
     }
 
     /// The elements as a contiguous host vector of any type.
     pub(crate) fn host_vec(&self) -> HostVec {
-        self.try_host_vec()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("reading an array: {e}")))
+        self.try_host_vec().or_raise("reading an array")
     }
 
     /// Like `host_vec`, returning the backend's failure.
@@ -496,8 +490,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(v, vec![1.5, 2.5]);
     /// ```
     pub fn host(&self, data: &mut [T]) {
-        self.try_host(data)
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Array::host: {e}")))
+        self.try_host(data).or_raise("Array::host")
     }
 
     /// Like [`Array::host`], returning an error when the backend fails. Still panics on a

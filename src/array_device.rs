@@ -16,6 +16,7 @@ use crate::backend::{cuda, BackendKind, Buffer};
 use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
 use crate::storage::HostVec;
 
@@ -78,8 +79,7 @@ pub(crate) fn buffer_locked(b: &Buffer) -> bool {
 impl<T: HasAfEnum> Array<T> {
     /// The evaluated data, made contiguous and owned by this array if it was a view.
     fn own_data(&self) -> Data {
-        self.try_own_data()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("evaluation failed: {e}")))
+        self.try_own_data().or_raise("evaluation failed")
     }
 
     /// Like `own_data`, returning an evaluation failure (out of memory, a driver error).
@@ -224,9 +224,7 @@ impl<T: HasAfEnum> Array<T> {
                 Buffer::host(T::wrap(b.into_vec()))
             }
             BackendKind::Cuda(d) => {
-                let dev = cuda::runtime::device(d).unwrap_or_else(|e| {
-                    crate::error_handler::raise(&e, format!("Array::new_from_device_ptr: {e}"))
-                });
+                let dev = cuda::runtime::device(d).or_raise("Array::new_from_device_ptr");
                 // SAFETY: the caller gives us a cuMemAlloc allocation of n elements on `d`.
                 Buffer::Cuda(unsafe { dev.memory().adopt(dev_ptr as u64, n * T::DTYPE.size()) })
             }

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use crate::backend::{cuda, BackendKind};
 use crate::error::{Error, Result};
+use crate::error_handler::OrRaise;
 
 /// A compute backend, named and numbered as in arrayfire-rust (the numbers are ArrayFire's
 /// backend bit flags, so `OPENCL` is 4).
@@ -223,8 +224,7 @@ pub fn get_device() -> i32 {
 /// emberfire::set_device(0);
 /// ```
 pub fn set_device(device: i32) {
-    try_set_device(device)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("set_device: {e}")))
+    try_set_device(device).or_raise("set_device")
 }
 
 /// Like [`set_device`], returning an error for a device that does not exist.
@@ -330,9 +330,7 @@ pub fn info() {
 pub fn init() {
     if let BackendKind::Cuda(_) = active_kind() {
         let d = get_device();
-        if let Err(e) = cuda::runtime::device(d as usize) {
-            crate::error_handler::raise(&e, format!("init: {e}"));
-        }
+        cuda::runtime::device(d as usize).or_raise("init");
     }
 }
 
@@ -349,9 +347,7 @@ pub fn sync(device: i32) {
         crate::error_handler::raise(&e, format!("sync: {e}"));
     }
     if let BackendKind::Cuda(_) = active_kind() {
-        cuda::runtime::device(device as usize)
-            .and_then(|d| d.sync())
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("sync: {e}")));
+        cuda::runtime::device(device as usize).and_then(|d| d.sync()).or_raise("sync");
     }
 }
 

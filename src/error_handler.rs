@@ -148,3 +148,19 @@ pub(crate) fn raise(e: &Error, message: String) -> ! {
     HANDLE_ERROR(AfError::from(e));
     panic!("{message}")
 }
+
+/// The plain, panicking form of a fallible call: `r.or_raise("matmul")` is the value, or the
+/// failure reported through the error handler as "matmul: <error>" (see [`raise`]).
+pub(crate) trait OrRaise<T> {
+    fn or_raise(self, what: &str) -> T;
+}
+
+impl<T> OrRaise<T> for Result<T, Error> {
+    #[track_caller]
+    fn or_raise(self, what: &str) -> T {
+        match self {
+            Ok(v) => v,
+            Err(e) => raise(&e, format!("{what}: {e}")),
+        }
+    }
+}

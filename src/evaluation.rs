@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::array::Array;
 use crate::dtype::HasAfEnum;
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node, Program};
 
 static MANUAL_EVAL: AtomicBool = AtomicBool::new(false);
@@ -54,8 +55,7 @@ pub fn is_eval_manual() -> bool {
 /// ```
 pub fn eval_multiple<T: HasAfEnum>(arrays: Vec<&Array<T>>) {
     let nodes: Vec<Arc<Node>> = arrays.iter().map(|a| a.node().clone()).collect();
-    eval_nodes(&nodes)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("eval_multiple: {e}")));
+    eval_nodes(&nodes).or_raise("eval_multiple");
 }
 
 /// Evaluates the lazy nodes among `nodes`, grouping those that can share one pass.

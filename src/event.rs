@@ -5,6 +5,7 @@ use std::cell::{Cell, RefCell};
 use crate::backend::cuda::event::DeviceEvent;
 use crate::backend::BackendKind;
 use crate::device::active_kind;
+use crate::error_handler::OrRaise;
 
 /// A point in the active device's queue of work, to wait for later: on the device, without
 /// blocking the host ([`enqueue_wait`](Event::enqueue_wait)), or on the host
@@ -73,14 +74,10 @@ impl Event {
                 let mut slot = self.device.borrow_mut();
                 if slot.as_ref().map(|e| e.ordinal()) != Some(ordinal) {
                     // An event can only be recorded on a stream of its own device.
-                    *slot = Some(DeviceEvent::new(ordinal).unwrap_or_else(|e| {
-                        crate::error_handler::raise(&e, format!("Event::mark: {e}"))
-                    }));
+                    *slot = Some(DeviceEvent::new(ordinal).or_raise("Event::mark"));
                 }
                 let event = slot.as_ref().expect("set just above");
-                event.record().unwrap_or_else(|e| {
-                    crate::error_handler::raise(&e, format!("Event::mark: {e}"))
-                });
+                event.record().or_raise("Event::mark");
                 self.recorded.set(true);
             }
         }
@@ -111,7 +108,7 @@ impl Event {
             BackendKind::Cuda(ordinal) => event.wait_on(ordinal),
             BackendKind::Cpu => event.synchronize(),
         };
-        r.unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Event::enqueue_wait: {e}")));
+        r.or_raise("Event::enqueue_wait");
     }
 
     /// Blocks the calling thread until the marked work has finished.
@@ -134,9 +131,7 @@ impl Event {
         }
         let slot = self.device.borrow();
         let event = slot.as_ref().expect("a recorded event exists");
-        event
-            .synchronize()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("Event::block: {e}")));
+        event.synchronize().or_raise("Event::block");
     }
 }
 

@@ -17,6 +17,7 @@ use std::sync::{Mutex, MutexGuard};
 use crate::backend::{cuda, BackendKind};
 use crate::device::active_kind;
 use crate::dtype::DType;
+use crate::error_handler::OrRaise;
 use crate::ffi_types::void_ptr;
 
 /// Alignment of host blocks: a cache line, enough for every element type and for SIMD loads.
@@ -148,9 +149,8 @@ pub unsafe fn alloc_pinned(bytes: usize) -> void_ptr {
     match active_kind() {
         BackendKind::Cpu => host_block("alloc_pinned", bytes, true) as void_ptr,
         BackendKind::Cuda(d) => {
-            let buffer = cuda::runtime::device(d)
-                .and_then(|dev| dev.pinned(bytes))
-                .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("alloc_pinned: {e}")));
+            let buffer =
+                cuda::runtime::device(d).and_then(|dev| dev.pinned(bytes)).or_raise("alloc_pinned");
             let ptr = buffer.as_ptr();
             // SAFETY: the buffer holds at least `bytes` bytes (one when `bytes` is 0).
             unsafe { ptr.write_bytes(0, bytes) };

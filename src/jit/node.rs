@@ -11,6 +11,7 @@ use super::op::{BinOp, UnOp};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
+use crate::error_handler::OrRaise;
 use crate::storage::HostVec;
 
 /// Ready data: a buffer and the position of this array's elements inside it.
@@ -160,8 +161,7 @@ impl Node {
 
     /// Evaluates the node if it is lazy and returns its data; panics if the backend fails.
     pub(crate) fn eval(self: &Arc<Self>) -> Data {
-        self.try_eval()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("evaluation failed: {e}")))
+        self.try_eval().or_raise("evaluation failed")
     }
 
     /// Evaluates the node if it is lazy and returns its data.

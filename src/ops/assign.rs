@@ -29,6 +29,7 @@ use crate::backend::write_into::Dest;
 use crate::backend::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, IndexableType};
+use crate::error_handler::OrRaise;
 use crate::jit::node::State;
 use crate::jit::{Data, Node, Program};
 use crate::Seq;
@@ -57,14 +58,12 @@ pub(crate) fn writable_buffer<'a, T: HasAfEnum>(
 ) -> &'a mut Buffer {
     let node = arr.node_mut();
     // evaluated, and no copy of the data handle kept here (it would count as a sharer)
-    node.try_eval().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    node.try_eval().or_raise(func);
     if exclusive_buffer(node).is_none() {
         let (dims, backend) = (node.dims, node.backend);
         let data = node.data().expect("internal error: evaluated node without data");
         let copy = Program::copy_of(data, T::DTYPE, dims);
-        let buf = backend
-            .run(&copy)
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        let buf = backend.run(&copy).or_raise(func);
         let buf = buf.into_iter().next().expect("one output");
         *node = Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims));
     }
@@ -100,17 +99,11 @@ fn value_layout<T: HasAfEnum>(
         return Value::Tree;
     }
     if rd.elements() == 1 {
-        let d = rhs
-            .node()
-            .try_eval()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        let d = rhs.node().try_eval().or_raise(func);
         return Value::Restrided(Data { strides: [0; 4], ..d });
     }
     if is_vector(rd) && is_vector(region) && rd.elements() == region.elements() {
-        let d = rhs
-            .node()
-            .try_eval()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        let d = rhs.node().try_eval().or_raise(func);
         let from = (0..4).find(|&k| rd[k] != 1).expect("a vector has a long dimension");
         let to = (0..4).find(|&k| region[k] != 1).expect("a vector has a long dimension");
         let mut strides = [0; 4];
@@ -156,9 +149,7 @@ pub(crate) fn assign_by_seqs<T: HasAfEnum>(
     let strides = std::array::from_fn(|k| positions[k].step * dense[k] as i64);
     let buf = writable_buffer(func, lhs);
     let dst = Dest { buf, offset: offset as usize, strides };
-    backend
-        .run_into(&program, dst)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    backend.run_into(&program, dst).or_raise(func);
 }
 
 /// Writes `rhs` into the part of `lhs` that `seqs` select (with the rules of
@@ -220,10 +211,7 @@ pub fn assign_gen<T: HasAfEnum>(lhs: &mut Array<T>, indices: &Indexer, rhs: &Arr
         return;
     }
     let value = match value_layout(func, rhs, region, target, false) {
-        Value::Tree => rhs
-            .node()
-            .try_eval()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}"))),
+        Value::Tree => rhs.node().try_eval().or_raise(func),
         Value::Restrided(d) => d,
     };
     let src = Side {
@@ -236,9 +224,7 @@ pub fn assign_gen<T: HasAfEnum>(lhs: &mut Array<T>, indices: &Indexer, rhs: &Arr
     let dst =
         Side { dims: layout, offset: 0, strides: std::array::from_fn(|k| dense[k] as i64), axes };
     let buf = writable_buffer(func, lhs);
-    backend
-        .index_copy(T::DTYPE, region, &value.buf, &src, buf, &dst)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    backend.index_copy(T::DTYPE, region, &value.buf, &src, buf, &dst).or_raise(func);
 }
 
 /// Writes `new_row` into row `row_num` of `inout` (negative counts from the last row); see

@@ -27,6 +27,7 @@ use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::error::Result;
+use crate::error_handler::OrRaise;
 use crate::jit::{BinOp, Data, Expr, Node, Program};
 use crate::ops::build::common_backend;
 use crate::storage::{HostVec, Lit};
@@ -338,8 +339,7 @@ pub fn matmul<T>(lhs: &Array<T>, rhs: &Array<T>, optlhs: MatProp, optrhs: MatPro
 where
     T: GemmType,
 {
-    matmul_in("matmul", lhs, rhs, optlhs, optrhs)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("matmul: {e}")))
+    matmul_in("matmul", lhs, rhs, optlhs, optrhs).or_raise("matmul")
 }
 
 /// Like [`matmul`], returning an error instead of panicking when the backend fails (no cuBLAS,
@@ -427,8 +427,7 @@ pub fn gemm<T>(
 ) where
     T: GemmType,
 {
-    gemm_in("gemm", output, (optlhs, optrhs), (alpha, beta), lhs, rhs)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("gemm: {e}")))
+    gemm_in("gemm", output, (optlhs, optrhs), (alpha, beta), lhs, rhs).or_raise("gemm")
 }
 
 /// Like [`gemm()`], returning an error instead of panicking when the backend fails (no cuBLAS,
@@ -570,8 +569,7 @@ pub fn dot<T>(lhs: &Array<T>, rhs: &Array<T>, optlhs: MatProp, optrhs: MatProp) 
 where
     T: GemmType,
 {
-    dot_in("dot", lhs, rhs, optlhs, optrhs)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("dot: {e}")))
+    dot_in("dot", lhs, rhs, optlhs, optrhs).or_raise("dot")
 }
 
 /// Like [`dot`], returning an error instead of panicking when the backend fails. Still panics

@@ -19,6 +19,7 @@ use crate::array::Array;
 use crate::backend::BackendKind;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, IndexableType};
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node, Program};
 use crate::storage::HostVec;
 use crate::Seq;
@@ -33,8 +34,7 @@ pub(crate) fn flattens(indices: usize, dims: Dim4) -> bool {
 /// with `flat`, one column of all its elements (copying a view that is not contiguous, which
 /// has no one-column layout).
 pub(crate) fn indexed_layout(func: &str, node: &Arc<Node>, flat: bool) -> (Data, Dim4) {
-    let data =
-        node.try_eval().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let data = node.try_eval().or_raise(func);
     if !flat {
         return (data, node.dims);
     }
@@ -44,10 +44,7 @@ pub(crate) fn indexed_layout(func: &str, node: &Arc<Node>, flat: bool) -> (Data,
         data
     } else {
         let copy = Program::copy_of(data, node.dtype, node.dims);
-        let buf = node
-            .backend
-            .run(&copy)
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        let buf = node.backend.run(&copy).or_raise(func);
         Data::dense(buf.into_iter().next().expect("one output"), node.dims)
     };
     let n = n as i64;
@@ -73,9 +70,7 @@ pub(crate) fn check_index_count(func: &str, n: usize, dims: Dim4) {
 /// A new empty array of shape `dims` (which has no elements) on `backend`.
 pub(crate) fn empty_on<T: HasAfEnum>(func: &str, backend: BackendKind, dims: Dim4) -> Array<T> {
     debug_assert_eq!(dims.elements(), 0);
-    let buf = backend
-        .upload(HostVec::zeros(T::DTYPE, 0))
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let buf = backend.upload(HostVec::zeros(T::DTYPE, 0)).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 

@@ -23,6 +23,7 @@ use crate::backend::index_copy::{Axis, Side};
 use crate::backend::BackendKind;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, IndexableType};
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node, Program};
 use crate::Seq;
 
@@ -232,17 +233,12 @@ fn index_data(func: &str, node: &Arc<Node>) -> (Axis, u64) {
         panic!("{func}: an index array must hold integers or reals, not {}", node.dtype.name());
     }
     let as_i64 = cast_node(node, DType::S64);
-    let data = as_i64
-        .try_eval()
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let data = as_i64.try_eval().or_raise(func);
     let data = if data.is_contiguous(node.dims) {
         data
     } else {
         let copy = Program::copy_of(data, DType::S64, node.dims);
-        let buf = node
-            .backend
-            .run(&copy)
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        let buf = node.backend.run(&copy).or_raise(func);
         Data::dense(buf.into_iter().next().expect("one output"), node.dims)
     };
     (Axis::Indices(data), node.dims.elements())
@@ -263,12 +259,10 @@ fn gather<T: HasAfEnum>(
         return empty_on(func, backend, block);
     }
     let src = Side { dims, offset: data.offset, strides: data.strides, axes };
-    let mut out = backend
-        .alloc_for_overwrite(T::DTYPE, block.elements() as usize)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let mut out = backend.alloc_for_overwrite(T::DTYPE, block.elements() as usize).or_raise(func);
     backend
         .index_copy(T::DTYPE, block, &data.buf, &src, &mut out, &Side::dense(block))
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        .or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, block, backend, Data::dense(out, block)))
 }
 

@@ -24,6 +24,7 @@ use crate::array::Array;
 use crate::backend::BackendKind;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
+use crate::error_handler::OrRaise;
 use crate::jit::index_map::{Axis, IndexMap};
 use crate::jit::node::State;
 use crate::jit::{Data, Expr, Node, UnOp};
@@ -64,7 +65,7 @@ fn dense_strides(dims: Dim4) -> [i64; 4] {
 
 /// The node's data, evaluating it first if it is lazy.
 fn ready(func: &str, node: &Arc<Node>) -> Data {
-    node.try_eval().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")))
+    node.try_eval().or_raise(func)
 }
 
 /// An array viewing `data` with shape `dims`, on the backend of `like`.
@@ -524,9 +525,7 @@ fn concatenate<T: HasAfEnum>(func: &str, dim: i32, inputs: &[&Array<T>]) -> Arra
     }
     let sources: Vec<(Data, Dim4)> =
         parts.iter().map(|a| (ready(func, a.node()), a.dims())).collect();
-    let buf = backend
-        .concatenate(&sources, k, out, T::DTYPE)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let buf = backend.concatenate(&sources, k, out, T::DTYPE).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, out, backend, Data::dense(buf, out)))
 }
 
@@ -563,10 +562,7 @@ pub fn transpose<T: HasAfEnum>(arr: &Array<T>, conjugate: bool) -> Array<T> {
     let node = arr.node();
     let data = ready("transpose", node);
     if data.strides[0] == 1 {
-        let buf = node
-            .backend
-            .transpose(&data, d, T::DTYPE, conj)
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("transpose: {e}")));
+        let buf = node.backend.transpose(&data, d, T::DTYPE, conj).or_raise("transpose");
         return Array::from_node(Node::ready(T::DTYPE, out, node.backend, Data::dense(buf, out)));
     }
     // Dimension 0 is itself strided (a view from reorder_v2 or flip): the transposed view is

@@ -10,6 +10,7 @@ use crate::array::Array;
 use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
 use crate::random::stream::{blocks_for, Distribution};
 use crate::random::RandomEngine;
@@ -30,9 +31,7 @@ fn draw<T: HasAfEnum>(
         .unwrap_or_else(|| panic!("{func}: dims {dims} have more elements than fit in memory"));
     let request = engine.reserve(blocks_for(n, T::DTYPE.size()), dist);
     let kind = active_kind();
-    let buf = kind
-        .random(&request, T::DTYPE, n)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let buf = kind.random(&request, T::DTYPE, n).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, kind, Data::dense(buf, dims)))
 }
 

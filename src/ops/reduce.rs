@@ -36,6 +36,7 @@ use crate::array::Array;
 use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dim4::Dim4;
 use crate::dtype::{Fromf64, HasAfEnum};
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
 use crate::storage::{with_dtype, Element, Lit};
 
@@ -68,20 +69,14 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let buf = node
-        .backend
-        .reduce_dim(node, op, d, O::DTYPE)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let buf = node.backend.reduce_dim(node, op, d, O::DTYPE).or_raise(func);
     let data = Data::dense(buf, dims);
     Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
 }
 
 fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: ReduceOp) -> O {
     let node = input.node();
-    let h = node
-        .backend
-        .reduce_all(node, op, O::DTYPE)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let h = node.backend.reduce_all(node, op, O::DTYPE).or_raise(func);
     h.as_slice::<O>()[0]
 }
 
@@ -371,10 +366,7 @@ fn index_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let (v, i) = node
-        .backend
-        .reduce_dim_index(node, op, d)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let (v, i) = node.backend.reduce_dim_index(node, op, d).or_raise(func);
     let ready = |buf, dtype| Node::ready(dtype, dims, node.backend, Data::dense(buf, dims));
     (Array::from_node(ready(v, O::DTYPE)), Array::from_node(ready(i, u32::DTYPE)))
 }
@@ -385,10 +377,7 @@ fn index_all<T: HasAfEnum, B: HasAfEnum + Fromf64>(
     op: IndexOp,
 ) -> (B, B, u32) {
     let node = input.node();
-    let (v, i) = node
-        .backend
-        .reduce_all_index(node, op)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let (v, i) = node.backend.reduce_all_index(node, op).or_raise(func);
     let (re, im) = with_dtype!(v.dtype(), V => parts::<V, B>(v.as_slice::<V>()[0]));
     (re, im, i)
 }

@@ -18,6 +18,7 @@ use crate::array::Array;
 use crate::backend::scan::ScanSpec;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, Scanable};
+use crate::error_handler::OrRaise;
 use crate::jit::{BinOp, Data, Expr, Node};
 use crate::storage::HostVec;
 
@@ -87,10 +88,7 @@ fn scan_nodes<O: HasAfEnum>(
         crate::ops::build::common_backend(func, &[k, values]);
     }
     let spec = ScanSpec { op, dim, inclusive };
-    let buf = values
-        .backend
-        .scan(values, keys, spec, O::DTYPE)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let buf = values.backend.scan(values, keys, spec, O::DTYPE).or_raise(func);
     Array::from_node(Node::ready(O::DTYPE, dims, values.backend, Data::dense(buf, dims)))
 }
 
@@ -198,14 +196,10 @@ fn differences(func: &str, input: &Arc<Node>, dim: i32, order: u64) -> Arc<Node>
     let mut dims = input.dims;
     dims[d] = dims[d].saturating_sub(order);
     if dims.elements() == 0 {
-        let buf = backend
-            .upload(HostVec::zeros(t, 0))
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        let buf = backend.upload(HostVec::zeros(t, 0)).or_raise(func);
         return Node::ready(t, dims, backend, Data::dense(buf, dims));
     }
-    let data = input
-        .try_eval()
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let data = input.try_eval().or_raise(func);
     // element (.., j + k, ..) of the input is element (.., j, ..) of view k
     let view = |k: u64| {
         let offset = data.offset as i64 + k as i64 * data.strides[d];

@@ -24,6 +24,7 @@ use crate::backend::cpu::sort::{gather_along, sort_along, sort_slice};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
 use crate::ops::sort_device;
 use crate::storage::{with_vec, Element, HostVec};
@@ -62,9 +63,7 @@ pub(crate) fn array_on<T: HasAfEnum>(
     dims: Dim4,
 ) -> Array<T> {
     debug_assert_eq!(h.dtype(), T::DTYPE);
-    let buf = backend
-        .upload(h)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let buf = backend.upload(h).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 
@@ -79,10 +78,7 @@ pub(crate) struct HostElements {
 impl HostElements {
     pub(crate) fn of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostElements {
         let n = a.elements();
-        let data = a
-            .node()
-            .try_eval()
-            .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+        let data = a.node().try_eval().or_raise(func);
         if matches!(&*data.buf, Buffer::Host(_)) && data.is_contiguous(a.dims()) {
             let range = data.offset..data.offset + n;
             return HostElements { data: Some(data), copy: None, range };
@@ -105,7 +101,7 @@ impl HostElements {
 
 /// The elements of `a` on the host, column-major.
 pub(crate) fn host_of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostVec {
-    a.try_host_vec().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")))
+    a.try_host_vec().or_raise(func)
 }
 
 pub(crate) fn dims_usize(d: Dim4) -> [usize; 4] {

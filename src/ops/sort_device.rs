@@ -15,6 +15,7 @@ use crate::backend::cuda::sort::{self as device, Keep, Positions, MAX_ELEMENTS};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
+use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
 use crate::ops::movement::{flat, join, reorder_v2};
 
@@ -37,18 +38,12 @@ fn check_size(func: &str, dims: Dim4) {
 
 /// `a`'s ready data, dense from its offset on (a copy when it is a strided view).
 fn dense<T: HasAfEnum>(func: &str, a: &Array<T>) -> (Array<T>, Data) {
-    let d = a
-        .node()
-        .try_eval()
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let d = a.node().try_eval().or_raise(func);
     if d.is_contiguous(a.dims()) {
         return (a.clone(), d);
     }
     let c = a.copy();
-    let d = c
-        .node()
-        .try_eval()
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let d = c.node().try_eval().or_raise(func);
     (c, d)
 }
 
@@ -126,7 +121,7 @@ pub(crate) fn sort<T: HasAfEnum>(
         !ascending,
         positions,
     )
-    .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    .or_raise(func);
     let pdims = major.dims();
     let keys = restore(func, device_array::<T>(ordinal, keys, pdims), axes);
     let index = index.map(|m| restore(func, device_array::<u32>(ordinal, m, pdims), axes));
@@ -162,11 +157,10 @@ pub(crate) fn sort_by_key<K: HasAfEnum, V: HasAfEnum>(
         !ascending,
         Positions::Full,
     )
-    .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    .or_raise(func);
     let positions = positions.expect("positions were asked for");
     let (_, vdata) = segment_major(func, vals, axes);
-    let moved = device::gather(ordinal, &vdata, V::DTYPE, &positions, n)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let moved = device::gather(ordinal, &vdata, V::DTYPE, &positions, n).or_raise(func);
     let pdims = major.dims();
     (
         restore(func, device_array::<K>(ordinal, sorted, pdims), axes),
@@ -179,7 +173,7 @@ fn sorted_flat<T: HasAfEnum>(func: &str, a: &Array<T>) -> DeviceMem {
     let n = a.elements();
     let (_, data) = dense(func, &flat(a));
     device::sort_dense(ordinal_of(a), &data, T::DTYPE, n, n.max(1), false, Positions::None)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")))
+        .or_raise(func)
         .0
 }
 
@@ -191,8 +185,7 @@ fn compacted<T: HasAfEnum>(
     n: usize,
     keep: Keep,
 ) -> Array<T> {
-    let (mem, count) = device::compact(ordinal, sorted, T::DTYPE, n, keep)
-        .unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let (mem, count) = device::compact(ordinal, sorted, T::DTYPE, n, keep).or_raise(func);
     device_array::<T>(ordinal, mem, Dim4::new(&[count as u64, 1, 1, 1]))
 }
 

@@ -11,6 +11,7 @@ use super::InterpType;
 use crate::array::Array;
 use crate::backend::signal::{self, Dense, Interp};
 use crate::dtype::{FloatingPoint, HasAfEnum, RealFloating};
+use crate::error_handler::OrRaise;
 use crate::ops::build::{cast_node, common_backend};
 
 pub(super) fn method(func: &str, m: InterpType, two_d: bool) -> Interp {
@@ -70,7 +71,7 @@ where
         let pos = Dense::of(&cast_node(p, T::DTYPE.real_of()))?;
         signal::approx1(&input, &pos, m, off_grid as f64)
     };
-    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
+    let out = run().or_raise(FUNC);
     Array::from_node(out.into_node())
 }
 
@@ -122,6 +123,6 @@ where
         let y = Dense::of(&cast_node(p1, rt))?;
         signal::approx2(&input, &x, &y, m, off_grid as f64)
     };
-    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
+    let out = run().or_raise(FUNC);
     Array::from_node(out.into_node())
 }

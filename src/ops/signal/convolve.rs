@@ -24,6 +24,7 @@ use crate::backend::signal::{self, Dense, FftKind};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
 use crate::error::Result;
+use crate::error_handler::OrRaise;
 use crate::jit::{Expr, Node, UnOp};
 use crate::ops::build::{cast_node, common_backend};
 
@@ -149,7 +150,7 @@ pub(crate) fn convolve_nodes(
             signal::convolve(&s, &f, rank, od, start)
         }
     };
-    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let out = run().or_raise(func);
     finish(out.into_node(), signal.dtype)
 }
 
@@ -346,7 +347,7 @@ where
         let (od2, start2) = conv_shape(FUNC, cols.dims, rf.dims, 2, mode);
         signal::convolve(&cols, &rf, 2, od2, start2)
     };
-    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
+    let out = run().or_raise(FUNC);
     Array::from_node(finish(out.into_node(), s.dtype))
 }
 

@@ -19,6 +19,7 @@ use crate::array::Array;
 use crate::backend::signal::{self, Dense, FftKind};
 use crate::dim4::Dim4;
 use crate::dtype::{ComplexFloating, FloatingPoint, HasAfEnum, RealFloating};
+use crate::error_handler::OrRaise;
 use crate::jit::Node;
 
 /// The shape the input is padded or truncated to.
@@ -63,7 +64,7 @@ fn transform<O: HasAfEnum>(
         };
         signal::fft(&src, kind, rank, pdims, norm_factor)
     };
-    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{func}: {e}")));
+    let out = run().or_raise(func);
     debug_assert_eq!(out.dtype, O::DTYPE);
     Array::from_node(out.into_node())
 }

@@ -7,6 +7,7 @@ use crate::array::Array;
 use crate::backend::signal::{self, Dense};
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
+use crate::error_handler::OrRaise;
 use crate::jit::BinOp;
 use crate::ops::build::{binary, cast_node, common_backend};
 
@@ -96,6 +97,6 @@ pub fn iir<T: HasAfEnum>(b: &Array<T>, a: &Array<T>, x: &Array<T>) -> Array<T> {
         let a = Dense::of(&cast_node(an, ct))?;
         signal::iir(&c, &a)
     };
-    let out = run().unwrap_or_else(|e| crate::error_handler::raise(&e, format!("{FUNC}: {e}")));
+    let out = run().or_raise(FUNC);
     Array::from_node(finish(out.into_node(), T::DTYPE))
 }
