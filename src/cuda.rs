@@ -46,8 +46,8 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream};
 
 use crate::array::Array;
+use crate::backend::cuda::kernel::{KernelFn, Origin};
 use crate::backend::cuda::memory::StreamId;
-use crate::backend::cuda::nvrtc::KernelFn;
 use crate::backend::cuda::runtime::{self, Device};
 use crate::backend::cuda::{driver_error, memory::DeviceMem};
 use crate::backend::{BackendKind, Buffer};
@@ -416,7 +416,7 @@ pub fn driver_allocator(device: i32) -> Result<Arc<dyn DeviceAllocator>> {
 /// A kernel compiled by [`compile_kernel`] and loaded on one device.
 #[derive(Clone)]
 pub struct Kernel {
-    func: KernelFn,
+    func: Arc<KernelFn>,
     ordinal: usize,
 }
 
@@ -447,7 +447,7 @@ impl fmt::Debug for Kernel {
 /// ```
 pub fn compile_kernel(device: i32, source: &str, entry: &str) -> Result<Kernel> {
     let dev = device_of(device)?;
-    let func = dev.kernels().get_user(dev, source, entry)?;
+    let func = dev.kernels().source(dev, source, entry, Origin::User)?;
     Ok(Kernel { func, ordinal: dev.ordinal() })
 }
 

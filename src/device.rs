@@ -75,7 +75,7 @@ fn best_available() -> BackendKind {
 
 fn cuda_count() -> Result<usize> {
     // kernels are compiled at run time, so CUDA without NVRTC cannot evaluate anything
-    cuda::nvrtc::nvrtc_version()?;
+    cuda::kernel::nvrtc::nvrtc_version()?;
     match cuda::runtime::device_count()? {
         0 => Err(Error::BackendUnavailable("CUDA: no CUDA device found".into())),
         n => Ok(n),

@@ -46,6 +46,7 @@ mod print_format;
 mod random;
 mod scalar;
 mod storage;
+mod sync;
 
 pub use af_error::AfError;
 pub use array::{print, print_gen, Array};
@@ -112,7 +113,7 @@ pub use ops::set::{set_intersect, set_union, set_unique};
 pub use ops::signal::*;
 pub use ops::sort::{sort, sort_by_key, sort_index};
 
-pub use backend::cuda::nvrtc::JitStats;
+pub use backend::cuda::kernel::JitStats;
 
 /// How many kernels have been compiled, and how many lookups the in-memory and on-disk kernel
 /// caches answered, since the process started (all zero on the CPU backend, which compiles
@@ -124,7 +125,7 @@ pub use backend::cuda::nvrtc::JitStats;
 /// assert!(after.compiles >= before.compiles);
 /// ```
 pub fn jit_stats() -> JitStats {
-    backend::cuda::nvrtc::jit_stats()
+    backend::cuda::kernel::jit_stats()
 }
 
 /// Re-exported so that users can name `f16` without adding the crate.

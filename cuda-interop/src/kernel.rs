@@ -1,9 +1,7 @@
 //! Your own CUDA C kernels, compiled at run time and launched on emberfire arrays, in the spirit
 //! of CuPy's `RawKernel`.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Mutex;
 
 use cudarc::driver::{CudaStream, LaunchConfig};
 use emberfire::cuda::{ArrayMemory, Kernel};
@@ -39,7 +37,6 @@ use crate::error::{Error, Result};
 pub struct RawKernel {
     source: String,
     entry: String,
-    loaded: Mutex<HashMap<i32, Kernel>>,
 }
 
 impl std::fmt::Debug for RawKernel {
@@ -127,7 +124,7 @@ impl RawKernel {
     /// assert_eq!(k.entry(), "f");
     /// ```
     pub fn new(source: impl Into<String>, entry: impl Into<String>) -> RawKernel {
-        RawKernel { source: source.into(), entry: entry.into(), loaded: Mutex::new(HashMap::new()) }
+        RawKernel { source: source.into(), entry: entry.into() }
     }
 
     /// The kernel's entry point.
@@ -146,13 +143,9 @@ impl RawKernel {
     /// }
     /// ```
     pub fn compile(&self, device: i32) -> Result<Kernel> {
-        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(k) = loaded.get(&device) {
-            return Ok(k.clone());
-        }
-        let k = emberfire::cuda::compile_kernel(device, &self.source, &self.entry)?;
-        loaded.insert(device, k.clone());
-        Ok(k)
+        // emberfire's kernel cache keeps the loaded kernel per device and counts every
+        // lookup in `jit_stats`; a lookup costs a hash of the source, small beside a launch.
+        Ok(emberfire::cuda::compile_kernel(device, &self.source, &self.entry)?)
     }
 
     /// Launches the kernel on emberfire's stream of the arguments' device (the current stream

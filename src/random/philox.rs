@@ -5,7 +5,7 @@
 //! four words by fixed odd constants and mixing the high and low halves of the products with
 //! the other words and a round key. The key (the seed) is bumped by two Weyl constants between
 //! rounds; [`round_keys`] computes the ten round keys once per request, so the per-counter
-//! work is only the rounds. The CUDA kernel (`backend/cuda/random.cu`) follows the same
+//! work is only the rounds. The CUDA kernel (`backend/cuda/kernels/random.cu`) follows the same
 //! definition.
 
 /// The multipliers of Philox4x32.

@@ -1,5 +1,5 @@
 //! What numbers a request produces: the definition shared by the CPU code
-//! (`backend/cpu/random.rs`) and the CUDA kernel (`backend/cuda/random.cu`).
+//! (`backend/cpu/random.rs`) and the CUDA kernel (`backend/cuda/kernels/random.cu`).
 //!
 //! **Blocks.** A request for `n` elements of a type of `s` bytes covers `ceil(n * s / 16)`
 //! blocks of 16 bytes, and reserves that many consecutive values `g` of the engine's 64-bit

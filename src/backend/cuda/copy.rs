@@ -2,7 +2,7 @@
 //! memcpy per input when both the input and its place are contiguous, otherwise one launch
 //! of `kernels/copy.cu` per input. Each element is read once and written once.
 
-use super::handwritten::{kernel, launch};
+use super::kernel::{Family, KernelArgs, KernelKey};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
@@ -72,9 +72,8 @@ fn copy_block(
     };
     let long = dims[0] >= LONG_COLUMN;
     let entry = if long { "ef_copy_columns" } else { "ef_copy_elements" };
-    let k = kernel(dev, &format!("copy_{ty}_{entry}"), entry, || {
-        format!("#define EF_T {ty}\n{SOURCE}")
-    })?;
+    let key = KernelKey::new(Family::Copy, [size as u8, long as u8]);
+    let k = dev.kernels().kernel(dev, key, entry, || format!("#define EF_T {ty}\n{SOURCE}"))?;
     let src = super::launch::input_ptr(data, size);
     let s = data.strides.map(|x| x as u64);
     let columns = dims[1] * dims[2] * dims[3];
@@ -86,12 +85,15 @@ fn copy_block(
         let cap = dev.sm_count() as u64 * 16;
         ((n.div_ceil(BLOCK as u64).clamp(1, cap) as u32, 1, 1), n)
     };
-    let args =
-        [src, dst, dims[0], dims[1], dims[2], count, s[0], s[1], s[2], s[3], t[0], t[1], t[2]];
+    let mut args = KernelArgs::with_capacity(13);
+    for v in [src, dst, dims[0], dims[1], dims[2], count, s[0], s[1], s[2], s[3], t[0], t[1], t[2]]
+    {
+        args.u64(v);
+    }
     // SAFETY: the arguments follow the kernels' parameters (two pointers, eleven 64-bit
     // integers); the kernel reads the elements of `data`, kept alive by the caller, and
     // writes the part's place inside the destination allocation, both on `dev`.
-    unsafe { launch(&k, dev, grid, (BLOCK, 1, 1), &args) }
+    unsafe { k.launch(dev, grid, (BLOCK, 1, 1), 0, &mut args) }
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! The CUDA side of `BackendKind::index_copy` (gather and scatter): one handwritten kernel
-//! (`index_copy.cu`) per element size, compiled through the device's kernel cache.
+//! (`kernels/index_copy.cu`) per element size, compiled through the device's kernel cache.
 
-use std::ffi::c_void;
-
+use super::kernel::{Family, KernelArgs, KernelKey, KernelParam};
 use super::memory::DeviceMem;
 use super::runtime;
 use crate::backend::index_copy::{Axis, Side};
@@ -11,7 +10,7 @@ use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
 
-const SOURCE: &str = include_str!("index_copy.cu");
+const SOURCE: &str = include_str!("kernels/index_copy.cu");
 
 /// Threads per block; each thread copies elements in a grid-stride loop.
 const BLOCK: u32 = 256;
@@ -40,6 +39,8 @@ struct CopyParams {
     src: SideParams,
     dst: SideParams,
 }
+
+impl KernelParam for CopyParams {}
 
 fn side_params(side: &Side) -> SideParams {
     let mut p = SideParams {
@@ -78,21 +79,19 @@ pub(crate) fn index_copy(
     dst: &Side,
 ) -> Result<(), Error> {
     let dev = runtime::device(ordinal)?;
-    let entry = format!("ef_index_copy_{}", dtype.size());
-    let func = dev.kernels().get(dev, SOURCE, &entry)?;
+    let size = dtype.size();
+    let entry = format!("ef_index_copy_{size}");
+    let key = KernelKey::new(Family::IndexCopy, [size as u8]);
+    let func = dev.kernels().kernel(dev, key, &entry, || SOURCE.to_string())?;
     let n = block.elements();
-    let mut params = CopyParams {
+    let params = CopyParams {
         n: n as i64,
         block: std::array::from_fn(|k| block[k] as i64),
         src: side_params(src),
         dst: side_params(dst),
     };
-    let (mut s, mut d) = (src_mem.ptr(), dst_mem.ptr());
-    let mut args: [*mut c_void; 3] = [
-        &mut s as *mut u64 as *mut c_void,
-        &mut d as *mut u64 as *mut c_void,
-        &mut params as *mut CopyParams as *mut c_void,
-    ];
+    let mut args = KernelArgs::with_capacity(3);
+    args.u64(src_mem.ptr()).u64(dst_mem.ptr()).value(params);
     let max_grid = (dev.sm_count() * BLOCKS_PER_SM) as u64;
     let grid = n.div_ceil(BLOCK as u64).clamp(1, max_grid) as u32;
     // SAFETY: the three arguments match the kernel's signature (two device pointers and the
@@ -100,7 +99,7 @@ pub(crate) fn index_copy(
     // the kernel forms lies in `src_mem`, `dst_mem` or an index array (the bounds were checked
     // by `BackendKind::index_copy`, and index values are folded into their dimension), all of
     // which live until the launch is queued, after which the stream orders their reuse.
-    unsafe { func.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut args) }
+    unsafe { func.launch(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, &mut args) }
 }
 
 #[cfg(test)]

@@ -1,13 +1,11 @@
 //! Running a program on a CUDA device: choose the kernel's form, find or compile it, pack its
 //! parameters and launch it on the device's emberfire stream.
 
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use super::codegen::{self, Access};
+use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::memory::DeviceMem;
-use super::nvrtc::KernelFn;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
 use crate::error::Error;
@@ -17,15 +15,6 @@ use crate::jit::{Instr, Program};
 const BLOCK: u32 = 256;
 /// Resident blocks per multiprocessor the grid is sized for; more would only add scheduling.
 const BLOCKS_PER_SM: u32 = 16;
-
-/// Kernels by (device, structural key): the fast path that avoids generating source text for a
-/// tree whose structure was seen before.
-type KernelMap = HashMap<(usize, Vec<u8>), Arc<KernelFn>>;
-
-fn kernels() -> &'static Mutex<KernelMap> {
-    static K: OnceLock<Mutex<KernelMap>> = OnceLock::new();
-    K.get_or_init(Default::default)
-}
 
 /// The device pointer and element offset of an input step.
 pub(crate) fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
@@ -87,23 +76,20 @@ fn launch(
     let func = kernel(dev, p, &plan)?;
     order_inputs(dev, p)?;
 
-    let mut slots: Vec<[u64; 2]> = Vec::with_capacity(8 + p.steps.len() * 5);
-    let push_u64 = |slots: &mut Vec<[u64; 2]>, v: u64| slots.push([v, 0]);
-    push_u64(&mut slots, n as u64);
+    let mut args = KernelArgs::with_capacity(8 + p.steps.len() * 5);
+    args.u64(n as u64);
     if plan.coords {
         for k in 0..3 {
-            push_u64(&mut slots, p.dims[k]);
+            args.u64(p.dims[k]);
         }
     }
-    push_step_args(p, &plan, &mut slots);
+    push_step_args(p, &plan, &mut args);
     for &ptr in outs {
-        push_u64(&mut slots, ptr);
+        args.u64(ptr);
     }
     for st in out_strides.iter().flatten() {
-        push_u64(&mut slots, *st as u64);
+        args.i64(*st);
     }
-    let mut params: Vec<*mut c_void> =
-        slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
 
     let iters = if plan.vector > 1 { (n / plan.vector).max(1) } else { n };
     let max_grid = dev.sm_count() * BLOCKS_PER_SM;
@@ -113,42 +99,14 @@ fn launch(
     // by `p` or by the caller of `launch` (which checked a strided output's view against its
     // buffer), and the launch is ordered on the thread's current stream (which the outputs
     // were allocated for) before any use of the outputs.
-    unsafe { func.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut params) }
+    unsafe { func.launch(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, &mut args) }
 }
 
-/// The compiled kernel for `p` under `plan`, compiling it on first use.
+/// The compiled kernel for `p` under `plan`: looked up by the program's structure, and its
+/// source written and compiled only on the structure's first use.
 fn kernel(dev: &Device, p: &Program, plan: &codegen::Plan) -> Result<Arc<KernelFn>, Error> {
-    cached_kernel(dev, codegen::key(p, plan), codegen::ENTRY, || codegen::source(p, plan))
-}
-
-/// The kernel with structural key `key`, compiled from `source()` (entry point `entry`) on
-/// first use. Keys of different kernel families must differ in their first byte: element-wise
-/// keys start with the vector width (1 to 16), reduction keys with `b'R'`.
-pub(crate) fn cached_kernel(
-    dev: &Device,
-    key: Vec<u8>,
-    entry: &str,
-    source: impl FnOnce() -> String,
-) -> Result<Arc<KernelFn>, Error> {
-    let key = (dev.ordinal(), key);
-    if let Some(k) = kernels().lock().unwrap().get(&key) {
-        super::nvrtc::count_memory_hit();
-        return Ok(k.clone());
-    }
-    let started = std::time::Instant::now();
-    let source = source();
-    let generated = std::time::Instant::now();
-    let k = Arc::new(dev.kernels().get(dev, &source, entry)?);
-    if super::nvrtc::trace_enabled() {
-        let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
-        eprintln!(
-            "emberfire jit: new kernel `{entry}`: source in {:.2} ms, ready in {:.1} ms",
-            ms(started, generated),
-            ms(generated, std::time::Instant::now())
-        );
-    }
-    kernels().lock().unwrap().insert(key, k.clone());
-    Ok(k)
+    let key = KernelKey::new(Family::Elementwise, codegen::key(p, plan));
+    dev.kernels().kernel(dev, key, codegen::ENTRY, || codegen::source(p, plan))
 }
 
 /// For each step, whether it is an input read linearly: laid out exactly like the program's
@@ -174,40 +132,29 @@ pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
     })
 }
 
-/// Kernel parameter values live in 16-byte slots so that every type (up to c64) fits and is
-/// aligned; the launch reads each parameter's declared size from its slot.
-pub(crate) type Slots = Vec<[u64; 2]>;
-
 /// Appends the values of the parameters `codegen::step_params` declares, in the same order.
-pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, slots: &mut Slots) {
+pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, args: &mut KernelArgs) {
     for (i, s) in p.steps.iter().enumerate() {
         match &s.instr {
             Instr::Input(d) => {
-                slots.push([input_ptr(d, s.dtype.size()), 0]);
+                args.u64(input_ptr(d, s.dtype.size()));
                 if plan.access[i] == Some(Access::Strided) {
                     for k in 0..4 {
-                        let st = if s.dims[k] == 1 { 0 } else { d.strides[k] };
-                        slots.push([st as u64, 0]);
+                        args.i64(if s.dims[k] == 1 { 0 } else { d.strides[k] });
                     }
                 }
             }
             Instr::Scalar(h) => {
-                let mut slot = [0u64; 2];
-                let b = h.as_bytes();
-                // SAFETY: a slot has 16 bytes and a scalar at most 16 (c64).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(b.as_ptr(), slot.as_mut_ptr() as *mut u8, b.len())
-                };
-                slots.push(slot);
+                args.bytes(h.as_bytes());
             }
             Instr::Iota(b) => {
                 for &size in b {
-                    slots.push([size, 0]);
+                    args.u64(size);
                 }
             }
             Instr::Mapped(d, m) => {
                 for v in super::mapped::values(d, s.dtype, s.dims, m) {
-                    slots.push([v, 0]);
+                    args.u64(v);
                 }
             }
             _ => {}

@@ -4,8 +4,9 @@
 //! - [`runtime`]: finding the driver and devices, one primary context and one emberfire stream
 //!   per device, host transfers;
 //! - [`memory`]: the per-device caching, stream-ordered memory manager;
-//! - [`nvrtc`]: compiling CUDA C at run time with NVRTC for the device's own architecture,
-//!   cached in memory and on disk;
+//! - [`kernel`]: every kernel's key, the one kernel cache per device (in memory and on disk),
+//!   compiling CUDA C at run time with NVRTC for the device's own architecture, and launch
+//!   arguments; the hand-written kernels' sources are the `.cu` files of `kernels/`;
 //! - [`codegen`] and [`launch`]: kernels for expression-graph programs, and running them;
 //! - [`reduce_codegen`] and [`reduce`]: reductions fused with their producer program.
 //!
@@ -18,8 +19,6 @@
 #[allow(dead_code)]
 pub(crate) mod memory;
 #[allow(dead_code)]
-pub(crate) mod nvrtc;
-#[allow(dead_code)]
 pub(crate) mod runtime;
 
 pub(crate) mod codegen;
@@ -28,8 +27,8 @@ pub(crate) mod cufft;
 pub(crate) mod cusolver;
 pub(crate) mod event;
 pub(crate) mod fft;
-pub(crate) mod handwritten;
 pub(crate) mod index_copy;
+pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod mapped;
 pub(crate) mod random;

@@ -1,19 +1,17 @@
-//! Random numbers on CUDA: the handwritten kernel `random.cu`, compiled through the device's
+//! Random numbers on CUDA: the handwritten kernel `kernels/random.cu`, compiled through the device's
 //! kernel cache once per kind of output, and launched with one thread per 16-byte block.
 
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
+use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::memory::DeviceMem;
-use super::nvrtc::KernelFn;
 use super::runtime::{self, Device};
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::random::stream::{blocks_for, Distribution, Draw, Generator};
 
 /// The kernel's source; the entry name and the kind of output are defined before it.
-const SOURCE: &str = include_str!("random.cu");
+const SOURCE: &str = include_str!("kernels/random.cu");
 /// Threads per block.
 const THREADS: u32 = 256;
 /// Blocks per multiprocessor the grid is capped at (as for element-wise kernels); past that
@@ -65,19 +63,10 @@ impl Kind {
     }
 }
 
-/// Loaded kernels by (device, kind), so a request neither formats nor hashes source text.
+/// The kernel for `kind`, compiled on first use.
 fn kernel(dev: &Device, kind: Kind) -> Result<Arc<KernelFn>, Error> {
-    type Map = HashMap<(usize, Kind), Arc<KernelFn>>;
-    static KERNELS: OnceLock<Mutex<Map>> = OnceLock::new();
-    let map = KERNELS.get_or_init(Default::default);
-    let key = (dev.ordinal(), kind);
-    if let Some(k) = map.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        super::nvrtc::count_memory_hit();
-        return Ok(k.clone());
-    }
-    let k = Arc::new(dev.kernels().get(dev, &kind.source(), kind.entry())?);
-    map.lock().unwrap_or_else(|e| e.into_inner()).insert(key, k.clone());
-    Ok(k)
+    let key = KernelKey::new(Family::Random, [kind as u8]);
+    dev.kernels().kernel(dev, key, kind.entry(), || kind.source())
 }
 
 /// A new buffer on device `ordinal` holding `n` elements of `dtype` with the numbers of `draw`.
@@ -96,20 +85,9 @@ pub(crate) fn generate(
     }
     let func = kernel(dev, Kind::of(draw.dist, dtype))?;
 
-    let mut out = mem.ptr();
-    let mut nbytes = bytes as u64;
-    let mut base = draw.base;
-    let mut keys: [u32; 20] = draw.keys;
-    let mut lane = draw.lane;
-    let mut threefry = (draw.generator == Generator::Threefry) as u32;
-    let mut params: [*mut c_void; 6] = [
-        &mut out as *mut u64 as *mut c_void,
-        &mut nbytes as *mut u64 as *mut c_void,
-        &mut base as *mut u64 as *mut c_void,
-        keys.as_mut_ptr() as *mut c_void,
-        &mut lane as *mut u32 as *mut c_void,
-        &mut threefry as *mut u32 as *mut c_void,
-    ];
+    let mut args = KernelArgs::with_capacity(6);
+    args.u64(mem.ptr()).u64(bytes as u64).u64(draw.base).value(draw.keys);
+    args.u32(draw.lane).u32((draw.generator == Generator::Threefry) as u32);
     let blocks = blocks_for(n, dtype.size());
     let max_grid = (dev.sm_count() * BLOCKS_PER_SM) as u64;
     let grid = blocks.div_ceil(THREADS as u64).clamp(1, max_grid) as u32;
@@ -119,6 +97,6 @@ pub(crate) fn generate(
     // `nbytes` bytes, 256-byte aligned as the 16-byte stores need, and the kernel writes only
     // below `nbytes`; `mem` is returned to the caller, and its reuse after a drop is ordered on
     // this stream.
-    unsafe { func.launch_raw((grid, 1, 1), (THREADS, 1, 1), 0, dev, &mut params)? };
+    unsafe { func.launch(dev, (grid, 1, 1), (THREADS, 1, 1), 0, &mut args)? };
     Ok(mem)
 }

@@ -3,20 +3,18 @@
 //! and launch it on the device's emberfire stream. One launch per reduction.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::codegen;
-use super::launch::{
-    aligned_for, cached_kernel, linear_inputs, order_inputs, push_step_args, Slots,
-};
+use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
+use super::launch::{aligned_for, linear_inputs, order_inputs, push_step_args};
 use super::memory::DeviceMem;
-use super::nvrtc::KernelFn;
 use super::reduce_codegen::{self as rc, Fold, Layout};
 use super::runtime::{self, Device};
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::{Node, Program};
+use crate::sync::lock;
 
 /// Threads per block.
 const THREADS: u32 = 256;
@@ -144,7 +142,7 @@ pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
 fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
     type Tickets = HashMap<(usize, usize), Vec<DeviceMem>>;
     static T: OnceLock<Mutex<Tickets>> = OnceLock::new();
-    let mut map = T.get_or_init(Default::default).lock().unwrap();
+    let mut map = lock(T.get_or_init(Default::default));
     let buffers = map.entry((dev.ordinal(), dev.stream_raw() as usize)).or_default();
     if let Some(m) = buffers.last() {
         if m.len() >= count * 4 {
@@ -195,23 +193,21 @@ pub(crate) fn reduce(
     let ticket = if grid.layout.split { tickets(dev, grid.groups)? } else { 0 };
     order_inputs(dev, &p)?;
 
-    let mut slots_v: Slots = Vec::with_capacity(16 + p.steps.len() * 5);
+    let mut args = KernelArgs::with_capacity(16 + p.steps.len() * 5);
     for v in [e.inner, e.r, e.outer, grid.tiles, grid.groups, grid.jchunk] {
-        slots_v.push([v as u64, 0]);
+        args.u64(v as u64);
     }
     if plan.coords {
         for k in 0..3 {
-            slots_v.push([p.dims[k], 0]);
+            args.u64(p.dims[k]);
         }
     }
-    push_step_args(&p, &plan, &mut slots_v);
-    slots_v.push([nanval.to_bits(), 0]);
-    slots_v.push([out_mem.ptr(), 0]);
-    slots_v.push([idx_mem.as_ref().map_or(0, |m| m.ptr()), 0]);
-    slots_v.push([part.as_ref().map_or(0, |m| m.ptr()), 0]);
-    slots_v.push([ticket, 0]);
-    let mut params: Vec<*mut c_void> =
-        slots_v.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
+    push_step_args(&p, &plan, &mut args);
+    args.f64(nanval);
+    args.u64(out_mem.ptr());
+    args.u64(idx_mem.as_ref().map_or(0, |m| m.ptr()));
+    args.u64(part.as_ref().map_or(0, |m| m.ptr()));
+    args.u64(ticket);
     let l = grid.layout;
     // SAFETY: the parameters match `reduce_codegen::source`'s signature in order and size;
     // every pointer is live device memory of this device held by `p`, the outputs, the
@@ -219,12 +215,12 @@ pub(crate) fn reduce(
     // counters, all zero between launches on this stream); the launch is ordered on the
     // device's stream before any use of the outputs and before the partials are reused.
     unsafe {
-        func.launch_raw(
+        func.launch(
+            dev,
             (grid.blocks as u32, grid.splits as u32, 1),
             (l.threads(), 1, 1),
             0,
-            dev,
-            &mut params,
+            &mut args,
         )?
     };
     drop(part);
@@ -239,9 +235,8 @@ fn kernel(
     out: DType,
     layout: &Layout,
 ) -> Result<Arc<KernelFn>, Error> {
-    cached_kernel(dev, rc::key(p, plan, fold, out, layout), rc::ENTRY, || {
-        rc::source(p, plan, fold, out, layout)
-    })
+    let key = KernelKey::new(Family::Reduce, rc::key(p, plan, fold, out, layout));
+    dev.kernels().kernel(dev, key, rc::ENTRY, || rc::source(p, plan, fold, out, layout))
 }
 
 #[cfg(test)]

@@ -38,8 +38,8 @@ use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 use cudarc::driver::{result as cu, sys, CudaContext, CudaEvent, CudaStream};
 
 use super::driver_error;
+use super::kernel::KernelCache;
 use super::memory::{DeviceMem, DriverAllocator, DriverStreamOrder, MemoryManager, StreamId};
-use super::nvrtc::KernelCache;
 use crate::error::Error;
 
 /// Copies at least this large are staged through pinned memory.
@@ -168,7 +168,7 @@ impl Device {
         // at once. Failures are reported when a kernel is first needed.
         let _ = std::thread::Builder::new()
             .name("emberfire-nvrtc".into())
-            .spawn(|| super::nvrtc::nvrtc().is_ok());
+            .spawn(|| super::kernel::nvrtc::nvrtc().is_ok());
         let ctx = CudaContext::new(ordinal).map_err(err("retaining the primary context"))?;
         let (major, minor) = ctx.compute_capability().map_err(err("reading attributes"))?;
         let multiprocessors = ctx

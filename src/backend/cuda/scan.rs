@@ -1,4 +1,4 @@
-//! Scans on a CUDA device: the handwritten kernels of `scan.cu`, specialised for one input,
+//! Scans on a CUDA device: the handwritten kernels of `kernels/scan.cu`, specialised for one input,
 //! output and key type and one operation by a short generated header, compiled once through
 //! the device's kernel cache, and launched on the device's stream.
 //!
@@ -13,13 +13,9 @@
 //!
 //! The input and the keys are read in place through their offsets and strides.
 
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use super::codegen::storage_type;
+use super::kernel::{Family, KernelArgs, KernelFn, KernelKey, KernelParam};
 use super::memory::DeviceMem;
-use super::nvrtc::KernelFn;
 use super::runtime::{self, Device};
 use crate::backend::scan::ScanSpec;
 use crate::backend::Buffer;
@@ -30,7 +26,7 @@ use crate::jit::Data;
 use crate::ops::scan::BinaryOp;
 
 /// The kernels' text, after the generated header.
-const KERNELS: &str = include_str!("scan.cu");
+const KERNELS: &str = include_str!("kernels/scan.cu");
 
 /// Threads per block of every scan kernel (`EF_TPB` in `scan.cu`).
 const TPB: u32 = 256;
@@ -86,6 +82,8 @@ struct ScanArgs {
     dim: i32,
     inclusive: i32,
 }
+
+impl KernelParam for ScanArgs {}
 
 /// Scans `input` (shape `dims`) on device `ordinal` into a new dense buffer of `out` elements.
 pub(crate) fn scan(
@@ -181,13 +179,14 @@ fn launch(
     grid: (u32, u32, u32),
     a: &mut ScanArgs,
 ) -> Result<(), Error> {
-    let mut params = [a as *mut ScanArgs as *mut c_void];
+    let mut args = KernelArgs::with_capacity(1);
+    args.value(*a);
     // SAFETY: every scan kernel takes one `ScanArgs` by value, whose layout this struct
     // matches; its pointers are the input and keys (live for the caller's borrow, and kept
     // alive by their nodes until the stream has run the kernels: memory is reused in stream
     // order), the result, and temporaries sized for `lines * blocks` entries; the kernels read
     // only the elements the shape and strides describe.
-    unsafe { k.launch_raw(grid, (TPB, 1, 1), 0, dev, &mut params) }
+    unsafe { k.launch(dev, grid, (TPB, 1, 1), 0, &mut args) }
 }
 
 /// The size of the accumulator (`ef_acc`) for output type `out`.
@@ -210,36 +209,32 @@ struct ScanKernels {
     cols_apply: KernelFn,
 }
 
-type KernelKey = (usize, DType, DType, Option<DType>, BinaryOp);
-
 fn kernels(
     dev: &Device,
     input: DType,
     out: DType,
     key: Option<DType>,
     op: BinaryOp,
-) -> Result<Arc<ScanKernels>, Error> {
-    static TABLE: OnceLock<Mutex<HashMap<KernelKey, Arc<ScanKernels>>>> = OnceLock::new();
-    let table = TABLE.get_or_init(Default::default);
-    let id = (dev.ordinal(), input, out, key, op);
-    if let Some(k) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
-        super::nvrtc::count_memory_hit();
-        return Ok(k.clone());
-    }
-    let src = source(input, out, key, op);
-    let first = dev.kernels().get(dev, &src, "ef_scan_rows_warp")?;
-    let other = |entry: &str| first.sibling(entry);
-    let k = Arc::new(ScanKernels {
-        tiles_reduce: other("ef_scan_tiles_reduce")?,
-        tiles_carry: other("ef_scan_tiles_carry")?,
-        tiles_apply: other("ef_scan_tiles_apply")?,
-        cols_reduce: other("ef_scan_cols_reduce")?,
-        cols_carry: other("ef_scan_cols_carry")?,
-        cols_apply: other("ef_scan_cols_apply")?,
-        rows_warp: first,
-    });
-    table.lock().unwrap_or_else(|e| e.into_inner()).insert(id, k.clone());
-    Ok(k)
+) -> Result<std::sync::Arc<ScanKernels>, Error> {
+    let id = [input as u8, out as u8, key.map_or(u8::MAX, |k| k as u8), op as u8];
+    dev.kernels().get_or_build(KernelKey::new(Family::Scan, id), || {
+        let first = dev.kernels().compile(
+            dev,
+            &source(input, out, key, op),
+            "ef_scan_rows_warp",
+            super::kernel::Origin::Own,
+        )?;
+        let other = |entry: &str| first.sibling(entry);
+        Ok(ScanKernels {
+            tiles_reduce: other("ef_scan_tiles_reduce")?,
+            tiles_carry: other("ef_scan_tiles_carry")?,
+            tiles_apply: other("ef_scan_tiles_apply")?,
+            cols_reduce: other("ef_scan_cols_reduce")?,
+            cols_carry: other("ef_scan_cols_carry")?,
+            cols_apply: other("ef_scan_cols_apply")?,
+            rows_warp: first,
+        })
+    })
 }
 
 const NAN: &str = "__longlong_as_double(0x7ff8000000000000LL)";

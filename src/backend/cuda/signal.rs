@@ -2,11 +2,9 @@
 //! `kernels/signal.cu`, compiled through the device's kernel cache once per element type, and
 //! launched on the emberfire stream without waiting.
 
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
-use super::nvrtc::KernelFn;
+use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
 use crate::backend::signal::{Dense, Interp};
 use crate::backend::{BackendKind, Buffer};
@@ -38,7 +36,9 @@ pub(crate) fn source(src: DType, dst: DType) -> String {
     )
 }
 
-type KernelKey = (usize, &'static str, DType, DType);
+/// The entry points of `signal.cu`, in the order their index is part of the key.
+const ENTRIES: [&str; 5] =
+    ["ef_reshape_copy", "ef_mul_bcast", "ef_convolve", "ef_iir", "ef_approx"];
 
 /// The kernel `entry` for these types, compiled on first use.
 fn kernel(
@@ -47,47 +47,27 @@ fn kernel(
     src: DType,
     dst: DType,
 ) -> Result<Arc<KernelFn>, Error> {
-    static K: OnceLock<Mutex<HashMap<KernelKey, Arc<KernelFn>>>> = OnceLock::new();
-    let table = K.get_or_init(Default::default);
-    let key = (dev.ordinal(), entry, src, dst);
-    if let Some(k) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        super::nvrtc::count_memory_hit();
-        return Ok(k.clone());
-    }
-    let k = Arc::new(dev.kernels().get(dev, &source(src, dst), entry)?);
-    table.lock().unwrap_or_else(|e| e.into_inner()).insert(key, k.clone());
-    Ok(k)
+    let which = ENTRIES.iter().position(|&e| e == entry).expect("an entry of signal.cu");
+    let key = KernelKey::new(Family::Signal, [which as u8, src as u8, dst as u8]);
+    dev.kernels().kernel(dev, key, entry, || source(src, dst))
 }
 
-/// Kernel parameters, each in a 32-byte slot (the largest is a `Dims`), in order.
-#[derive(Default)]
-struct Params(Vec<[u64; 4]>);
+/// The kernels' parameter builder, with the two kinds of value only `signal.cu` passes: a
+/// shape (`Dims`, four 64-bit sizes) and an array's first element.
+trait SignalArgs {
+    fn dims(&mut self, d: Dim4) -> &mut Self;
+    fn offsets(&mut self, o: [i64; 4]) -> &mut Self;
+    fn ptr(&mut self, d: &Dense) -> &mut Self;
+}
 
-impl Params {
-    fn u64(mut self, v: u64) -> Self {
-        self.0.push([v, 0, 0, 0]);
-        self
+impl SignalArgs for KernelArgs {
+    fn dims(&mut self, d: Dim4) -> &mut Self {
+        self.value::<[u64; 4]>(std::array::from_fn(|k| d[k]))
     }
-    fn i64(self, v: i64) -> Self {
-        self.u64(v as u64)
+    fn offsets(&mut self, o: [i64; 4]) -> &mut Self {
+        self.value(o)
     }
-    fn i32(mut self, v: i32) -> Self {
-        // little-endian: the low four bytes of the slot hold the value
-        self.0.push([v as u32 as u64, 0, 0, 0]);
-        self
-    }
-    fn f64(self, v: f64) -> Self {
-        self.u64(v.to_bits())
-    }
-    fn dims(mut self, d: Dim4) -> Self {
-        self.0.push(std::array::from_fn(|k| d[k]));
-        self
-    }
-    fn offsets(mut self, o: [i64; 4]) -> Self {
-        self.0.push(o.map(|v| v as u64));
-        self
-    }
-    fn ptr(self, d: &Dense) -> Self {
+    fn ptr(&mut self, d: &Dense) -> &mut Self {
         self.u64(device_ptr(d))
     }
 }
@@ -100,20 +80,17 @@ fn device_ptr(d: &Dense) -> u64 {
 }
 
 /// Launches `k` over `n` threads' worth of grid-stride work.
-fn launch(dev: &Device, k: &KernelFn, n: usize, params: Params) -> Result<(), Error> {
+fn launch(dev: &Device, k: &KernelFn, n: usize, args: &mut KernelArgs) -> Result<(), Error> {
     if n == 0 {
         return Ok(());
     }
-    let mut slots = params.0;
-    let mut ptrs: Vec<*mut c_void> =
-        slots.iter_mut().map(|s| s.as_mut_ptr() as *mut c_void).collect();
     let grid = (n.div_ceil(BLOCK as usize) as u64).clamp(1, dev.sm_count() as u64 * 16) as u32;
     // SAFETY: the parameters match the entry point's signature in `signal.cu` in order and
-    // size (pointers and 64-bit values in the low bytes of their slots, `Dims` filling one);
+    // size (pointers and 64-bit values, `Dims` as four 64-bit sizes);
     // every pointer is live device memory of this device, held by the caller's `Dense`s
     // until after the launch (reuse is ordered on the same stream), and sized for the
     // shapes passed; the kernel runs on emberfire's stream.
-    unsafe { k.launch_raw((grid, 1, 1), (BLOCK, 1, 1), 0, dev, &mut ptrs) }
+    unsafe { k.launch(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, args) }
 }
 
 fn alloc(dev: &Device, dims: Dim4, t: DType) -> Result<Dense, Error> {
@@ -135,15 +112,9 @@ pub(crate) fn reshape_copy(
     let n = od.elements() as usize;
     if n > 0 {
         let k = kernel(dev, "ef_reshape_copy", src.dtype, to)?;
-        let p = Params::default()
-            .ptr(src)
-            .dims(src.dims)
-            .ptr(&out)
-            .dims(od)
-            .offsets(offset)
-            .f64(scale)
-            .i64(n as i64);
-        launch(dev, &k, n, p)?;
+        let mut p = KernelArgs::new();
+        p.ptr(src).dims(src.dims).ptr(&out).dims(od).offsets(offset).f64(scale).i64(n as i64);
+        launch(dev, &k, n, &mut p)?;
     }
     Ok(out)
 }
@@ -155,15 +126,9 @@ pub(crate) fn mul_bcast(ordinal: usize, a: &Dense, b: &Dense, od: Dim4) -> Resul
     let n = od.elements() as usize;
     if n > 0 {
         let k = kernel(dev, "ef_mul_bcast", a.dtype, a.dtype)?;
-        let p = Params::default()
-            .ptr(a)
-            .dims(a.dims)
-            .ptr(b)
-            .dims(b.dims)
-            .ptr(&out)
-            .dims(od)
-            .i64(n as i64);
-        launch(dev, &k, n, p)?;
+        let mut p = KernelArgs::new();
+        p.ptr(a).dims(a.dims).ptr(b).dims(b.dims).ptr(&out).dims(od).i64(n as i64);
+        launch(dev, &k, n, &mut p)?;
     }
     Ok(out)
 }
@@ -182,8 +147,8 @@ pub(crate) fn convolve(
     let n = od.elements() as usize;
     if n > 0 {
         let k = kernel(dev, "ef_convolve", signal.dtype, signal.dtype)?;
-        let p = Params::default()
-            .ptr(signal)
+        let mut p = KernelArgs::new();
+        p.ptr(signal)
             .dims(signal.dims)
             .ptr(filter)
             .dims(filter.dims)
@@ -192,7 +157,7 @@ pub(crate) fn convolve(
             .offsets(start)
             .i32(rank as i32)
             .i64(n as i64);
-        launch(dev, &k, n, p)?;
+        launch(dev, &k, n, &mut p)?;
     }
     Ok(out)
 }
@@ -204,9 +169,9 @@ pub(crate) fn iir(ordinal: usize, c: &Dense, a: &Dense) -> Result<Dense, Error> 
     let lines = (c.dims[1] * c.dims[2] * c.dims[3]) as usize;
     if c.dims.elements() > 0 {
         let k = kernel(dev, "ef_iir", c.dtype, c.dtype)?;
-        let p =
-            Params::default().ptr(c).dims(c.dims).ptr(a).dims(a.dims).ptr(&out).i64(lines as i64);
-        launch(dev, &k, lines, p)?;
+        let mut p = KernelArgs::new();
+        p.ptr(c).dims(c.dims).ptr(a).dims(a.dims).ptr(&out).i64(lines as i64);
+        launch(dev, &k, lines, &mut p)?;
     }
     Ok(out)
 }
@@ -225,8 +190,8 @@ pub(crate) fn approx(
     let n = od.elements() as usize;
     if n > 0 {
         let k = kernel(dev, "ef_approx", input.dtype, input.dtype)?;
-        let p = Params::default()
-            .ptr(input)
+        let mut p = KernelArgs::new();
+        p.ptr(input)
             .dims(input.dims)
             .ptr(pos[0])
             .ptr(pos[pos.len() - 1])
@@ -237,7 +202,7 @@ pub(crate) fn approx(
             .i32(m.code() as i32)
             .f64(off_grid)
             .i64(n as i64);
-        launch(dev, &k, n, p)?;
+        launch(dev, &k, n, &mut p)?;
     }
     Ok(out)
 }

@@ -14,12 +14,10 @@
 //! them once (tiles find where their keys go by decoupled look-back, see `kernels/sort.cu`):
 //! 2^26 f32 keys move 256 MB + 4 x 512 MB.
 
-use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
+use super::kernel::{Family, KernelArgs, KernelFn, KernelKey, KernelParam};
 use super::memory::DeviceMem;
-use super::nvrtc::KernelFn;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
 use crate::dtype::DType;
@@ -74,6 +72,8 @@ struct SortArgs {
     passes: i32,
     pad: i32,
 }
+
+impl KernelParam for SortArgs {}
 
 /// What a sort returns besides the sorted elements: each element's source position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,29 +144,26 @@ pub(crate) fn source(dtype: DType, vals: bool) -> String {
 }
 
 fn kernels(dev: &Device, dtype: DType, vals: bool) -> Result<Arc<SortKernels>, Error> {
-    type Table = HashMap<(usize, usize, u32, bool), Arc<SortKernels>>;
-    static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
-    let table = TABLE.get_or_init(Default::default);
-    let size = dtype.size();
-    let id = (dev.ordinal(), size, kind(dtype).unwrap_or(0), vals);
-    if let Some(k) = table.lock().unwrap_or_else(|e| e.into_inner()).get(&id) {
-        super::nvrtc::count_memory_hit();
-        return Ok(k.clone());
-    }
-    let first = dev.kernels().get(dev, &source(dtype, vals), "ef_sort_onesweep")?;
-    let other = |entry: &str| first.sibling(entry);
-    let k = Arc::new(SortKernels {
-        clear: other("ef_sort_clear")?,
-        histogram: other("ef_sort_histogram")?,
-        starts: other("ef_sort_starts")?,
-        scan: other("ef_sort_scan")?,
-        gather: other("ef_sort_gather")?,
-        unique_count: other("ef_unique_count")?,
-        unique_write: other("ef_unique_write")?,
-        onesweep: first,
-    });
-    table.lock().unwrap_or_else(|e| e.into_inner()).insert(id, k.clone());
-    Ok(k)
+    let id = [dtype.size() as u8, kind(dtype).unwrap_or(0) as u8, vals as u8];
+    dev.kernels().get_or_build(KernelKey::new(Family::Sort, id), || {
+        let first = dev.kernels().compile(
+            dev,
+            &source(dtype, vals),
+            "ef_sort_onesweep",
+            super::kernel::Origin::Own,
+        )?;
+        let other = |entry: &str| first.sibling(entry);
+        Ok(SortKernels {
+            clear: other("ef_sort_clear")?,
+            histogram: other("ef_sort_histogram")?,
+            starts: other("ef_sort_starts")?,
+            scan: other("ef_sort_scan")?,
+            gather: other("ef_sort_gather")?,
+            unique_count: other("ef_unique_count")?,
+            unique_write: other("ef_unique_write")?,
+            onesweep: first,
+        })
+    })
 }
 
 /// The device address of element 0 of dense data `d` of `size`-byte elements.
@@ -185,11 +182,10 @@ fn order_input(dev: &Device, d: &Data) -> Result<(), Error> {
     Ok(())
 }
 
-/// Launches `k` with the parameters `params` (each a pointer to a value of the parameter's
-/// type).
+/// Launches `k` with the parameter values `args`.
 ///
 /// # Safety
-/// `params` match the kernel's signature; every address they hold is live device memory of
+/// `args` match the kernel's signature; every address they hold is live device memory of
 /// `dev`, large enough for what the kernel touches with this grid, kept alive until the
 /// kernel has run (memory released earlier is reused only in stream order).
 unsafe fn launch(
@@ -197,10 +193,10 @@ unsafe fn launch(
     k: &KernelFn,
     grid: u32,
     block: u32,
-    params: &mut [*mut c_void],
+    args: &mut KernelArgs,
 ) -> Result<(), Error> {
     // SAFETY: the caller's contract.
-    unsafe { k.launch_raw((grid.max(1), 1, 1), (block, 1, 1), 0, dev, params) }
+    unsafe { k.launch(dev, (grid.max(1), 1, 1), (block, 1, 1), 0, args) }
 }
 
 /// Bits that tell apart the numbers `0..count`.
@@ -289,7 +285,8 @@ pub(crate) fn sort_dense(
     let sms = dev.sm_count();
     let histogram_blocks = (tiles as u64).min((sms * HISTOGRAM_BLOCKS_PER_SM) as u64) as u32;
     {
-        let mut args_ptr = [&mut a as *mut SortArgs as *mut c_void];
+        let mut args_ptr = KernelArgs::with_capacity(1);
+        args_ptr.value(a);
         // SAFETY: the three kernels take one `SortArgs` by value (this struct's layout): the
         // clear (one block) writes `counts` (size x RADIX) and `next_tile` (passes); the
         // histogram reads the `n` input elements, adds to `counts` and zeroes `status`
@@ -328,7 +325,8 @@ pub(crate) fn sort_dense(
         }
         a.flags = flags;
         a.pass = pass as i32;
-        let mut args_ptr = [&mut a as *mut SortArgs as *mut c_void];
+        let mut args_ptr = KernelArgs::with_capacity(1);
+        args_ptr.value(a);
         // SAFETY: `ef_sort_onesweep` takes one `SortArgs` by value; its pointers are the input
         // (live: the caller holds it), the outputs and temporaries allocated above for `n`
         // elements, and the status words of `tiles` tiles; one block per tile (each takes
@@ -358,15 +356,8 @@ pub(crate) fn gather(
     order_input(dev, src)?;
     // any compiled variant carries the gather; u32 keys without payload is the smallest
     let k = kernels(dev, DType::U32, false)?;
-    let (mut s, mut d, mut i, mut len, mut sz) =
-        (data_ptr(src, size), out.ptr(), index.ptr(), n as i64, size as i32);
-    let mut params = [
-        &mut s as *mut u64 as *mut c_void,
-        &mut d as *mut u64 as *mut c_void,
-        &mut i as *mut u64 as *mut c_void,
-        &mut len as *mut i64 as *mut c_void,
-        &mut sz as *mut i32 as *mut c_void,
-    ];
+    let mut params = KernelArgs::with_capacity(5);
+    params.u64(data_ptr(src, size)).u64(out.ptr()).u64(index.ptr()).i64(n as i64).i32(size as i32);
     let grid = (n.div_ceil(BLOCK as usize) as u64).min(dev.sm_count() as u64 * 16) as u32;
     // SAFETY: `ef_sort_gather(src, dst, idx, n, size)`; `index` holds `n` positions inside
     // `src` (a permutation made by `sort_dense` over `src`'s `n` elements), `out` has room for
@@ -403,17 +394,11 @@ pub(crate) fn compact(
     let k = kernels(dev, dtype, false)?;
     let blocks = n.div_ceil(UNIQUE_TILE);
     let counts = dev.memory().alloc((blocks + 1) * 4)?;
-    let (mut input, mut counts_ptr, mut len, mut mode) =
-        (sorted.ptr(), counts.ptr(), n as i64, keep as i32);
-    let mut count_params = [
-        &mut input as *mut u64 as *mut c_void,
-        &mut counts_ptr as *mut u64 as *mut c_void,
-        &mut len as *mut i64 as *mut c_void,
-        &mut mode as *mut i32 as *mut c_void,
-    ];
-    let mut scan_len = (blocks + 1) as i64;
-    let mut scan_params =
-        [&mut counts_ptr as *mut u64 as *mut c_void, &mut scan_len as *mut i64 as *mut c_void];
+    let (input, counts_ptr, len, mode) = (sorted.ptr(), counts.ptr(), n as i64, keep as i32);
+    let mut count_params = KernelArgs::with_capacity(4);
+    count_params.u64(input).u64(counts_ptr).i64(len).i32(mode);
+    let mut scan_params = KernelArgs::with_capacity(2);
+    scan_params.u64(counts_ptr).i64((blocks + 1) as i64);
     // SAFETY: `ef_unique_count(in, counts, n, mode)` reads `n` elements of `sorted` and writes
     // `blocks + 1` counts; the scan rewrites those counts in place.
     unsafe {
@@ -425,14 +410,8 @@ pub(crate) fn compact(
     let total = u32::from_ne_bytes(total) as usize;
     let out = dev.memory().alloc((total * size).max(1))?;
     if total > 0 {
-        let mut out_ptr = out.ptr();
-        let mut write_params = [
-            &mut input as *mut u64 as *mut c_void,
-            &mut counts_ptr as *mut u64 as *mut c_void,
-            &mut out_ptr as *mut u64 as *mut c_void,
-            &mut len as *mut i64 as *mut c_void,
-            &mut mode as *mut i32 as *mut c_void,
-        ];
+        let mut write_params = KernelArgs::with_capacity(5);
+        write_params.u64(input).u64(counts_ptr).u64(out.ptr()).i64(len).i32(mode);
         // SAFETY: `ef_unique_write(in, offsets, out, n, mode)` reads `n` elements and the
         // `blocks` scanned offsets, and writes the `total` kept elements into `out`.
         unsafe { launch(dev, &k.unique_write, blocks as u32, BLOCK, &mut write_params)? };

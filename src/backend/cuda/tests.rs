@@ -8,8 +8,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use cudarc::driver::result as cu;
 
+use super::kernel::{self, nvrtc, KernelArgs, KernelCache, Origin};
 use super::memory::{DeviceMem, StreamId};
-use super::nvrtc::{self, KernelCache};
 use super::runtime::{self, Device};
 use crate::error::Error;
 
@@ -48,16 +48,15 @@ fn temp_cache_dir(tag: &str) -> PathBuf {
 }
 
 /// Runs `add_one` over `x` (f32 values) on the device and returns the result.
-fn run_add_one(k: &nvrtc::KernelFn, x: &[f32]) -> Vec<f32> {
+fn run_add_one(k: &kernel::KernelFn, x: &[f32]) -> Vec<f32> {
     let d = dev();
     let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
     let mem = d.upload(&bytes).unwrap();
-    let mut ptr = mem.ptr();
-    let mut n = x.len() as u32;
-    let mut params = [&mut ptr as *mut u64 as *mut _, &mut n as *mut u32 as *mut _];
+    let mut args = KernelArgs::new();
+    args.u64(mem.ptr()).u32(x.len() as u32);
     let grid = (x.len() as u32).div_ceil(256);
     // SAFETY: the parameters match `add_one(float*, unsigned)`; `mem` holds n floats.
-    unsafe { k.launch_raw((grid, 1, 1), (256, 1, 1), 0, d, &mut params) }.unwrap();
+    unsafe { k.launch(d, (grid, 1, 1), (256, 1, 1), 0, &mut args) }.unwrap();
     let mut out = vec![0u8; bytes.len()];
     d.download(&mem, 0, &mut out).unwrap();
     out.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
@@ -304,11 +303,11 @@ fn kernels_are_cached_in_memory_and_on_disk() {
     let src = unique_source("cache");
     let cache = KernelCache::with_dir(d.compute_capability(), Some(dir.clone()));
     let t = Instant::now();
-    let k = cache.get(d, &src, "add_one").unwrap();
+    let k = cache.source(d, &src, "add_one", Origin::Own).unwrap();
     let first = t.elapsed();
     assert_eq!((cache.stats().compiles, cache.stats().memory_hits), (1, 0));
     let t = Instant::now();
-    let k2 = cache.get(d, &src, "add_one").unwrap();
+    let k2 = cache.source(d, &src, "add_one", Origin::Own).unwrap();
     let hit = t.elapsed();
     assert_eq!((cache.stats().compiles, cache.stats().memory_hits), (1, 1));
     assert_eq!(k.cu_function(), k2.cu_function());
@@ -319,7 +318,7 @@ fn kernels_are_cached_in_memory_and_on_disk() {
     assert_eq!(files.len(), 1, "one file per kernel: {files:?}");
     let fresh = KernelCache::with_dir(d.compute_capability(), Some(dir.clone()));
     let t = Instant::now();
-    let k3 = fresh.get(d, &src, "add_one").unwrap();
+    let k3 = fresh.source(d, &src, "add_one", Origin::Own).unwrap();
     let disk = t.elapsed();
     assert_eq!((fresh.stats().compiles, fresh.stats().disk_hits), (0, 1));
     assert_eq!(run_add_one(&k3, &[0.5]), vec![1.5]);
@@ -337,14 +336,14 @@ fn kernels_are_cached_in_memory_and_on_disk() {
     bad[mid] ^= 0xFF;
     std::fs::write(&files[0], &bad).unwrap();
     let again = KernelCache::with_dir(d.compute_capability(), Some(dir.clone()));
-    let k4 = again.get(d, &src, "add_one").unwrap();
+    let k4 = again.source(d, &src, "add_one", Origin::Own).unwrap();
     assert_eq!((again.stats().compiles, again.stats().disk_hits), (1, 0));
     assert_eq!(std::fs::read(&files[0]).unwrap(), good, "the file was rewritten");
     assert_eq!(run_add_one(&k4, &[7.0]), vec![8.0]);
     // A foreign file (another kernel's, under this name) is ignored too.
     std::fs::write(&files[0], b"EFKERNEL but not really").unwrap();
     let third = KernelCache::with_dir(d.compute_capability(), Some(dir.clone()));
-    third.get(d, &src, "add_one").unwrap();
+    third.source(d, &src, "add_one", Origin::Own).unwrap();
     assert_eq!(third.stats().compiles, 1);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -362,7 +361,7 @@ fn racing_threads_compile_once() {
             .map(|_| {
                 s.spawn(|| {
                     barrier.wait();
-                    cache.get(d, &src, "add_one").unwrap().cu_function() as usize
+                    cache.source(d, &src, "add_one", Origin::Own).unwrap().cu_function() as usize
                 })
             })
             .collect();
@@ -371,7 +370,7 @@ fn racing_threads_compile_once() {
     assert!(funcs.iter().all(|&f| f == funcs[0]));
     let s = cache.stats();
     assert_eq!((s.compiles, s.memory_hits, s.disk_hits), (1, 7, 0));
-    assert!(nvrtc::jit_stats().compiles >= 1);
+    assert!(kernel::jit_stats().compiles >= 1);
 }
 
 #[test]
@@ -382,7 +381,7 @@ fn compile_errors_carry_nvrtcs_log_and_are_not_cached() {
     let cache = KernelCache::with_dir(d.compute_capability(), None);
     let src = "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }";
     for _ in 0..2 {
-        match cache.get(d, src, "broken") {
+        match cache.source(d, src, "broken", Origin::Own) {
             Err(Error::Driver(msg)) => {
                 assert!(msg.contains("undefined_name") && msg.contains("broken"), "{msg}");
             }
@@ -390,7 +389,8 @@ fn compile_errors_carry_nvrtcs_log_and_are_not_cached() {
         }
     }
     assert_eq!(cache.len(), 0);
-    let missing = cache.get(d, &unique_source("entry"), "no_such_kernel").unwrap_err();
+    let missing =
+        cache.source(d, &unique_source("entry"), "no_such_kernel", Origin::Own).unwrap_err();
     assert!(matches!(missing, Error::Driver(ref m) if m.contains("no_such_kernel")), "{missing}");
 }
 
@@ -413,7 +413,7 @@ fn a_new_process_finds_the_disk_cache() {
                    if (i < n) x[i] = x[i] + 1.0f;\n\
                }\n";
     let t = Instant::now();
-    let k = cache.get(d, src, "add_one").unwrap();
+    let k = cache.source(d, src, "add_one", Origin::Own).unwrap();
     let get = t.elapsed();
     let s = cache.stats();
     eprintln!(

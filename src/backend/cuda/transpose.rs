@@ -7,7 +7,7 @@
 //! PyTorch's transposes in 0.59 ms. Elements of 16 bytes use 32 x 32 tiles, which keeps the
 //! tile within the 48 KiB of static shared memory.
 
-use super::handwritten::{kernel, launch};
+use super::kernel::{Family, KernelArgs, KernelKey};
 use super::launch::input_ptr;
 use super::memory::DeviceMem;
 use super::runtime;
@@ -39,14 +39,15 @@ pub(crate) fn transpose(
     if n == 0 {
         return Ok(out);
     }
-    let (ty, w) = element_type(size, conj);
-    let name = format!("transpose_{ty}_{w}_{}", conj as u8);
-    let k = kernel(dev, &name, "ef_transpose", || variant_source(size, conj))?;
+    let (_, w) = element_type(size, conj);
+    let key = KernelKey::new(Family::Transpose, [size as u8, conj as u8]);
+    let k = dev.kernels().kernel(dev, key, "ef_transpose", || variant_source(size, conj))?;
     let tile = 32 * w;
     let (t0, t1) = (dims[0].div_ceil(tile), dims[1].div_ceil(tile));
     let tiles = t0 * t1 * dims[2] * dims[3];
     let grid = tiles.min(i32::MAX as u64) as u32;
-    let args = [
+    let mut args = KernelArgs::with_capacity(11);
+    for v in [
         input_ptr(d, size),
         out.ptr(),
         dims[0],
@@ -58,11 +59,13 @@ pub(crate) fn transpose(
         t0,
         t1,
         tiles,
-    ];
+    ] {
+        args.u64(v);
+    }
     // SAFETY: the arguments follow `ef_transpose`'s parameters (two pointers, nine 64-bit
     // integers); the kernel reads the elements of `d`, which the caller keeps alive and which
     // lie in its buffer, and writes `n` elements of `out`; both live on `dev`.
-    unsafe { launch(&k, dev, (grid, 1, 1), (32, ROWS, 1), &args)? };
+    unsafe { k.launch(dev, (grid, 1, 1), (32, ROWS, 1), 0, &mut args)? };
     Ok(out)
 }
 

@@ -1,0 +1,436 @@
+//! The one kernel cache of a device: every CUDA kernel emberfire runs is found here by a
+//! [`KernelKey`], compiled (or read from the disk cache) once, and counted.
+//!
+//! A key names a kernel family and holds the bytes that tell its variants apart: for the fused
+//! element-wise and reduction kernels the structure of the program, for hand-written kernels
+//! the element types and options their source is specialised for, for a source given as text
+//! (a user's kernel) the text itself. The key is what is looked up on every launch, so the
+//! source text of a generated kernel is written only on a miss.
+//!
+//! What is cached per key is whatever the family needs to launch: one [`KernelFn`], or a set
+//! of entry points of one compiled module (the sort's and the scan's kernels). Threads that
+//! ask for the same key at once share one build; the others wait and count as memory hits. A
+//! failed build is forgotten, so a later call tries again (the cause may be transient).
+//!
+//! One lock rule: the table's lock is never held while compiling, and a lock poisoned by a
+//! panicking thread is taken over (every change to the table is a single insert or removal,
+//! so it is never left half-made).
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::fs;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+#[cfg(test)]
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use super::disk::{
+    cache_dir_from, decode_entry, disk_key, encode_entry, file_name, write_atomically,
+};
+use super::loaded::KernelFn;
+use super::nvrtc::{choose_target, compile, nvrtc, trace_enabled, Origin};
+#[cfg(test)]
+use super::stats::JitStats;
+use super::stats::{Counters, Outcome};
+use crate::backend::cuda::runtime::Device;
+use crate::error::Error;
+use crate::sync::lock;
+
+/// The kernel families. Keys of different families never compare equal, whatever their bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Family {
+    /// Fused element-wise programs (`codegen`).
+    Elementwise,
+    /// Reductions fused with their element-wise producer (`reduce_codegen`).
+    Reduce,
+    /// The tiled transpose (`kernels/transpose.cu`).
+    Transpose,
+    /// The strided copy (`kernels/copy.cu`).
+    Copy,
+    /// Gathers and scatters (`kernels/index_copy.cu`).
+    IndexCopy,
+    /// Signal processing (`kernels/signal.cu`).
+    Signal,
+    /// Random numbers (`kernels/random.cu`).
+    Random,
+    /// Scans (`kernels/scan.cu`).
+    Scan,
+    /// The radix sort and compaction (`kernels/sort.cu`).
+    Sort,
+    /// A source given as text, keyed by the text and the entry point.
+    Source,
+}
+
+/// What a kernel is looked up by. Its hash is computed once, when the key is made.
+#[derive(Clone)]
+pub(crate) struct KernelKey {
+    family: Family,
+    bytes: Box<[u8]>,
+    hash: u64,
+}
+
+impl KernelKey {
+    /// The key of a variant of `family` told apart by `bytes`.
+    pub(crate) fn new(family: Family, bytes: impl Into<Box<[u8]>>) -> KernelKey {
+        let bytes = bytes.into();
+        let hash = key_hash(family as u8, &bytes);
+        KernelKey { family, bytes, hash }
+    }
+
+    /// The key of entry point `entry` of a source given as text, compiled as `origin`'s.
+    pub(crate) fn of_source(source: &str, entry: &str, origin: Origin) -> KernelKey {
+        let mut bytes = Vec::with_capacity(entry.len() + source.len() + 10);
+        bytes.push(origin as u8);
+        bytes.extend_from_slice(&(entry.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(entry.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(source.as_bytes());
+        KernelKey::new(Family::Source, bytes)
+    }
+}
+
+impl PartialEq for KernelKey {
+    fn eq(&self, other: &KernelKey) -> bool {
+        self.hash == other.hash && self.family == other.family && self.bytes == other.bytes
+    }
+}
+
+impl Eq for KernelKey {}
+
+impl Hash for KernelKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl fmt::Debug for KernelKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "KernelKey({:?}, {} bytes, {:016x})", self.family, self.bytes.len(), self.hash)
+    }
+}
+
+/// A fast hash of a key's bytes (8 bytes at a time; equality compares the bytes, so a
+/// collision costs only a comparison).
+fn key_hash(family: u8, bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0x243f_6a88_85a3_08d3 ^ ((family as u64) << 56) ^ bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let v = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+    }
+    for &b in words.remainder() {
+        h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+    }
+    h ^ (h >> 32)
+}
+
+/// Passes a [`KernelKey`]'s precomputed hash through.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used by `KernelKey`; fold anything else in for completeness.
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+type Built = Result<Arc<dyn Any + Send + Sync>, Error>;
+
+/// One key's value, built once.
+#[derive(Default)]
+struct Entry {
+    built: OnceLock<Built>,
+}
+
+/// The kernels of one device. See the module documentation.
+pub(crate) struct KernelCache {
+    cc: (u32, u32),
+    dir: Option<PathBuf>,
+    entries: Mutex<HashMap<KernelKey, Arc<Entry>, BuildHasherDefault<KeyHasher>>>,
+    counters: Counters,
+}
+
+impl fmt::Debug for KernelCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KernelCache")
+            .field("compute_capability", &self.cc)
+            .field("dir", &self.dir)
+            .field("kernels", &self.len())
+            .finish()
+    }
+}
+
+impl KernelCache {
+    /// A cache for a device of compute capability `cc`, with the disk cache directory taken
+    /// from the environment (see [`cache_dir_from`]).
+    pub(crate) fn new(cc: (u32, u32)) -> KernelCache {
+        KernelCache::with_dir(cc, cache_dir_from(&|k| std::env::var_os(k)))
+    }
+
+    /// A cache with an explicit disk directory (`None`: memory only).
+    pub(crate) fn with_dir(cc: (u32, u32), dir: Option<PathBuf>) -> KernelCache {
+        KernelCache { cc, dir, entries: Mutex::default(), counters: Counters::new() }
+    }
+
+    /// The disk cache directory, if any.
+    #[cfg(test)]
+    pub(crate) fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// This cache's own counters (the process-wide ones are `stats::jit_stats`).
+    #[cfg(test)]
+    pub(crate) fn stats(&self) -> JitStats {
+        self.counters.snapshot()
+    }
+
+    /// How many keys have a value.
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.entries).values().filter(|e| matches!(e.built.get(), Some(Ok(_)))).count()
+    }
+
+    /// The value for `key`: found, or made by `build` on first use. `build` compiles what it
+    /// needs through [`compile`](Self::compile) (which counts each compile or disk hit); a
+    /// lookup that finds the value counts a memory hit.
+    pub(crate) fn get_or_build<T: Any + Send + Sync>(
+        &self,
+        key: KernelKey,
+        build: impl FnOnce() -> Result<T, Error>,
+    ) -> Result<Arc<T>, Error> {
+        let entry = lock(&self.entries).entry(key.clone()).or_default().clone();
+        let mut built_here = false;
+        let built = entry.built.get_or_init(|| {
+            built_here = true;
+            build().map(|v| Arc::new(v) as Arc<dyn Any + Send + Sync>)
+        });
+        match built {
+            Ok(v) => {
+                if !built_here {
+                    self.counters.count(Outcome::MemoryHit);
+                }
+                Ok(v.clone().downcast::<T>().unwrap_or_else(|_| {
+                    panic!("internal error: kernel key {key:?} was built as another type")
+                }))
+            }
+            Err(e) => {
+                // Forget the failure so a later call tries again; callers that waited for
+                // this build share its error.
+                let mut entries = lock(&self.entries);
+                if entries.get(&key).is_some_and(|e| Arc::ptr_eq(e, &entry)) {
+                    entries.remove(&key);
+                }
+                Err(e.clone())
+            }
+        }
+    }
+
+    /// The kernel `entry` of emberfire's own source that `source()` writes, for `key`: the
+    /// source is written and compiled only on the key's first use.
+    pub(crate) fn kernel(
+        &self,
+        device: &Device,
+        key: KernelKey,
+        entry: &str,
+        source: impl FnOnce() -> String,
+    ) -> Result<Arc<KernelFn>, Error> {
+        self.get_or_build(key, || {
+            let started = Instant::now();
+            let text = source();
+            let written = Instant::now();
+            let k = self.compile(device, &text, entry, Origin::Own);
+            if trace_enabled() {
+                let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+                eprintln!(
+                    "emberfire jit: new kernel `{entry}`: source in {:.2} ms, ready in {:.1} ms",
+                    ms(started, written),
+                    ms(written, Instant::now())
+                );
+            }
+            k
+        })
+    }
+
+    /// The kernel `entry` (an `extern "C" __global__` function) of the CUDA C `source`,
+    /// compiled as `origin`'s and keyed by the text.
+    pub(crate) fn source(
+        &self,
+        device: &Device,
+        source: &str,
+        entry: &str,
+        origin: Origin,
+    ) -> Result<Arc<KernelFn>, Error> {
+        let key = KernelKey::of_source(source, entry, origin);
+        self.get_or_build(key, || self.compile(device, source, entry, origin))
+    }
+
+    /// Compiles `source` for `device` (the device this cache belongs to) and loads its kernel
+    /// `entry`: from the disk cache when it holds this source, else with NVRTC (and then stored
+    /// on disk). Counts a disk hit or a compile. A compile error is an [`Error::Driver`]
+    /// holding NVRTC's log.
+    pub(crate) fn compile(
+        &self,
+        device: &Device,
+        source: &str,
+        entry: &str,
+        origin: Origin,
+    ) -> Result<KernelFn, Error> {
+        if entry.is_empty() || entry.contains('\0') {
+            return Err(Error::Driver(format!("invalid kernel entry point name {entry:?}")));
+        }
+        let info = nvrtc()?;
+        let target = choose_target(self.cc, &info.archs);
+        let minimal = origin.minimal(info.version);
+        let key = disk_key(source, entry, target, info.version, minimal);
+        let path = self.dir.as_ref().map(|d| d.join(file_name(target, key)));
+        if let Some(p) = &path {
+            if let Ok(bytes) = fs::read(p) {
+                if let Some(image) = decode_entry(&bytes, key, target) {
+                    if let Ok(k) = KernelFn::load(device, image.to_vec(), entry) {
+                        self.counters.count(Outcome::DiskHit);
+                        return Ok(k);
+                    }
+                }
+            }
+        }
+        let started = Instant::now();
+        let compile_with = |minimal: bool| {
+            catch_unwind(AssertUnwindSafe(|| compile(source, entry, target, minimal)))
+                .unwrap_or_else(|_| {
+                    Err(Error::Driver(format!(
+                        "NVRTC failed while compiling `{entry}` (an entry point is missing?)"
+                    )))
+                })
+        };
+        // The image is stored under the key of the first choice even when the fallback made
+        // it: either is code for this source, and the next process then finds it at once.
+        let image = match compile_with(minimal) {
+            Err(_) if minimal => compile_with(false)?,
+            done => done?,
+        };
+        self.counters.count(Outcome::Compiled);
+        let compiled = Instant::now();
+        let k = KernelFn::load(device, image.clone(), entry)?;
+        let loaded = Instant::now();
+        if let Some(p) = &path {
+            // Best effort: a read-only or full disk only costs a compile next time.
+            let _ = write_atomically(p, &encode_entry(key, target, &image));
+        }
+        if trace_enabled() {
+            let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+            eprintln!(
+                "emberfire jit: `{entry}` ({} bytes of source) compiled in {:.1} ms, loaded in \
+                 {:.1} ms, stored in {:.1} ms",
+                source.len(),
+                ms(started, compiled),
+                ms(compiled, loaded),
+                ms(loaded, Instant::now())
+            );
+        }
+        Ok(k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_tell_families_entries_and_sources_apart() {
+        let k = |f, b: &[u8]| KernelKey::new(f, b.to_vec());
+        assert_eq!(k(Family::Sort, &[4, 1]), k(Family::Sort, &[4, 1]));
+        assert_ne!(k(Family::Sort, &[4, 1]), k(Family::Scan, &[4, 1]));
+        assert_ne!(k(Family::Sort, &[4, 1]), k(Family::Sort, &[4, 0]));
+        assert_ne!(k(Family::Sort, &[4]), k(Family::Sort, &[4, 0]));
+        let s = |src, entry| KernelKey::of_source(src, entry, Origin::Own);
+        assert_ne!(s("bc", "a"), s("c", "ab"));
+        assert_ne!(s("x + y", "k"), s("x - y", "k"));
+        assert_ne!(s("x", "k"), KernelKey::of_source("x", "k", Origin::User));
+        assert_eq!(s("0123456789abcdef", "k"), s("0123456789abcdef", "k"));
+        assert_eq!(key_hash(1, b"0123456789abcdef"), key_hash(1, b"0123456789abcdef"));
+        assert_ne!(key_hash(1, b"0123456789abcdef"), key_hash(1, b"0123456789abcdeg"));
+    }
+
+    #[test]
+    fn a_value_is_built_once_and_later_lookups_count_as_memory_hits() {
+        let cache = KernelCache::with_dir((9, 0), None);
+        let key = KernelKey::new(Family::Copy, vec![1u8]);
+        let builds = std::sync::atomic::AtomicUsize::new(0);
+        let build = || {
+            builds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok::<_, Error>(42u32)
+        };
+        assert_eq!(*cache.get_or_build(key.clone(), build).unwrap(), 42);
+        assert_eq!(*cache.get_or_build(key.clone(), build).unwrap(), 42);
+        assert_eq!(builds.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(cache.stats().memory_hits, 1);
+        assert_eq!(cache.len(), 1);
+    }
+
+    #[test]
+    fn racing_threads_share_one_build() {
+        let cache = KernelCache::with_dir((9, 0), None);
+        let key = KernelKey::new(Family::Sort, vec![8u8, 1]);
+        let builds = std::sync::atomic::AtomicUsize::new(0);
+        let barrier = std::sync::Barrier::new(8);
+        let values: Vec<u64> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        *cache
+                            .get_or_build(key.clone(), || {
+                                builds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                std::thread::sleep(std::time::Duration::from_millis(20));
+                                Ok::<_, Error>(7u64)
+                            })
+                            .unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(values, vec![7; 8]);
+        assert_eq!(builds.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(cache.stats().memory_hits, 7);
+    }
+
+    #[test]
+    fn a_failed_build_is_forgotten_and_tried_again() {
+        let cache = KernelCache::with_dir((9, 0), None);
+        let key = KernelKey::new(Family::Signal, vec![3u8]);
+        let failed: Result<Arc<u8>, Error> =
+            cache.get_or_build(key.clone(), || Err(Error::Driver("no luck".into())));
+        assert!(matches!(failed, Err(Error::Driver(ref m)) if m == "no luck"));
+        assert_eq!(cache.len(), 0);
+        assert_eq!(*cache.get_or_build(key, || Ok::<_, Error>(5u8)).unwrap(), 5);
+        assert_eq!(cache.stats().memory_hits, 0);
+    }
+
+    #[test]
+    fn a_poisoned_table_is_taken_over() {
+        let cache = KernelCache::with_dir((9, 0), None);
+        let _ = std::thread::scope(|s| {
+            s.spawn(|| {
+                let _held = cache.entries.lock().unwrap();
+                panic!("a thread dies holding the table");
+            })
+            .join()
+        });
+        assert!(cache.entries.is_poisoned());
+        let key = KernelKey::new(Family::Random, vec![0u8]);
+        assert_eq!(*cache.get_or_build(key, || Ok::<_, Error>(1i32)).unwrap(), 1);
+    }
+}

@@ -1,0 +1,125 @@
+//! A kernel loaded on a device, and its launch.
+
+use std::fmt;
+use std::sync::Arc;
+
+use cudarc::driver::{result as cu, sys as cusys, CudaFunction, CudaModule};
+use cudarc::nvrtc::Ptx;
+
+use super::args::KernelArgs;
+use crate::backend::cuda::driver_error;
+use crate::backend::cuda::runtime::Device;
+use crate::error::Error;
+
+/// A loaded kernel: the function and the module that keeps it alive.
+#[derive(Clone)]
+pub(crate) struct KernelFn {
+    func: CudaFunction,
+    module: Arc<CudaModule>,
+    /// The context it was loaded into (launching it elsewhere is refused).
+    ctx: usize,
+    entry: Arc<str>,
+}
+
+impl fmt::Debug for KernelFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KernelFn").field("entry", &self.entry).finish_non_exhaustive()
+    }
+}
+
+impl KernelFn {
+    /// Loads a CUBIN or NUL-terminated PTX image into the device and finds `entry` in it.
+    pub(crate) fn load(device: &Device, image: Vec<u8>, entry: &str) -> Result<KernelFn, Error> {
+        let what = |doing: &str| format!("{doing} kernel `{entry}` on device {}", device.ordinal());
+        let module = device
+            .context()
+            .load_module(Ptx::from_binary(image))
+            .map_err(|e| driver_error(&what("loading"), e))?;
+        let func = module.load_function(entry).map_err(|e| driver_error(&what("finding"), e))?;
+        Ok(KernelFn { func, module, ctx: device.context().cu_ctx() as usize, entry: entry.into() })
+    }
+
+    /// The cudarc function (for cudarc's launch builder or attribute queries).
+    pub(crate) fn function(&self) -> &CudaFunction {
+        &self.func
+    }
+
+    /// The raw function handle, valid while this `KernelFn` (or a clone) lives.
+    pub(crate) fn cu_function(&self) -> cusys::CUfunction {
+        self.func.cu_function()
+    }
+
+    /// The kernel's entry point name.
+    pub(crate) fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// Another entry point of the same compiled module: a source holding several kernels is
+    /// compiled and loaded once, and each of them found here.
+    pub(crate) fn sibling(&self, entry: &str) -> Result<KernelFn, Error> {
+        let func = self
+            .module
+            .load_function(entry)
+            .map_err(|e| driver_error(&format!("finding kernel `{entry}`"), e))?;
+        Ok(KernelFn { func, module: self.module.clone(), ctx: self.ctx, entry: entry.into() })
+    }
+
+    /// Launches the kernel on this thread's current stream of `device` (emberfire's own, or a
+    /// user's inside a `with_stream` scope) with the parameter values in `args`.
+    /// Asynchronous: returns once queued.
+    ///
+    /// # Safety
+    ///
+    /// - `args` holds exactly one value per kernel parameter, in order, each of the
+    ///   parameter's exact type and size (a pointer parameter: a `u64` device address).
+    /// - Every device address passed is live memory of `device`, large enough for everything
+    ///   the kernel reads and writes with this grid, and stays allocated until the kernel has
+    ///   run (memory dropped afterwards is safe: reuse is ordered on the same stream).
+    /// - No other stream writes memory the kernel reads or accesses memory it writes, unless
+    ///   ordered with events.
+    pub(crate) unsafe fn launch(
+        &self,
+        device: &Device,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem: u32,
+        args: &mut KernelArgs,
+    ) -> Result<(), Error> {
+        let mut params = args.pointers();
+        // SAFETY: the caller's contract; `params` point into `args`, which outlives the call.
+        unsafe { self.launch_on(grid, block, shared_mem, device, device.stream_raw(), &mut params) }
+    }
+
+    /// Launches the kernel on `stream` with raw parameter pointers (the form users' kernels
+    /// are launched in). Asynchronous: returns once queued.
+    ///
+    /// # Safety
+    ///
+    /// - `stream` is a live stream of `device`'s primary context.
+    /// - `params` has exactly one pointer per kernel parameter, in order, each pointing to a
+    ///   value of the parameter's exact type and size (for a pointer parameter, to a `u64`
+    ///   holding the device address); the pointed-to values need only live until this call
+    ///   returns (the driver copies them).
+    /// - The memory rules of [`launch`](Self::launch).
+    pub(crate) unsafe fn launch_on(
+        &self,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem: u32,
+        device: &Device,
+        stream: cusys::CUstream,
+        params: &mut [*mut std::ffi::c_void],
+    ) -> Result<(), Error> {
+        if device.context().cu_ctx() as usize != self.ctx {
+            return Err(Error::Driver(format!(
+                "kernel `{}` was loaded on another device than {}",
+                self.entry,
+                device.ordinal()
+            )));
+        }
+        device.bind()?;
+        // SAFETY: the caller's contract above; the function is kept loaded by `self`.
+        unsafe { cu::launch_kernel(self.cu_function(), grid, block, shared_mem, stream, params) }
+            .map_err(|e| driver_error(&format!("launching kernel `{}`", self.entry), e))
+    }
+}

@@ -1,0 +1,74 @@
+// The device functions every fused element-wise and reduction kernel starts with: complex
+// arithmetic and functions for cf (c32) and cd (c64), f16 conversions, NaN and infinity tests,
+// and vector loads and stores of 1 to 16 elements. Included by backend/cuda/codegen.
+struct cf { float re, im; };
+struct cd { double re, im; };
+__device__ __forceinline__ float h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ unsigned short d2h(double f) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(f)); return h; }
+__device__ __forceinline__ float rh(float f) { return h2f(f2h(f)); }
+__device__ __forceinline__ bool ef_isnan(float x) { return x != x; }
+__device__ __forceinline__ bool ef_isnan(double x) { return x != x; }
+__device__ __forceinline__ bool ef_isinf(float x) { return fabsf(x) == __int_as_float(0x7f800000); }
+__device__ __forceinline__ bool ef_isinf(double x) { return fabs(x) == __longlong_as_double(0x7ff0000000000000LL); }
+#define CPLX_OPS(C, R, SQRT, EXP, LOG, SIN, COS, SINH, COSH, HYPOT, ATAN2) \
+__device__ __forceinline__ C mk(R a, R b, C*) { C z; z.re = a; z.im = b; return z; } \
+__device__ __forceinline__ C cadd(C a, C b) { return mk(a.re + b.re, a.im + b.im, (C*)0); } \
+__device__ __forceinline__ C csub(C a, C b) { return mk(a.re - b.re, a.im - b.im, (C*)0); } \
+__device__ __forceinline__ C cmul(C a, C b) { return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re, (C*)0); } \
+__device__ __forceinline__ C cdiv(C a, C b) { R n = b.re * b.re + b.im * b.im; return mk((a.re * b.re + a.im * b.im) / n, (a.im * b.re - a.re * b.im) / n, (C*)0); } \
+__device__ __forceinline__ R cnorm2(C a) { return a.re * a.re + a.im * a.im; } \
+__device__ __forceinline__ R cabs_(C a) { return HYPOT(a.re, a.im); } \
+__device__ __forceinline__ C cexp_(C a) { R e = EXP(a.re); return mk(e * COS(a.im), e * SIN(a.im), (C*)0); } \
+__device__ __forceinline__ C clog_(C a) { return mk(LOG(HYPOT(a.re, a.im)), ATAN2(a.im, a.re), (C*)0); } \
+__device__ __forceinline__ C csqrt_(C a) { \
+  if (a.re == 0 && a.im == 0) return mk(0, a.im, (C*)0); \
+  R r = HYPOT(a.re, a.im); \
+  if (a.re >= 0) { R t = SQRT((r + a.re) / 2); return mk(t, a.im / (2 * t), (C*)0); } \
+  R t = SQRT((r - a.re) / 2); return mk((a.im < 0 ? -a.im : a.im) / (2 * t), a.im < 0 ? -t : t, (C*)0); } \
+__device__ __forceinline__ C csin_(C a) { return mk(SIN(a.re) * COSH(a.im), COS(a.re) * SINH(a.im), (C*)0); } \
+__device__ __forceinline__ C ccos_(C a) { return mk(COS(a.re) * COSH(a.im), -SIN(a.re) * SINH(a.im), (C*)0); } \
+__device__ __forceinline__ C ctan_(C a) { \
+  /* far from the real axis cosh 2b dominates (and overflows): tan = 2 sin 2a e^(-2|b|) + i sign b */ \
+  R b = a.im, ab = b < 0 ? -b : b; \
+  if (ab > 20) return mk(2 * SIN(2 * a.re) * EXP(-2 * ab), b < 0 ? (R)-1 : (R)1, (C*)0); \
+  /* a sum of squares, which does not cancel near the poles as cos 2a + cosh 2b does */ \
+  R c = COS(a.re), sh = SINH(b), d = 2 * (c * c + sh * sh); \
+  return mk(SIN(2 * a.re) / d, SINH(2 * b) / d, (C*)0); } \
+__device__ __forceinline__ C csinh_(C a) { return mk(SINH(a.re) * COS(a.im), COSH(a.re) * SIN(a.im), (C*)0); } \
+__device__ __forceinline__ C ccosh_(C a) { return mk(COSH(a.re) * COS(a.im), SINH(a.re) * SIN(a.im), (C*)0); } \
+__device__ __forceinline__ C ctanh_(C a) { C t = ctan_(mk(-a.im, a.re, (C*)0)); return mk(t.im, -t.re, (C*)0); } /* -i tan(iz) */ \
+__device__ __forceinline__ C cmuli(C a) { return mk(-a.im, a.re, (C*)0); } \
+__device__ __forceinline__ C cneg(C a) { return mk(-a.re, -a.im, (C*)0); } \
+__device__ __forceinline__ C cone(C*) { return mk(1, 0, (C*)0); } \
+__device__ __forceinline__ C casin_(C z) { C o = cone((C*)0); return cneg(cmuli(clog_(cadd(cmuli(z), csqrt_(csub(o, cmul(z, z))))))); } \
+__device__ __forceinline__ C cacos_(C z) { C o = cone((C*)0); return cneg(cmuli(clog_(cadd(z, cmuli(csqrt_(csub(o, cmul(z, z)))))))); } \
+__device__ __forceinline__ C catan_(C z) { C o = cone((C*)0); C iz = cmuli(z); C d = csub(clog_(csub(o, iz)), clog_(cadd(o, iz))); C h = mk(0, (R)0.5, (C*)0); return cmul(h, d); } \
+__device__ __forceinline__ C casinh_(C z) { C o = cone((C*)0); return clog_(cadd(z, csqrt_(cadd(cmul(z, z), o)))); } \
+__device__ __forceinline__ C cacosh_(C z) { C o = cone((C*)0); C h = mk((R)0.5, 0, (C*)0); C s = cadd(csqrt_(cmul(cadd(z, o), h)), csqrt_(cmul(csub(z, o), h))); C l = clog_(s); return mk(2 * l.re, 2 * l.im, (C*)0); } \
+__device__ __forceinline__ C catanh_(C z) { C o = cone((C*)0); C d = csub(clog_(cadd(o, z)), clog_(csub(o, z))); return mk(d.re / 2, d.im / 2, (C*)0); } \
+__device__ __forceinline__ C cpow_(C a, C b) { if (a.re == 0 && a.im == 0) { if (b.re == 0 && b.im == 0) return cone((C*)0); return mk(0, 0, (C*)0); } return cexp_(cmul(b, clog_(a))); }
+CPLX_OPS(cf, float, sqrtf, expf, logf, sinf, cosf, sinhf, coshf, hypotf, atan2f)
+CPLX_OPS(cd, double, sqrt, exp, log, sin, cos, sinh, cosh, hypot, atan2)
+__device__ __forceinline__ cd c2d(cf a) { return mk((double)a.re, (double)a.im, (cd*)0); }
+__device__ __forceinline__ cf d2c(cd a) { return mk((float)a.re, (float)a.im, (cf*)0); }
+template <int B> struct Bytes;
+template <> struct Bytes<1> { typedef unsigned char T; };
+template <> struct Bytes<2> { typedef unsigned short T; };
+template <> struct Bytes<4> { typedef unsigned int T; };
+template <> struct Bytes<8> { typedef unsigned long long T; };
+struct alignas(16) u128_ { unsigned long long a, b; };
+template <> struct Bytes<16> { typedef u128_ T; };
+template <typename T, int N> __device__ __forceinline__ void vload(T (&dst)[N], const T* src) {
+  typedef typename Bytes<sizeof(T) * N>::T V;
+  union { V v; T e[N]; } u; u.v = *reinterpret_cast<const V*>(src);
+#pragma unroll
+  for (int k = 0; k < N; k++) dst[k] = u.e[k];
+}
+template <typename T, int N> __device__ __forceinline__ void vstore(T* dst, const T (&src)[N]) {
+  typedef typename Bytes<sizeof(T) * N>::T V;
+  union { V v; T e[N]; } u;
+#pragma unroll
+  for (int k = 0; k < N; k++) u.e[k] = src[k];
+  *reinterpret_cast<V*>(dst) = u.v;
+}
