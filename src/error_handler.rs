@@ -15,7 +15,7 @@
 use std::cell::RefCell;
 use std::sync::RwLock;
 
-use crate::af_error::AfError;
+use crate::compat::af_error::AfError;
 use crate::error::Error;
 
 /// The signature of an error handler: it receives the code of each failure.

@@ -13,7 +13,7 @@ use crate::error_handler::OrRaise;
 ///
 /// - On CUDA, [`mark`](Event::mark) records a CUDA event on the calling thread's current
 ///   stream of the active device: emberfire's own stream, or the stream made current by
-///   [`cuda::with_stream`](crate::cuda::with_stream). Marking on another device than before
+///   [`cuda::with_stream`](crate::interop::cuda::with_stream). Marking on another device than before
 ///   moves the event to that device.
 /// - On the CPU, every operation has finished when its call returns, so a mark has nothing to
 ///   record and waiting for it returns at once.

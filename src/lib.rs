@@ -22,34 +22,32 @@
 
 #![warn(missing_docs)]
 
-mod af_error;
 mod array;
 mod array_device;
 mod backend;
-pub mod cuda;
+mod compat;
 mod device;
 mod dim4;
 mod dtype;
-mod error;
+pub mod error;
 mod error_handler;
 mod evaluation;
 mod event;
-mod ffi_types;
-mod host_memory;
-#[cfg(feature = "ndarray")]
-mod interop_ndarray;
+mod interop;
 mod jit;
 mod macros;
-mod mem_step;
 mod ops;
 mod print_format;
 mod random;
-mod scalar;
 mod storage;
 mod sync;
 
-pub use af_error::AfError;
 pub use array::{print, print_gen, Array};
+pub use compat::af_error::AfError;
+pub use compat::ffi_types::{af_array, dim_t, u64_t, void_ptr};
+pub use compat::host_memory::{alloc_host, alloc_pinned, free_host, free_pinned, get_size};
+pub use compat::mem_step::{get_mem_step_size, set_mem_step_size};
+pub use compat::scalar::Scalar;
 pub use device::{
     device_count, device_gc, device_info, device_mem_info, get_active_backend,
     get_available_backends, get_backend_count, get_device, get_device_native_id, get_revision,
@@ -63,16 +61,14 @@ pub use dtype::{
     ImageNativeType, ImplicitPromote, IndexableType, IntegralType, MedianComputable,
     MomentsComputable, RealFloating, RealNumber, ReduceByKeyInput, Scanable,
 };
-pub use error::{Error, Result};
+pub use error::Error;
 pub use error_handler::{
     get_last_error, handle_error_general, register_error_handler, Callback, ErrorCallback,
     HANDLE_ERROR,
 };
 pub use evaluation::{eval_multiple, is_eval_manual, is_manual_eval, set_manual_eval};
 pub use event::Event;
-pub use ffi_types::{af_array, dim_t, u64_t, void_ptr};
-pub use host_memory::{alloc_host, alloc_pinned, free_host, free_pinned, get_size};
-pub use mem_step::{get_mem_step_size, set_mem_step_size};
+pub use interop::cuda;
 pub use ops::arith::*;
 pub use ops::blas::{
     dot, gemm, get_cublas_mode, matmul, set_cublas_mode, try_dot, try_gemm, try_matmul,
@@ -96,7 +92,6 @@ pub use random::{
     get_default_random_engine, get_seed, set_default_random_engine_type, set_seed, RandomEngine,
     RandomEngineType, DEFAULT_RANDOM_ENGINE, MERSENNE, PHILOX, THREEFRY,
 };
-pub use scalar::Scalar;
 
 pub use ops::assign::{
     assign_gen, assign_seq, set_col, set_cols, set_row, set_rows, set_slice, set_slices,
@@ -138,4 +133,4 @@ struct ReadmeExample;
 pub use ops::stats::*;
 // Exported for code written against arrayfire-rust's older signatures; using them warns.
 #[allow(deprecated)]
-pub use ops::stats_legacy::{cov, stdev, stdev_all, var, var_all};
+pub use compat::stats_legacy::{cov, stdev, stdev_all, var, var_all};

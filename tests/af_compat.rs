@@ -455,3 +455,25 @@ fn arithmetic_with_a_bool_on_the_right() {
     let one = Array::new(&[1.0f64], dim4!(1)) * true;
     assert_eq!(one.to_vec(), vec![1.0]);
 }
+
+/// A program written for arrayfire-rust names std's two-argument `Result` beside the glob
+/// import; emberfire's own alias must not shadow it (it lives at `emberfire::error::Result`).
+fn checked_sum(values: &[f32]) -> Result<f32, String> {
+    if values.is_empty() {
+        return Err("no values".to_string());
+    }
+    let a = Array::new(values, dim4!(values.len() as u64));
+    Ok(sum_all(&a).0)
+}
+
+#[test]
+fn std_result_is_not_shadowed_by_the_glob_import() {
+    let values = [0.5f32, 1.25, -2.0, 4.0];
+    let expected: f64 = values.iter().map(|&v| v as f64).sum();
+    let got = checked_sum(&values).unwrap();
+    assert!((got as f64 - expected).abs() < 1e-6, "{got} vs {expected}");
+    assert_eq!(checked_sum(&[]), Err("no values".to_string()));
+    // emberfire's alias is still reachable by its path.
+    let r: emberfire::error::Result<i32> = Ok(3);
+    assert_eq!(r.unwrap(), 3);
+}

@@ -59,7 +59,7 @@ enum ArgKind<'a> {
 trait DeviceArray: Sync {
     fn backend(&self) -> Backend;
     fn device(&self) -> i32;
-    fn memory(&self) -> emberfire::Result<ArrayMemory>;
+    fn memory(&self) -> emberfire::error::Result<ArrayMemory>;
 }
 
 impl<T: HasAfEnum> DeviceArray for Array<T> {
@@ -69,7 +69,7 @@ impl<T: HasAfEnum> DeviceArray for Array<T> {
     fn device(&self) -> i32 {
         self.get_device_id()
     }
-    fn memory(&self) -> emberfire::Result<ArrayMemory> {
+    fn memory(&self) -> emberfire::error::Result<ArrayMemory> {
         emberfire::cuda::array_memory(self)
     }
 }

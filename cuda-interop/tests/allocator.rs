@@ -23,7 +23,7 @@ struct Recording {
 // SAFETY: every block comes from the driver's allocator, which keeps the promises; refusing
 // returns no memory at all.
 unsafe impl DeviceAllocator for Recording {
-    fn allocate(&self, bytes: usize) -> emberfire::Result<u64> {
+    fn allocate(&self, bytes: usize) -> emberfire::error::Result<u64> {
         if self.refuse.load(Ordering::SeqCst) {
             return Err(emberfire::Error::OutOfMemory { bytes });
         }

@@ -57,7 +57,7 @@ struct NoMemory;
 
 // SAFETY: it never returns memory.
 unsafe impl emberfire::cuda::DeviceAllocator for NoMemory {
-    fn allocate(&self, bytes: usize) -> emberfire::Result<u64> {
+    fn allocate(&self, bytes: usize) -> emberfire::error::Result<u64> {
         Err(emberfire::Error::OutOfMemory { bytes })
     }
     unsafe fn free(&self, _ptr: u64, _bytes: usize) {}

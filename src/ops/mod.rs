@@ -23,4 +23,3 @@ pub(crate) mod signal;
 pub(crate) mod sort;
 pub(crate) mod sort_device;
 pub(crate) mod stats;
-pub(crate) mod stats_legacy;

@@ -336,8 +336,8 @@ mod tests {
     use crate::backend::Buffer;
     use crate::dim4::Dim4;
     use crate::jit::program::Step;
-    use crate::jit::UnOp;
     use crate::jit::Data;
+    use crate::jit::UnOp;
     use crate::storage::HostVec;
     use std::sync::Arc;
 

@@ -15,10 +15,10 @@ use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::backend::{cuda, BackendKind};
+use crate::compat::ffi_types::void_ptr;
 use crate::device::active_kind;
 use crate::dtype::DType;
 use crate::error_handler::OrRaise;
-use crate::ffi_types::void_ptr;
 
 /// Alignment of host blocks: a cache line, enough for every element type and for SIMD loads.
 const ALIGN: usize = 64;
