@@ -102,3 +102,13 @@ impl BackendKind {
         }
     }
 }
+
+/// Allows (or forbids) TF32 tensor-core arithmetic in f32 products on CUDA; the CPU has none.
+pub(crate) fn set_tf32(allowed: bool) {
+    super::cuda::blas::set_tf32(allowed);
+}
+
+/// Whether TF32 is allowed (see [`set_tf32`]).
+pub(crate) fn tf32() -> bool {
+    super::cuda::blas::tf32()
+}

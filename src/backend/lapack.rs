@@ -15,7 +15,7 @@ use std::sync::Once;
 use rayon::prelude::*;
 
 use super::cpu::lapack::{self as cpu, Field};
-use super::signal::Dense;
+use super::dense::Dense;
 use super::{cuda, BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{c32, c64, DType};

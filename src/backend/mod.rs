@@ -6,10 +6,12 @@
 pub(crate) mod blas;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod dense;
 pub(crate) mod movement;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+pub(crate) mod sort;
 
 pub(crate) mod index_copy;
 pub(crate) mod signal;

@@ -11,8 +11,30 @@ use crate::error::Error;
 use crate::jit::{Data, Node, Program};
 use crate::storage::HostVec;
 
-pub(crate) use cpu::reduce::{IndexOp, ReduceOp};
 use cuda::reduce_codegen::Fold;
+
+/// What a reduction computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ReduceOp {
+    Sum,
+    Product,
+    Min,
+    Max,
+    AllTrue,
+    AnyTrue,
+    Count,
+    /// Sum with NaN replaced by the value.
+    SumNan(f64),
+    /// Product with NaN replaced by the value.
+    ProductNan(f64),
+}
+
+/// Which extreme an index reduction looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum IndexOp {
+    Min,
+    Max,
+}
 
 impl BackendKind {
     /// Reduces `node` along `dim` into a new buffer of this backend holding `out` elements

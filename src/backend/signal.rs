@@ -6,49 +6,44 @@
 //! f64, c32, c64): the public functions convert other types before and after with graph
 //! casts, so kernels exist for these four only.
 
-use std::sync::Arc;
-
 use super::cpu::signal::{self as cpu, Sample};
 use super::{cuda, BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::jit::{Data, Node, Program};
 
-pub(crate) use cpu::{FftKind, Interp};
+pub(crate) use super::dense::Dense;
 
-/// An evaluated array stored densely in column-major order.
-#[derive(Clone, Debug)]
-pub(crate) struct Dense {
-    pub data: Data,
-    pub dims: Dim4,
-    pub dtype: DType,
-    pub backend: BackendKind,
+/// Which transform `fft` computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FftKind {
+    /// Complex to complex; `inverse` selects the + sign of the exponent.
+    C2C { inverse: bool },
+    /// Real to complex (forward): dimension 0 of the result is `n / 2 + 1`.
+    R2C,
+    /// Complex to real (inverse): dimension 0 of the input is `n / 2 + 1`.
+    C2R,
+}
+
+/// Interpolation methods, as `InterpType` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Interp {
+    Nearest,
+    Lower,
+    Linear,
+    LinearCosine,
+    Cubic,
+    CubicSpline,
+}
+
+impl Interp {
+    /// The method's code in the CUDA kernels.
+    pub(crate) fn code(self) -> u32 {
+        self as u32
+    }
 }
 
 impl Dense {
-    /// Evaluates `node` (a lazy tree or a strided view) into dense data on its backend.
-    pub(crate) fn of(node: &Arc<Node>) -> Result<Dense, Error> {
-        let data = node.try_eval()?;
-        let data = if data.is_contiguous(node.dims) {
-            data
-        } else {
-            let p = Program::copy_of(data, node.dtype, node.dims);
-            Data::dense(node.backend.run(&p)?.pop().expect("one output"), node.dims)
-        };
-        Ok(Dense { data, dims: node.dims, dtype: node.dtype, backend: node.backend })
-    }
-
-    /// New dense data from a buffer of this backend.
-    pub(crate) fn new(buf: Buffer, dims: Dim4, dtype: DType, backend: BackendKind) -> Dense {
-        Dense { data: Data::dense(buf, dims), dims, dtype, backend }
-    }
-
-    /// A ready graph node holding this data.
-    pub(crate) fn into_node(self) -> Arc<Node> {
-        Node::ready(self.dtype, self.dims, self.backend, self.data)
-    }
-
     /// The elements as a host slice (CPU data only).
     fn host<T: Sample>(&self) -> &[T] {
         match &*self.data.buf {
@@ -215,4 +210,10 @@ pub(crate) fn approx2(
         })),
         BackendKind::Cuda(d) => cuda::signal::approx(d, input, &[pos0, pos1], od, m, off),
     }
+}
+
+/// Keeps at most `size` FFT plans from now on (the CPU's planners keep theirs whatever the
+/// size: a plan there is cheap and small).
+pub(crate) fn set_fft_plan_cache_size(size: usize) {
+    cuda::fft::set_plan_cache_size(size);
 }

@@ -640,7 +640,7 @@ fn dot_in<T: GemmType>(
 /// set_cublas_mode(CublasMathMode::DEFAULT);
 /// ```
 pub fn set_cublas_mode(mode: CublasMathMode) {
-    crate::backend::cuda::blas::set_tf32(mode == CublasMathMode::TENSOR_OP);
+    crate::backend::blas::set_tf32(mode == CublasMathMode::TENSOR_OP);
 }
 
 /// The mode [`set_cublas_mode`] set last (`DEFAULT` until it is called).
@@ -650,7 +650,7 @@ pub fn set_cublas_mode(mode: CublasMathMode) {
 /// assert_eq!(get_cublas_mode(), CublasMathMode::DEFAULT);
 /// ```
 pub fn get_cublas_mode() -> CublasMathMode {
-    if crate::backend::cuda::blas::tf32() {
+    if crate::backend::blas::tf32() {
         CublasMathMode::TENSOR_OP
     } else {
         CublasMathMode::DEFAULT

@@ -22,7 +22,7 @@
 use rayon::prelude::*;
 
 use crate::array::Array;
-use crate::backend::cpu::sort::Segments;
+use crate::backend::sort::Segments;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, ReduceByKeyInput};
 use crate::ops::locate::lit_is_nonzero;

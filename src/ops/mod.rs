@@ -21,5 +21,4 @@ pub(crate) mod seq;
 pub(crate) mod set;
 pub(crate) mod signal;
 pub(crate) mod sort;
-pub(crate) mod sort_device;
 pub(crate) mod stats;

@@ -15,48 +15,13 @@
 use std::sync::Arc;
 
 use crate::array::Array;
+pub use crate::backend::scan::BinaryOp;
 use crate::backend::scan::ScanSpec;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, Scanable};
 use crate::error_handler::OrRaise;
 use crate::jit::{BinOp, Data, Expr, Node};
 use crate::storage::HostVec;
-
-/// The operation of a generalised scan ([`scan`], [`scan_by_key`]), as in arrayfire-rust.
-///
-/// ```
-/// use emberfire::{dim4, scan, Array, BinaryOp};
-/// let a = Array::new(&[3i32, 1, 4, 1, 5], dim4!(5));
-/// assert_eq!(scan(&a, 0, BinaryOp::MAX, true).to_vec(), vec![3, 3, 4, 4, 5]);
-/// assert_eq!(BinaryOp::from(1u32), BinaryOp::MUL);
-/// ```
-#[allow(clippy::upper_case_acronyms)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum BinaryOp {
-    /// Addition: running sums.
-    ADD = 0,
-    /// Multiplication: running products.
-    MUL = 1,
-    /// Minimum: running minima (NaN ignored).
-    MIN = 2,
-    /// Maximum: running maxima (NaN ignored).
-    MAX = 3,
-}
-
-impl From<u32> for BinaryOp {
-    /// ArrayFire's numbering: 0 `ADD`, 1 `MUL`, 2 `MIN`, 3 `MAX`. Panics on other values
-    /// (arrayfire-rust reinterprets them, which is undefined behaviour).
-    fn from(t: u32) -> Self {
-        match t {
-            0 => BinaryOp::ADD,
-            1 => BinaryOp::MUL,
-            2 => BinaryOp::MIN,
-            3 => BinaryOp::MAX,
-            _ => panic!("BinaryOp::from: {t} is not 0 (ADD), 1 (MUL), 2 (MIN) or 3 (MAX)"),
-        }
-    }
-}
 
 /// The dimension `dim` names; panics (naming `func` and the shape) unless it is 0 to 3.
 fn check_dim(func: &str, dims: Dim4, dim: i32) -> usize {

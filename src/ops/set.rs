@@ -7,21 +7,30 @@
 //! flags are hints that ArrayFire uses to skip work; emberfire's results are right whatever
 //! they say, so a wrong hint never gives a wrong set.
 //!
-//! On CUDA the inputs are sorted and compacted on the device (`ops::sort_device`); the host
-//! waits only for the result's length.
+//! Both backends sort and compact (`backend::sort`); on CUDA the work stays on the device and
+//! the host waits only for the result's length.
 
 use crate::array::Array;
-use crate::backend::cpu::sort::{intersect, unique};
-use crate::backend::BackendKind;
+use crate::backend::sort::SetOp;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
-use crate::ops::sort::{array_on, host_of, with_sortable};
-use crate::ops::sort_device;
-use crate::storage::{Element, HostVec};
+use crate::error_handler::OrRaise;
+use crate::ops::build::common_backend;
+use crate::ops::sort::array_of;
 
-fn flat_result<T: HasAfEnum>(func: &str, like: &Array<T>, h: HostVec) -> Array<T> {
-    let dims = Dim4::new(&[h.len() as u64, 1, 1, 1]);
-    array_on(func, like.node().backend, h, dims)
+/// The set `op` of `first` (and `second`) as a column on `first`'s backend.
+fn set_of<T: HasAfEnum>(
+    func: &str,
+    op: SetOp,
+    first: &Array<T>,
+    second: Option<&Array<T>>,
+) -> Array<T> {
+    let backend = match second {
+        Some(b) => common_backend(func, &[first.node(), b.node()]),
+        None => first.node().backend,
+    };
+    let (buf, n) = backend.set(func, op, first.node(), second.map(|b| b.node())).or_raise(func);
+    array_of(backend, buf, Dim4::new(&[n as u64, 1, 1, 1]))
 }
 
 /// The distinct elements of `input`, sorted ascending.
@@ -35,13 +44,8 @@ pub fn set_unique<T>(input: &Array<T>, is_sorted: bool) -> Array<T>
 where
     T: HasAfEnum + RealNumber,
 {
-    let _ = is_sorted; // a hint only: sorting sorted data is cheap and always right
-    if let BackendKind::Cuda(_) = input.node().backend {
-        return sort_device::unique("set_unique", input);
-    }
-    let h = host_of("set_unique", input);
-    let out = with_sortable!("set_unique", &h, v => Element::wrap(unique(v)));
-    flat_result("set_unique", input, out)
+    let _ = is_sorted;
+    set_of("set_unique", SetOp::Unique, input, None)
 }
 
 /// The distinct elements present in `first` or `second`, sorted ascending.
@@ -57,17 +61,7 @@ where
     T: HasAfEnum + RealNumber,
 {
     let _ = is_unique;
-    if let BackendKind::Cuda(_) = first.node().backend {
-        return sort_device::union("set_union", first, second);
-    }
-    let a = host_of("set_union", first);
-    let b = host_of("set_union", second);
-    let out = with_sortable!("set_union", &a, v => {
-        let mut all = v.clone();
-        all.extend_from_slice(b.as_slice());
-        Element::wrap(unique(&all))
-    });
-    flat_result("set_union", first, out)
+    set_of("set_union", SetOp::Union, first, Some(second))
 }
 
 /// The distinct elements present in both `first` and `second`, sorted ascending.
@@ -83,11 +77,5 @@ where
     T: HasAfEnum + RealNumber,
 {
     let _ = is_unique;
-    if let BackendKind::Cuda(_) = first.node().backend {
-        return sort_device::intersect("set_intersect", first, second);
-    }
-    let a = host_of("set_intersect", first);
-    let b = host_of("set_intersect", second);
-    let out = with_sortable!("set_intersect", &a, v => Element::wrap(intersect(v, b.as_slice())));
-    flat_result("set_intersect", first, out)
+    set_of("set_intersect", SetOp::Intersect, first, Some(second))
 }

@@ -16,44 +16,16 @@
 //! elements by their top varying bits and sorts each part in cache, in parallel
 //! (`backend::cpu::radix`); a dense CPU array is read in place. On CUDA the data stays on the
 //! device: a stable LSD radix sort with 8-bit digits (`backend::cuda::sort`) on the device's
-//! current stream, batched over the other dimensions (`ops::sort_device`). On CUDA a sort
+//! current stream, batched over the other dimensions (`backend::sort` dispatches). On CUDA a sort
 //! takes at most 2^31 - 1 elements.
 
 use crate::array::Array;
-use crate::backend::cpu::sort::{gather_along, sort_along, sort_slice};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
 use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
-use crate::ops::sort_device;
-use crate::storage::{with_vec, Element, HostVec};
-
-/// Runs `$body` with `$v` bound to the typed vector of a sortable `HostVec` (by value or by
-/// reference, as `$hv` is given); panics naming `$func` for types that do not sort.
-macro_rules! with_sortable {
-    ($func:expr, $hv:expr, $v:ident => $body:expr) => {{
-        use $crate::storage::HostVec as H;
-        match $hv {
-            H::F32($v) => $body,
-            H::F64($v) => $body,
-            H::B8($v) => $body,
-            H::S32($v) => $body,
-            H::U32($v) => $body,
-            H::U8($v) => $body,
-            H::S64($v) => $body,
-            H::U64($v) => $body,
-            H::S16($v) => $body,
-            H::U16($v) => $body,
-            other => panic!(
-                "{}: {} elements have no order (complex and f16 do not sort)",
-                $func,
-                other.dtype().name()
-            ),
-        }
-    }};
-}
-pub(crate) use with_sortable;
+use crate::storage::HostVec;
 
 /// An array on `backend` holding `h`.
 pub(crate) fn array_on<T: HasAfEnum>(
@@ -67,36 +39,9 @@ pub(crate) fn array_on<T: HasAfEnum>(
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 
-/// The elements of an array on the host, column-major: the array's own memory when it is a
-/// dense array of the CPU backend (no copy), else a downloaded copy.
-pub(crate) struct HostElements {
-    data: Option<Data>,
-    copy: Option<HostVec>,
-    range: std::ops::Range<usize>,
-}
-
-impl HostElements {
-    pub(crate) fn of<T: HasAfEnum>(func: &str, a: &Array<T>) -> HostElements {
-        let n = a.elements();
-        let data = a.node().try_eval().or_raise(func);
-        if matches!(&*data.buf, Buffer::Host(_)) && data.is_contiguous(a.dims()) {
-            let range = data.offset..data.offset + n;
-            return HostElements { data: Some(data), copy: None, range };
-        }
-        HostElements { data: None, copy: Some(host_of(func, a)), range: 0..n }
-    }
-
-    /// The vector holding the elements, and their range in it.
-    pub(crate) fn get(&self) -> (&HostVec, std::ops::Range<usize>) {
-        match (&self.data, &self.copy) {
-            (Some(d), _) => match &*d.buf {
-                Buffer::Host(h) => (h, self.range.clone()),
-                Buffer::Cuda(_) => unreachable!("internal error: device data taken as host"),
-            },
-            (None, Some(h)) => (h, self.range.clone()),
-            (None, None) => unreachable!("internal error: no host elements"),
-        }
-    }
+/// A ready array of `backend` over the dense buffer `buf` of shape `dims`.
+pub(crate) fn array_of<T: HasAfEnum>(backend: BackendKind, buf: Buffer, dims: Dim4) -> Array<T> {
+    Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 
 /// The elements of `a` on the host, column-major.
@@ -139,22 +84,9 @@ where
 {
     let dims = input.dims();
     let d = check_dim("sort", dims, dim);
-    if let BackendKind::Cuda(_) = input.node().backend {
-        return sort_device::sort("sort", input, d, ascending, false).0;
-    }
-    let elements = HostElements::of("sort", input);
-    let (h, range) = elements.get();
-    let du = dims_usize(dims);
-    let single_segment = du[d] == du.iter().product::<usize>();
-    let out = with_sortable!("sort", h, v => {
-        let v = &v[range];
-        if single_segment {
-            Element::wrap(sort_slice(v, !ascending))
-        } else {
-            Element::wrap(sort_along(v, du, d, !ascending, false).0)
-        }
-    });
-    array_on("sort", input.node().backend, out, dims)
+    let backend = input.node().backend;
+    let (values, _) = backend.sort("sort", input.node(), d, !ascending, false).or_raise("sort");
+    array_of(backend, values, dims)
 }
 
 /// Sorts `input` along `dim` and returns the sorted values with each one's original position
@@ -174,20 +106,11 @@ where
     let dims = input.dims();
     let d = check_dim("sort_index", dims, dim);
     check_index_range("sort_index", dims, d);
-    if let BackendKind::Cuda(_) = input.node().backend {
-        let (values, index) = sort_device::sort("sort_index", input, d, ascending, true);
-        return (values, index.expect("an index was asked for"));
-    }
-    let h = host_of("sort_index", input);
-    let (values, index) = with_sortable!("sort_index", &h, v => {
-        let (s, i) = sort_along(v, dims_usize(dims), d, !ascending, true);
-        (Element::wrap(s), i)
-    });
     let backend = input.node().backend;
-    (
-        array_on("sort_index", backend, values, dims),
-        array_on("sort_index", backend, HostVec::U32(index), dims),
-    )
+    let (values, index) =
+        backend.sort("sort_index", input.node(), d, !ascending, true).or_raise("sort_index");
+    let index = index.expect("an index was asked for");
+    (array_of(backend, values, dims), array_of(backend, index, dims))
 }
 
 /// Sorts `keys` along `dim` and moves `vals` (any element type, same dims) with them.
@@ -219,20 +142,9 @@ where
     );
     let d = check_dim("sort_by_key", dims, dim);
     check_index_range("sort_by_key", dims, d);
-    if let BackendKind::Cuda(_) = keys.node().backend {
-        return sort_device::sort_by_key("sort_by_key", keys, vals, d, ascending);
-    }
-    let hk = host_of("sort_by_key", keys);
-    let hv = host_of("sort_by_key", vals);
-    let du = dims_usize(dims);
-    let (sorted_keys, index) = with_sortable!("sort_by_key", &hk, v => {
-        let (s, i) = sort_along(v, du, d, !ascending, true);
-        (Element::wrap(s), i)
-    });
-    let sorted_vals = with_vec!(&hv, v, E => Element::wrap(gather_along::<E>(v, du, d, &index)));
     let backend = keys.node().backend;
-    (
-        array_on("sort_by_key", backend, sorted_keys, dims),
-        array_on("sort_by_key", vals.node().backend, sorted_vals, dims),
-    )
+    let (sorted_keys, sorted_vals) = backend
+        .sort_by_key("sort_by_key", keys.node(), vals.node(), d, !ascending)
+        .or_raise("sort_by_key");
+    (array_of(backend, sorted_keys, dims), array_of(vals.node().backend, sorted_vals, dims))
 }

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::stream::{Distribution, Draw, Generator, MERSENNE_LANE};
+use crate::sync::lock;
 
 /// The kinds of random engine, with ArrayFire's names and numeric values.
 ///
@@ -126,7 +127,7 @@ impl RandomEngine {
     fn lock(&self) -> MutexGuard<'_, EngineState> {
         // The state is three plain values, always consistent: a panic elsewhere cannot leave
         // it half-written, so a poisoned lock is safe to use.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// The engine's type.

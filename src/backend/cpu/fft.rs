@@ -17,6 +17,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use crate::sync::lock;
 use num_complex::Complex;
 use rayon::prelude::*;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
@@ -62,7 +63,7 @@ impl<T: FftNum> ScratchPool<T> {
 
     fn lock(&self) -> MutexGuard<'_, Vec<Vec<Complex<T>>>> {
         // Buffers are pushed and removed whole, so a panic elsewhere cannot leave it half done.
-        self.free.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.free)
     }
 
     /// Working space of `len` values: the smallest free buffer that is large enough, else a new
@@ -165,7 +166,7 @@ impl FftReal for f64 {
 }
 
 fn complex_plan<T: FftReal>(n: usize, inverse: bool) -> Arc<dyn Fft<T>> {
-    let mut p = T::planners().complex.lock().unwrap_or_else(|e| e.into_inner());
+    let mut p = lock(&T::planners().complex);
     if inverse {
         p.plan_fft_inverse(n)
     } else {
@@ -254,8 +255,7 @@ pub(crate) fn r2c_lines<T: FftReal>(input: &mut [T], output: &mut [Complex<T>], 
     if input.is_empty() {
         return;
     }
-    let plan: Arc<dyn RealToComplex<T>> =
-        T::planners().real.lock().unwrap_or_else(|e| e.into_inner()).plan_fft_forward(n);
+    let plan: Arc<dyn RealToComplex<T>> = lock(&T::planners().real).plan_fft_forward(n);
     let half = n / 2 + 1;
     let per_task = (4096 / n).max(1);
     input.par_chunks_mut(n * per_task).zip(output.par_chunks_mut(half * per_task)).for_each_init(
@@ -277,8 +277,7 @@ pub(crate) fn c2r_lines<T: FftReal>(input: &mut [Complex<T>], output: &mut [T], 
     if output.is_empty() {
         return;
     }
-    let plan: Arc<dyn ComplexToReal<T>> =
-        T::planners().real.lock().unwrap_or_else(|e| e.into_inner()).plan_fft_inverse(n);
+    let plan: Arc<dyn ComplexToReal<T>> = lock(&T::planners().real).plan_fft_inverse(n);
     let half = n / 2 + 1;
     let per_task = (4096 / n).max(1);
     input.par_chunks_mut(half * per_task).zip(output.par_chunks_mut(n * per_task)).for_each_init(

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use super::shared_ptr::SharedPtr;
 use super::stream;
 use crate::storage::alloc_uninit;
+use crate::sync::lock;
 
 /// An unsigned word that the engine sorts.
 pub(crate) trait Word: Copy + Send + Sync + Ord + Default + 'static {
@@ -707,7 +708,7 @@ pub(crate) fn sort_words<T, W, P>(
             (0..threads).map(|_| std::sync::Mutex::new(Scratch::new())).collect();
         (0..r).into_par_iter().for_each(|d| {
             let slot = rayon::current_thread_index().unwrap_or(0) % threads;
-            let mut sc = pool[slot].lock().unwrap_or_else(|e| e.into_inner());
+            let mut sc = lock(&pool[slot]);
             sort_bucket(&mut sc, d)
         });
     } else {

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use super::acc::Arith;
 use super::eval::eval_steps;
 use super::kernels::Src;
+use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dtype::{c32, c64, DType};
 use crate::jit::{BinOp, Instr, Program};
 use crate::storage::{with_dtype, Element, HostVec, Lit};
@@ -28,22 +29,6 @@ const CHUNK: usize = 4096;
 const PIECE: usize = 1 << 16;
 /// Rows (steps along the reduced dimension) one task covers when the output runs are long.
 const ROWS: usize = 64;
-
-/// What a reduction computes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum ReduceOp {
-    Sum,
-    Product,
-    Min,
-    Max,
-    AllTrue,
-    AnyTrue,
-    Count,
-    /// Sum with NaN replaced by the value.
-    SumNan(f64),
-    /// Product with NaN replaced by the value.
-    ProductNan(f64),
-}
 
 /// Reduces the single output of `p` along `dim`, or over all of its elements (taken in
 /// column-major order) when `dim` is `None`. The result holds `out` elements: the producer's
@@ -65,13 +50,6 @@ pub(crate) fn reduce(p: &Program, op: ReduceOp, dim: Option<usize>, out: DType) 
             values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim), out)
         }
     })
-}
-
-/// Which extreme an index reduction looks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum IndexOp {
-    Min,
-    Max,
 }
 
 /// Like `reduce` for `imin`/`imax`: the extreme values (of the producer's type) and their

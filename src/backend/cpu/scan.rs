@@ -28,10 +28,10 @@ use rayon::prelude::*;
 use super::acc::Arith;
 use super::eval::eval_steps;
 use super::kernels::Src;
+use crate::backend::scan::BinaryOp;
 use crate::backend::scan::ScanSpec;
 use crate::dtype::{c32, c64, DType};
 use crate::jit::Program;
-use crate::ops::scan::BinaryOp;
 use crate::storage::{Element, HostVec};
 
 /// Elements per evaluation of the producer: a few temporaries of this size stay in L2.

@@ -9,6 +9,7 @@ use num_complex::Complex;
 use rayon::prelude::*;
 
 use super::fft::{c2c_axis, c2r_lines, r2c_lines, FftReal};
+use crate::backend::signal::{FftKind, Interp};
 use crate::dtype::{c32, c64};
 use crate::storage::Element;
 
@@ -132,17 +133,6 @@ pub(crate) fn reshape_copy<S: Sample, D: Sample>(
 
 /// The output of `fft`: the real result (C2R) or the complex one (C2C, R2C), and its shape.
 pub(crate) type FftOut<R> = (Vec<R>, Vec<Complex<R>>, [usize; 4]);
-
-/// Which transform `fft` computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FftKind {
-    /// Complex to complex; `inverse` selects the + sign of the exponent.
-    C2C { inverse: bool },
-    /// Real to complex (forward): dimension 0 of the result is `n / 2 + 1`.
-    R2C,
-    /// Complex to real (inverse): dimension 0 of the input is `n / 2 + 1`.
-    C2R,
-}
 
 /// Batched, unnormalised FFT over the first `rank` dimensions, with the input first padded
 /// with zeros or truncated to `pdims` (for C2R: the real output shape) and multiplied by
@@ -300,24 +290,6 @@ pub(crate) fn iir<S: Sample>(c: &[S], cd: [usize; 4], a: &[S], ad: [usize; 4]) -
         }
     });
     out
-}
-
-/// Interpolation methods, as `InterpType` names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Interp {
-    Nearest,
-    Lower,
-    Linear,
-    LinearCosine,
-    Cubic,
-    CubicSpline,
-}
-
-impl Interp {
-    /// The method's code in the CUDA kernels.
-    pub(crate) fn code(self) -> u32 {
-        self as u32
-    }
 }
 
 /// The sample interpolated at `x` (in index units) from `n` samples read by `at`, or `None`

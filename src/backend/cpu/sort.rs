@@ -7,11 +7,18 @@
 //! both directions. Equal keys keep their input order (the sort is stable), ascending and
 //! descending alike.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use super::radix::{self, Word};
 use super::shared_ptr::SharedPtr;
-use crate::storage::Element;
+use crate::backend::dense::Dense;
+use crate::backend::sort::{Segments, SetOp};
+use crate::backend::Buffer;
+use crate::error::Error;
+use crate::jit::Node;
+use crate::storage::{with_vec, Element, HostVec};
 
 /// An element type that sorts: a bijection to words whose unsigned order is the element order.
 pub(crate) trait SortKey: Element {
@@ -229,30 +236,6 @@ fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
     }
 }
 
-/// The layout of the segments along `dim` of a column-major shape: `count` segments of `len`
-/// elements `stride` apart; segment `s` starts at `(s / stride) * len * stride + s % stride`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Segments {
-    pub(crate) len: usize,
-    pub(crate) stride: usize,
-    pub(crate) count: usize,
-}
-
-impl Segments {
-    pub(crate) fn along(dims: [usize; 4], dim: usize) -> Segments {
-        let len = dims[dim];
-        let stride: usize = dims[..dim].iter().product();
-        let outer: usize = dims[dim + 1..].iter().product();
-        Segments { len, stride, count: stride * outer }
-    }
-
-    /// Position of element `j` of segment `s`.
-    #[inline(always)]
-    pub(crate) fn at(&self, s: usize, j: usize) -> usize {
-        (s / self.stride) * self.len * self.stride + s % self.stride + j * self.stride
-    }
-}
-
 /// Sorts every segment along `dim`; returns the sorted elements and, if `with_index`, each
 /// sorted element's original position along `dim` (u32, as ArrayFire returns it).
 ///
@@ -394,6 +377,119 @@ pub(crate) fn intersect<T: SortKey>(a: &[T], b: &[T]) -> Vec<T> {
         }
     }
     out
+}
+
+/// Runs `$body` with `$v` bound to the typed vector of a sortable `HostVec` (by value or by
+/// reference, as `$hv` is given); panics naming `$func` for types that do not sort.
+macro_rules! with_sortable {
+    ($func:expr, $hv:expr, $v:ident => $body:expr) => {{
+        use $crate::storage::HostVec as H;
+        match $hv {
+            H::F32($v) => $body,
+            H::F64($v) => $body,
+            H::B8($v) => $body,
+            H::S32($v) => $body,
+            H::U32($v) => $body,
+            H::U8($v) => $body,
+            H::S64($v) => $body,
+            H::U64($v) => $body,
+            H::S16($v) => $body,
+            H::U16($v) => $body,
+            other => panic!(
+                "{}: {} elements have no order (complex and f16 do not sort)",
+                $func,
+                other.dtype().name()
+            ),
+        }
+    }};
+}
+
+/// The host vector holding `d`'s elements and their range in it (CPU data, dense).
+fn host_elements(d: &Dense) -> (&HostVec, std::ops::Range<usize>) {
+    match &*d.data.buf {
+        Buffer::Host(h) => (h, d.data.offset..d.data.offset + d.dims.elements() as usize),
+        Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU sort path"),
+    }
+}
+
+fn dims_usize(d: crate::dim4::Dim4) -> [usize; 4] {
+    d.get().map(|x| x as usize)
+}
+
+/// See `BackendKind::sort`. A dense array is read in place.
+pub(crate) fn sort_node(
+    func: &str,
+    node: &Arc<Node>,
+    dim: usize,
+    descending: bool,
+    with_index: bool,
+) -> Result<(Buffer, Option<Buffer>), Error> {
+    let d = Dense::of(node)?;
+    let (h, range) = host_elements(&d);
+    let du = dims_usize(d.dims);
+    let single_segment = du[dim] == du.iter().product::<usize>();
+    let (values, index) = with_sortable!(func, h, v => {
+        let v = &v[range];
+        if single_segment && !with_index {
+            (Element::wrap(sort_slice(v, descending)), None)
+        } else {
+            let (s, i) = sort_along(v, du, dim, descending, with_index);
+            (Element::wrap(s), with_index.then_some(i))
+        }
+    });
+    Ok((Buffer::host(values), index.map(|i| Buffer::host(HostVec::U32(i)))))
+}
+
+/// See `BackendKind::sort_by_key`.
+pub(crate) fn sort_by_key_node(
+    func: &str,
+    keys: &Arc<Node>,
+    vals: &Arc<Node>,
+    dim: usize,
+    descending: bool,
+) -> Result<(Buffer, Buffer), Error> {
+    let (dk, dv) = (Dense::of(keys)?, Dense::of(vals)?);
+    let (hk, rk) = host_elements(&dk);
+    let (hv, rv) = host_elements(&dv);
+    let du = dims_usize(dk.dims);
+    let (sorted_keys, index) = with_sortable!(func, hk, v => {
+        let (s, i) = sort_along(&v[rk], du, dim, descending, true);
+        (Element::wrap(s), i)
+    });
+    let sorted_vals =
+        with_vec!(hv, v, E => Element::wrap(gather_along::<E>(&v[rv.clone()], du, dim, &index)));
+    Ok((Buffer::host(sorted_keys), Buffer::host(sorted_vals)))
+}
+
+/// See `BackendKind::set`.
+pub(crate) fn set_node(
+    func: &str,
+    op: SetOp,
+    a: &Arc<Node>,
+    b: Option<&Arc<Node>>,
+) -> Result<(Buffer, usize), Error> {
+    let da = Dense::of(a)?;
+    let db = b.map(Dense::of).transpose()?;
+    let (ha, ra) = host_elements(&da);
+    let other = db.as_ref().map(host_elements);
+    let out = with_sortable!(func, ha, v => {
+        let v = &v[ra];
+        let w = || {
+            let (hb, rb) = other.clone().expect("a second set");
+            &hb.as_slice()[rb]
+        };
+        Element::wrap(match op {
+            SetOp::Unique => unique(v),
+            SetOp::Union => {
+                let mut all = v.to_vec();
+                all.extend_from_slice(w());
+                unique(&all)
+            }
+            SetOp::Intersect => intersect(v, w()),
+        })
+    });
+    let n = out.len();
+    Ok((Buffer::host(out), n))
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::program::Step;
 use crate::jit::{Data, Instr, Program, UnOp};
+use crate::sync::lock;
 
 static TF32: AtomicBool = AtomicBool::new(false);
 
@@ -366,7 +367,7 @@ pub(crate) fn gemm(
     let mn = (p.m * p.n) as i64;
     let workspace = dev.memory().alloc(workspace_bytes(dev))?;
 
-    let mut h = handle.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = lock(&handle);
     h.prepare(dev.stream_raw(), tf32)?;
     // SAFETY: the workspace is live device memory of this device, at least as large as given;
     // it stays allocated until the calls below are queued, and the pool orders its next use
@@ -444,7 +445,7 @@ pub(crate) fn with_handle<R>(
     let handle = handle(dev)?;
     dev.bind()?;
     let workspace = dev.memory().alloc(workspace_bytes(dev))?;
-    let mut h = handle.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = lock(&handle);
     h.prepare(dev.stream_raw(), tf32())?;
     // SAFETY: as in `gemm`: live memory of this device, returned to the pool only after the
     // calls are queued, and reused in stream order.

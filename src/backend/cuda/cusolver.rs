@@ -21,6 +21,7 @@ use std::sync::{Mutex, OnceLock};
 use super::libraries::{self, Search};
 use crate::dtype::DType;
 use crate::error::Error;
+use crate::sync::lock;
 
 /// A cuSOLVER dense handle.
 pub(crate) type Handle = *mut c_void;
@@ -218,7 +219,7 @@ fn preload_dependencies(path: &Path) {
     static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
     let Some(dir) = path.parent() else { return };
     let nvidia = dir.parent().and_then(Path::parent);
-    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut kept = lock(&KEPT);
     for (prefix, wheel) in DEPENDENCIES {
         let mut places = vec![dir.to_path_buf()];
         if let Some(n) = nvidia {

@@ -28,6 +28,7 @@ use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
+use crate::sync::lock;
 
 /// How many plans are kept, across devices, until the user sets another number.
 const DEFAULT_PLAN_CACHE: usize = 16;
@@ -39,7 +40,7 @@ static PLAN_CACHE: AtomicUsize = AtomicUsize::new(DEFAULT_PLAN_CACHE);
 /// once (a plan that a transform is using stays alive until that transform is queued). With
 /// 0, every transform makes its plan and drops it after use.
 pub(crate) fn set_plan_cache_size(size: usize) {
-    let mut cache = plans().lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = lock(&plans());
     PLAN_CACHE.store(size, Ordering::Relaxed);
     let excess = cache.len().saturating_sub(size);
     cache.drain(..excess);
@@ -81,7 +82,7 @@ fn plans() -> &'static Mutex<Vec<(PlanKey, Arc<Plan>)>> {
 /// The plan for `key`, from the cache or made now.
 fn plan(dev: &Device, key: PlanKey) -> Result<Arc<Plan>, Error> {
     {
-        let mut cache = plans().lock().unwrap_or_else(|e| e.into_inner());
+        let mut cache = lock(&plans());
         if let Some(i) = cache.iter().position(|(k, _)| *k == key) {
             let entry = cache.remove(i);
             let p = entry.1.clone();
@@ -130,7 +131,7 @@ fn plan(dev: &Device, key: PlanKey) -> Result<Arc<Plan>, Error> {
     )?;
     plan.work_bytes = work;
     let plan = Arc::new(plan);
-    let mut cache = plans().lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = lock(&plans());
     // Read under the lock, so a concurrent resize is seen whole.
     let keep = PLAN_CACHE.load(Ordering::Relaxed);
     if keep > 0 {
@@ -164,7 +165,7 @@ fn execute(
     output: u64,
 ) -> Result<(), Error> {
     let lib = cufft()?;
-    let _busy = plan.busy.lock().unwrap_or_else(|e| e.into_inner());
+    let _busy = lock(&plan.busy);
     dev.bind()?;
     let work = if plan.work_bytes > 0 { Some(dev.memory().alloc(plan.work_bytes)?) } else { None };
     if let Some(w) = &work {

@@ -29,12 +29,13 @@ use cudarc::driver::sys::CUstream;
 use super::cusolver::{self, cusolver, Handle, FILL_LOWER, FILL_UPPER, OP_N};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
+use crate::backend::dense::Dense;
 use crate::backend::lapack::{batched_dims, shape, Svd};
-use crate::backend::signal::Dense;
 use crate::backend::{BackendKind, Buffer};
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::storage::HostVec;
+use crate::sync::lock;
 
 type Ptr = *mut c_void;
 
@@ -83,7 +84,7 @@ fn with_solver<R>(
     let handle = solver(dev)?;
     let lib = cusolver()?;
     dev.bind()?;
-    let mut s = handle.lock().unwrap_or_else(|e| e.into_inner());
+    let mut s = lock(&handle);
     let stream = dev.stream_raw();
     if s.stream != stream {
         // SAFETY: the handle is live and the stream belongs to its device's context.

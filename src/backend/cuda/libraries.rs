@@ -7,6 +7,7 @@
 //! variable) are searched, and the file found is opened by its full path and kept open: the
 //! loader then answers cudarc's `dlopen` of the same soname with the library already loaded.
 
+use crate::sync::lock;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -139,7 +140,7 @@ fn files_in(dir: &Path, stem: &str, majors: &[&str]) -> Vec<PathBuf> {
 pub(crate) fn preload(path: &Path, companions: &[&str]) -> bool {
     static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
     let Some(dir) = path.parent() else { return false };
-    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut kept = lock(&KEPT);
     let mut beside: Vec<String> = read_dir_names(dir)
         .filter(|n| companions.iter().any(|c| n.starts_with(c)) && n.contains(".so"))
         .collect();

@@ -37,6 +37,7 @@ pub(crate) mod reduce_codegen;
 pub(crate) mod scan;
 pub(crate) mod signal;
 pub(crate) mod sort;
+pub(crate) mod sort_layout;
 pub(crate) mod transpose;
 
 pub(crate) mod blas;
@@ -49,6 +50,7 @@ pub(crate) mod tests;
 use std::sync::Mutex;
 
 use crate::error::Error;
+use crate::sync::lock;
 use cudarc::driver::DriverError;
 
 /// Opens the first library among cudarc's candidate file names for `names` (e.g. `["cuda",
@@ -64,7 +66,7 @@ pub(crate) fn keep_loaded(names: &[&str]) -> bool {
         for candidate in cudarc::get_lib_name_candidates(name) {
             // SAFETY: loading a CUDA library runs its initialisers, which using it requires.
             if let Ok(lib) = unsafe { libloading::Library::new(&candidate) } {
-                KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(lib);
+                lock(&KEPT).push(lib);
                 return true;
             }
         }

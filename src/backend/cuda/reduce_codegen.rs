@@ -41,7 +41,7 @@
 use std::fmt::Write;
 
 use super::codegen::{self, Plan};
-use crate::backend::cpu::reduce::{IndexOp, ReduceOp};
+use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dtype::DType;
 use crate::jit::Program;
 

@@ -17,13 +17,13 @@ use super::codegen::storage_type;
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey, KernelParam};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
+use crate::backend::scan::BinaryOp;
 use crate::backend::scan::ScanSpec;
 use crate::backend::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::Data;
-use crate::ops::scan::BinaryOp;
 
 /// The kernels' text, after the generated header.
 const KERNELS: &str = include_str!("kernels/scan.cu");

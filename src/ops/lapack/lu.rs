@@ -3,8 +3,8 @@
 
 use super::{array_of, dense, download, empty, fail, mat_dims, matrix_shape, square_size, upload};
 use crate::array::Array;
+use crate::backend::dense::Dense;
 use crate::backend::lapack;
-use crate::backend::signal::Dense;
 use crate::dim4::Dim4;
 use crate::dtype::{c64, DType, FloatingPoint, HasAfEnum};
 use crate::jit::Data;

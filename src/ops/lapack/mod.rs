@@ -42,7 +42,7 @@ pub use solve::{inverse, solve};
 pub use svd::{pinverse, svd, svd_inplace};
 
 use crate::array::Array;
-use crate::backend::signal::Dense;
+use crate::backend::dense::Dense;
 use crate::backend::BackendKind;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;

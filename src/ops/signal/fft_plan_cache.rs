@@ -1,6 +1,6 @@
 //! How many FFT plans emberfire keeps, set with arrayfire-rust's `set_fft_plan_cache_size`.
 
-use crate::backend::cuda::fft::set_plan_cache_size;
+use crate::backend::signal::set_fft_plan_cache_size as set_plan_cache_size;
 
 /// Sets how many FFT plans are kept for reuse.
 ///
