@@ -24,7 +24,7 @@
 
 mod af_error;
 mod array;
-mod array_device;
+mod array_memory;
 mod backend;
 pub mod cuda;
 mod device;

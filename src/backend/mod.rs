@@ -54,7 +54,7 @@ impl Drop for Buffer {
         if let Buffer::Host(h) = self {
             // A locked buffer stays allocated (and counted) for the user's pointer.
             let h = std::mem::replace(h, HostVec::zeros(h.dtype(), 0));
-            if let Some(h) = crate::array_device::release_host(h) {
+            if let Some(h) = crate::array_memory::release_host(h) {
                 HOST_BYTES.fetch_sub(h.len() * h.dtype().size(), Ordering::Relaxed);
                 HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
                 cpu::cache::give(h);
