@@ -4,9 +4,12 @@
 //! A locked buffer is the user's: emberfire never reuses or frees it, even after every array
 //! using it is dropped, until it is unlocked. `device_ptr` evaluates the array, makes its memory
 //! its own contiguous buffer if it was a view, locks it and returns the address of the first
-//! element. `new_from_device_ptr` adopts memory the user allocated, and frees it exactly once.
+//! element. `new_from_device_ptr` adopts memory the user allocated, and frees it exactly once;
+//! unless it is locked when its last array is dropped: then it goes back to the user, and
+//! emberfire forgets it (ArrayFire's interop pattern, where the application locks an adopted
+//! buffer so that the library does not free what the application frees itself).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -20,15 +23,24 @@ use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
 use crate::storage::HostVec;
 
-/// Host buffers locked by the user, by address of their first element (the CPU backend has no
-/// memory manager to keep the flag in), and the buffers whose last array was dropped while
-/// locked: they are kept, not freed, so the user's pointer stays valid and the address cannot
-/// be handed to another buffer (which would then look locked).
+/// Host buffers locked by the user and host buffers adopted from the user, by address of their
+/// first element (the CPU backend has no memory manager to keep flags in), and the buffers
+/// whose last array was dropped while locked: they are kept, not freed, so the user's pointer
+/// stays valid and the address cannot be handed to another buffer (which would then look
+/// locked).
+///
+/// Records are by address, so every address here must be memory emberfire holds (a live
+/// buffer or an orphan): a record leaves the table before its memory is freed or goes back to
+/// the user, never after, so an address the allocator hands out again has no record.
+/// Buffers of no elements have no address of their own and are never recorded.
 #[derive(Default)]
 struct HostLocks {
     /// Address -> bytes of every locked buffer, orphaned or not.
     locked: HashMap<usize, usize>,
     orphans: HashMap<usize, HostVec>,
+    /// Live buffers adopted with `new_from_device_ptr`: at their drop, a locked one goes back
+    /// to the user instead of becoming an orphan.
+    adopted: HashSet<usize>,
 }
 
 fn host_locks() -> &'static Mutex<HostLocks> {
@@ -36,8 +48,10 @@ fn host_locks() -> &'static Mutex<HostLocks> {
     L.get_or_init(Default::default)
 }
 
-/// How many host buffers are locked: lets dropping a buffer skip the lock table when none is.
-static HOST_LOCKED: AtomicUsize = AtomicUsize::new(0);
+/// How many records `locked` and `adopted` hold together: lets dropping a buffer skip the table
+/// when both are empty. Changed only under the table's lock; read without it on a drop, which
+/// sees every change made before the buffer's last reference went (`Arc`'s drop orders them).
+static HOST_TRACKED: AtomicUsize = AtomicUsize::new(0);
 
 /// Bytes and buffers of host memory locked by the user.
 pub(crate) fn host_locked() -> (usize, usize) {
@@ -45,20 +59,42 @@ pub(crate) fn host_locked() -> (usize, usize) {
     (locks.locked.values().sum(), locks.locked.len())
 }
 
-/// Called as host buffer `h` is dropped: if it is locked, keeps its memory (returning `None`,
-/// so the caller neither frees it nor stops counting it); otherwise gives it back.
-pub(crate) fn release_host(h: HostVec) -> Option<HostVec> {
-    if HOST_LOCKED.load(Ordering::Acquire) == 0 || h.len() == 0 {
-        return Some(h);
+/// What becomes of a host buffer as its last reference drops (see [`release_host`]).
+pub(crate) enum HostRelease {
+    /// Not locked: the caller stops counting it and frees (or caches) it.
+    Free(HostVec),
+    /// Locked: kept for the user's pointer, and still counted, until the process ends.
+    Kept,
+    /// Adopted and locked: the user's again. It was not freed; the caller stops counting it.
+    GivenBack,
+}
+
+/// Called as host buffer `h` is dropped: decides whether its memory is freed, kept for the
+/// user's lock, or handed back to the user (adopted memory still locked).
+pub(crate) fn release_host(h: HostVec) -> HostRelease {
+    if HOST_TRACKED.load(Ordering::Acquire) == 0 || h.len() == 0 {
+        return HostRelease::Free(h);
     }
-    let mut locks = host_locks().lock().unwrap();
+    let mut table = host_locks().lock().unwrap();
     let addr = h.as_bytes().as_ptr() as usize;
-    if locks.locked.contains_key(&addr) {
-        locks.orphans.insert(addr, h);
-        None
-    } else {
-        Some(h)
+    let adopted = table.adopted.remove(&addr);
+    if adopted {
+        HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
     }
+    if !table.locked.contains_key(&addr) {
+        return HostRelease::Free(h);
+    }
+    if adopted {
+        // The user's allocation again (a `Box<[T]>` they rebuild to free it): forget the
+        // vector without freeing it, and the record with it, before the user can free the
+        // memory and the allocator hand the address to another buffer.
+        table.locked.remove(&addr);
+        HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
+        std::mem::forget(h);
+        return HostRelease::GivenBack;
+    }
+    table.orphans.insert(addr, h);
+    HostRelease::Kept
 }
 
 fn buffer_addr(b: &Buffer) -> usize {
@@ -96,7 +132,9 @@ impl<T: HasAfEnum> Array<T> {
 
     /// Evaluates the array, locks its memory and returns the address of its first element
     /// (device memory on CUDA, host memory on the CPU). The memory stays valid, and is never
-    /// reused by emberfire, until [`Array::unlock`] — even if the array is dropped.
+    /// reused by emberfire, until [`Array::unlock`] — even if the array is dropped. (Memory
+    /// adopted with [`Array::new_from_device_ptr`] whose last array is dropped while locked is
+    /// yours again: see there.)
     ///
     /// ```
     /// use emberfire::{Array, dim4};
@@ -113,7 +151,15 @@ impl<T: HasAfEnum> Array<T> {
     }
 
     /// Locks the array's memory: emberfire will neither reuse nor free it until
-    /// [`Array::unlock`].
+    /// [`Array::unlock`], even after every array using it is dropped. What happens then
+    /// depends on where the memory came from:
+    ///
+    /// - Memory emberfire allocated stays allocated, and counted as locked by
+    ///   [`device_mem_info`](crate::device_mem_info), for your pointer: on CUDA until
+    ///   `emberfire::cuda::unlock_device_ptr`, on the CPU for the rest of the process.
+    /// - Memory adopted with [`Array::new_from_device_ptr`] goes back to you: emberfire waits
+    ///   for its own work on it and forgets it, freeing nothing. This is how an application
+    ///   keeps a buffer it lends to emberfire (ArrayFire's "lock to avoid free").
     ///
     /// ```
     /// use emberfire::{Array, dim4};
@@ -129,16 +175,18 @@ impl<T: HasAfEnum> Array<T> {
             Buffer::Host(h) if h.len() == 0 => {}
             Buffer::Host(h) => {
                 let bytes = h.as_bytes().len();
-                if host_locks().lock().unwrap().locked.insert(buffer_addr(&d.buf), bytes).is_none()
-                {
-                    HOST_LOCKED.fetch_add(1, Ordering::AcqRel);
+                let mut table = host_locks().lock().unwrap();
+                if table.locked.insert(buffer_addr(&d.buf), bytes).is_none() {
+                    HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
                 }
             }
             Buffer::Cuda(m) => m.lock(),
         }
     }
 
-    /// Returns the array's memory to emberfire's management.
+    /// Returns the array's memory to emberfire's management: it is reused or freed once no
+    /// array uses it. Memory adopted with [`Array::new_from_device_ptr`] is emberfire's again,
+    /// to free with its last array.
     ///
     /// ```
     /// use emberfire::{Array, dim4};
@@ -151,10 +199,9 @@ impl<T: HasAfEnum> Array<T> {
         let d = self.node().eval();
         match &*d.buf {
             Buffer::Host(_) => {
-                let mut locks = host_locks().lock().unwrap();
-                let addr = buffer_addr(&d.buf);
-                if locks.locked.remove(&addr).is_some() {
-                    HOST_LOCKED.fetch_sub(1, Ordering::AcqRel);
+                let mut table = host_locks().lock().unwrap();
+                if table.locked.remove(&buffer_addr(&d.buf)).is_some() {
+                    HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
                 }
             }
             Buffer::Cuda(m) => m.unlock(),
@@ -195,22 +242,49 @@ impl<T: HasAfEnum> Array<T> {
 
     /// An array of shape `dims` that takes ownership of `dev_ptr`, memory of the active
     /// backend holding `dims.elements()` elements: on CUDA, device memory from `cuMemAlloc` (or
-    /// `cudaMalloc`) on the active device, freed with `cuMemFree` exactly once when the last
-    /// array using it is dropped; on the CPU, the pointer of a `Box<[T]>` of exactly that length
-    /// (from `Box::into_raw`), freed as that box.
+    /// `cudaMalloc`) on the active device, freed with `cuMemFree`; on the CPU, the pointer of a
+    /// `Box<[T]>` of exactly that length (from `Box::into_raw`), freed as that box. emberfire
+    /// frees it exactly once, when the last array using it is dropped.
+    ///
+    /// Unless the memory is locked ([`Array::lock`], [`Array::device_ptr`]) when that last
+    /// array is dropped: then it goes back to you. emberfire waits for its own work on it and
+    /// forgets it: it frees nothing, [`device_mem_info`](crate::device_mem_info) no longer
+    /// counts it, and `emberfire::cuda::unlock_device_ptr` does not know it. That is
+    /// ArrayFire's interop pattern: adopt a buffer your code keeps owning, lock the array so
+    /// that emberfire does not free it, and free the buffer yourself once the arrays are gone
+    /// (on the CPU, rebuild the box with `Box::from_raw`). Unlocking before the last array is
+    /// dropped makes the memory emberfire's again. Since memory lent this way is never freed by
+    /// emberfire, on CUDA it may be any device memory of the active device (a cudarc slice's,
+    /// say), not only a whole `cuMemAlloc` allocation.
     ///
     /// # Safety
     ///
-    /// `dev_ptr` must be as described, hold initialised elements, and not be freed or used by
-    /// anything else afterwards; on CUDA, work that writes it must be complete or ordered
-    /// before emberfire's stream.
+    /// `dev_ptr` must hold `dims.elements()` initialised elements: on the CPU, a `Box<[T]>` as
+    /// described; on CUDA, device memory of the active device, which must be the start of a
+    /// `cuMemAlloc` allocation unless it stays locked until its last array is dropped. Nothing
+    /// else may free it while an array uses it, nor after the last array using it was dropped
+    /// unlocked (emberfire frees it then), and nothing else may use it while arrays do except
+    /// through a lock. On CUDA, work that writes it must be complete or ordered before
+    /// emberfire's stream.
     ///
     /// ```
     /// use emberfire::{Array, Backend, dim4, get_active_backend};
     /// if get_active_backend() == Backend::CPU {
+    ///     // Adopted: emberfire frees it with the last array.
     ///     let raw = Box::into_raw(vec![1.0f32, 2.0, 3.0].into_boxed_slice()) as *mut f32;
+    ///     // SAFETY: a box of 3 initialised elements, given to emberfire.
     ///     let a = unsafe { Array::new_from_device_ptr(raw, dim4!(3)) };
     ///     assert_eq!(a.to_vec(), vec![1.0, 2.0, 3.0]);
+    ///
+    ///     // Adopted, and locked when the last array is dropped: yours again, to free.
+    ///     let raw = Box::into_raw(vec![4.0f32; 3].into_boxed_slice()) as *mut f32;
+    ///     // SAFETY: as above; the lock keeps emberfire from freeing it.
+    ///     let b = unsafe { Array::new_from_device_ptr(raw, dim4!(3)) };
+    ///     b.lock();
+    ///     drop(b);
+    ///     // SAFETY: the box emberfire gave back, rebuilt once.
+    ///     let mine = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(raw, 3)) };
+    ///     assert_eq!(&mine[..], &[4.0, 4.0, 4.0]);
     /// }
     /// ```
     pub unsafe fn new_from_device_ptr(dev_ptr: *mut T, dims: Dim4) -> Array<T> {
@@ -221,11 +295,22 @@ impl<T: HasAfEnum> Array<T> {
                 // SAFETY: the caller gives us a `Box<[T]>` of `n` elements.
                 let b: Box<[T]> =
                     unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(dev_ptr, n)) };
-                Buffer::host(T::wrap(b.into_vec()))
+                let h = T::wrap(b.into_vec());
+                if n > 0 {
+                    // Recorded before any array uses it, so that the drop of the last one
+                    // finds it (an empty box has no allocation to give back).
+                    let mut table = host_locks().lock().unwrap();
+                    if table.adopted.insert(h.as_bytes().as_ptr() as usize) {
+                        HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
+                    }
+                }
+                Buffer::host(h)
             }
             BackendKind::Cuda(d) => {
                 let dev = cuda::runtime::device(d).or_raise("Array::new_from_device_ptr");
-                // SAFETY: the caller gives us a cuMemAlloc allocation of n elements on `d`.
+                // SAFETY: the caller gives us n elements of device memory on `d`: a whole
+                // cuMemAlloc allocation, or memory kept locked until its last array drops
+                // (which `adopt` hands back without freeing).
                 Buffer::Cuda(unsafe { dev.memory().adopt(dev_ptr as u64, n * T::DTYPE.size()) })
             }
         };

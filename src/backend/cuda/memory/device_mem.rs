@@ -11,6 +11,12 @@ use super::pool::{lock_state, recycle, MemoryManager, Pool};
 use super::stream_order::{synchronize_streams, StreamId};
 
 /// Memory whose `DeviceMem` was dropped while locked; kept until `unlock_ptr`.
+///
+/// Only memory emberfire keeps allocated becomes an orphan: a pool block (held from its
+/// allocator) or borrowed memory (whose owner the orphan keeps alive). So while an orphan is
+/// recorded at an address, nothing else can be allocated there, and `unlock_ptr` of that
+/// address cannot reach memory that has changed hands. Adopted memory is never an orphan: it
+/// goes back to the user (see [`DeviceMem`]).
 pub(super) struct Orphan {
     bytes: usize,
     home: StreamId,
@@ -23,7 +29,6 @@ pub(super) enum OrphanKind {
         size: usize,
         allocator: Arc<dyn DeviceAllocator>,
     },
-    Adopted,
     /// Borrowed memory keeps its owner while locked: an owner that frees the memory when
     /// dropped (a `CudaSlice`, say) must not free it under the user.
     Borrowed {
@@ -47,10 +52,15 @@ pub(super) enum Origin {
 
 /// A block of device memory: a device address, its size and its device.
 ///
-/// Dropping it returns pool memory to the cache, frees adopted memory and releases borrowed
-/// memory's owner; unless it is locked, in which case the memory stays as it is for the user.
-/// The caller must have queued every use of the memory (on the streams it was marked used on)
-/// before dropping it.
+/// Dropping it unlocked returns pool memory to the cache, frees adopted memory and releases
+/// borrowed memory's owner. Dropping it locked keeps pool and borrowed memory for the user
+/// until [`MemoryManager::unlock_ptr`], and hands adopted memory back to the user: emberfire
+/// waits for its own work on it, then forgets it (frees nothing, counts nothing, records
+/// nothing). That is ArrayFire's interop pattern, where an application adopts a buffer it
+/// keeps owning and locks the array so that the library does not free it; the application
+/// frees the buffer later, and the driver may then give its address to anything else, so no
+/// record of it may remain here. The caller must have queued every use of the memory (on the
+/// streams it was marked used on) before dropping it.
 pub(crate) struct DeviceMem {
     ptr: u64,
     bytes: usize,
@@ -82,14 +92,17 @@ impl fmt::Debug for DeviceMem {
 
 impl MemoryManager {
     /// Takes ownership of device memory allocated with `cuMemAlloc` (in this device's primary
-    /// context). It is freed with `cuMemFree` when the returned `DeviceMem` drops (unless
-    /// locked then), exactly once, and never enters the cache.
+    /// context). It is freed with `cuMemFree` when the returned `DeviceMem` drops unlocked,
+    /// exactly once, and never enters the cache. If it is locked when it drops, it goes back to
+    /// the user instead: emberfire waits for its work on it and forgets it, freeing nothing.
     ///
     /// # Safety
     ///
-    /// `ptr` is the start of a live `cuMemAlloc` allocation of at least `bytes` bytes on this
-    /// device that nothing else will free, and work already queued on it is ordered before
-    /// this thread's current stream (or has completed).
+    /// `ptr..ptr + bytes` is device memory on this device that nothing else frees while the
+    /// returned `DeviceMem` lives, nor after it drops unlocked; unless the `DeviceMem` is
+    /// locked when it drops, `ptr` is the start of a live `cuMemAlloc` allocation (freed then).
+    /// Work already queued on it is ordered before this thread's current stream (or has
+    /// completed).
     pub(crate) unsafe fn adopt(&self, ptr: u64, bytes: usize) -> DeviceMem {
         self.wrap(ptr, bytes, self.current_stream(), Origin::Adopted)
     }
@@ -127,7 +140,9 @@ impl MemoryManager {
     }
 
     /// Releases memory whose `DeviceMem` was dropped while locked: pool memory returns to the
-    /// cache, adopted memory is freed. Returns whether `ptr` was such memory.
+    /// cache, borrowed memory's owner is released (every record at `ptr`: memory borrowed
+    /// twice there has two). Returns whether `ptr` was such memory. Adopted memory dropped
+    /// while locked went back to the user and is not found here.
     pub(crate) fn unlock_ptr(&self, ptr: u64) -> bool {
         let orphans = lock_state(&self.pool).orphans.remove(&ptr);
         let Some(orphans) = orphans else { return false };
@@ -142,7 +157,6 @@ impl MemoryManager {
         self.pool.locked_buffers.fetch_sub(1, Ordering::Relaxed);
         let origin = match o.kind {
             OrphanKind::Pool { size, allocator } => Origin::Pool { size, allocator },
-            OrphanKind::Adopted => Origin::Adopted,
             OrphanKind::Borrowed { owner } => Origin::Borrowed { owner },
         };
         // Rebuild the (unlocked) handle and let its drop do the rest; the live counters still
@@ -199,7 +213,8 @@ impl DeviceMem {
     }
 
     /// Locks the memory for the user: from now on emberfire neither reuses nor frees it, even
-    /// when this handle drops, until it is unlocked.
+    /// when this handle drops, until it is unlocked. Adopted memory that is still locked when
+    /// this handle drops is the user's again (see [`DeviceMem`]).
     pub(crate) fn lock(&self) {
         if !self.locked.swap(true, Ordering::AcqRel) {
             self.pool.locked_bytes.fetch_add(self.bytes, Ordering::Relaxed);
@@ -240,11 +255,12 @@ impl Drop for DeviceMem {
         if !self.is_locked() {
             return self.release(&pool, origin);
         }
-        // Locked: the user keeps the memory until `unlock_ptr`.
+        // Locked: the user keeps pool and borrowed memory until `unlock_ptr`, and adopted
+        // memory for good.
         let kind = match origin {
             Origin::Pool { size, allocator } => OrphanKind::Pool { size, allocator },
-            Origin::Adopted => OrphanKind::Adopted,
             Origin::Borrowed { owner } => OrphanKind::Borrowed { owner },
+            Origin::Adopted => return self.give_back(&pool),
             other => {
                 // Empty memory has no address to keep.
                 self.unlock();
@@ -258,6 +274,17 @@ impl Drop for DeviceMem {
 }
 
 impl DeviceMem {
+    /// Hands locked adopted memory back to the user. emberfire's queued work on it finishes
+    /// first, because the user may free it as soon as this returns, with a free that need not
+    /// be ordered after emberfire's streams (cudarc frees a slice on the slice's own stream).
+    /// Then the memory leaves the counters and no record of it is kept.
+    fn give_back(&mut self, pool: &Arc<Pool>) {
+        synchronize_streams(pool, &self.streams_used());
+        self.unlock();
+        pool.live_bytes.fetch_sub(self.bytes, Ordering::Relaxed);
+        pool.live_buffers.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// Gives unlocked memory back: to the cache, the driver or its owner.
     fn release(&mut self, pool: &Arc<Pool>, origin: Origin) {
         pool.live_bytes.fetch_sub(self.bytes, Ordering::Relaxed);
@@ -270,8 +297,9 @@ impl DeviceMem {
             }
             Origin::Adopted => {
                 synchronize_streams(pool, &self.streams_used());
-                // SAFETY: adopt's contract: a live cuMemAlloc block we own, freed only here;
-                // its users have finished (synchronised above).
+                // SAFETY: adopt's contract: a live cuMemAlloc block we own, freed only here
+                // (dropped unlocked, so it did not go back to the user); its users have
+                // finished (synchronised above).
                 unsafe { pool.driver.free(self.ptr, self.bytes) };
             }
             Origin::Borrowed { owner } => {

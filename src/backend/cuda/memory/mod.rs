@@ -17,9 +17,11 @@
 //!   handed to another allocation, and dropping its `DeviceMem` keeps it allocated until
 //!   [`MemoryManager::unlock_ptr`] (or [`DeviceMem::unlock`] before the drop).
 //! - **Foreign memory.** [`MemoryManager::adopt`] takes ownership of a pointer from
-//!   `cuMemAlloc` and frees it exactly once, with the driver, never into the cache;
-//!   [`MemoryManager::borrow`] wraps memory someone else owns and only keeps its owner alive
-//!   (until unlocked, if it was locked when its handle dropped).
+//!   `cuMemAlloc` and frees it exactly once, with the driver, never into the cache; if it is
+//!   still locked when its handle drops, it goes back to the user instead (emberfire forgets
+//!   it: no free, no count, no record). [`MemoryManager::borrow`] wraps memory someone else
+//!   owns and only keeps its owner alive (until unlocked, if it was locked when its handle
+//!   dropped).
 //! - **User streams.** A thread can make a stream of the user's current for a scope
 //!   ([`MemoryManager::enter_stream`]): allocations for that thread are then made for that
 //!   stream. Entering makes the user's stream wait for the stream that was current; leaving

@@ -52,6 +52,8 @@ pub(super) struct PoolState {
     cached_bytes: usize,
     cache_limit: usize,
     /// Locked memory whose handle dropped, by address (several for memory borrowed twice).
+    /// Every address here is memory emberfire still keeps allocated (see `Orphan`), so an
+    /// address cannot be reused by the driver while it has a record.
     pub(super) orphans: HashMap<u64, Vec<Orphan>>,
 }
 

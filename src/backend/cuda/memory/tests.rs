@@ -24,6 +24,10 @@ struct FakeState {
     allocs: usize,
     frees: usize,
     fail_other: bool,
+    /// Hand out freed addresses again, most recent first, as the driver does; off by default
+    /// so that tests can tell blocks apart by address.
+    reuse: bool,
+    freed: Vec<(u64, usize)>,
 }
 
 impl FakeAllocator {
@@ -32,6 +36,11 @@ impl FakeAllocator {
             capacity,
             state: Mutex::new(FakeState { next: 0x1000_0000, ..Default::default() }),
         })
+    }
+    fn reusing(capacity: usize) -> Arc<FakeAllocator> {
+        let a = FakeAllocator::new(capacity);
+        a.state.lock().unwrap().reuse = true;
+        a
     }
     fn used(&self) -> usize {
         self.state.lock().unwrap().used
@@ -45,7 +54,8 @@ impl FakeAllocator {
     }
 }
 
-// SAFETY: the fake never hands out an address twice; nothing dereferences it.
+// SAFETY: the fake hands out an address again only after it was freed; nothing dereferences
+// it.
 unsafe impl DeviceAllocator for FakeAllocator {
     fn allocate(&self, bytes: usize) -> Result<u64, Error> {
         let mut s = self.state.lock().unwrap();
@@ -56,8 +66,15 @@ unsafe impl DeviceAllocator for FakeAllocator {
             return Err(Error::OutOfMemory { bytes });
         }
         s.allocs += 1;
-        let p = s.next;
-        s.next += (bytes as u64 + 255) & !255;
+        let again = if s.reuse { s.freed.iter().rposition(|&(_, n)| n == bytes) } else { None };
+        let p = match again {
+            Some(i) => s.freed.remove(i).0,
+            None => {
+                let p = s.next;
+                s.next += (bytes as u64 + 255) & !255;
+                p
+            }
+        };
         s.used += bytes;
         s.live.insert(p, bytes);
         Ok(p)
@@ -68,6 +85,9 @@ unsafe impl DeviceAllocator for FakeAllocator {
         assert_eq!(size, bytes, "freed with the wrong size");
         s.used -= bytes;
         s.frees += 1;
+        if s.reuse {
+            s.freed.push((ptr, bytes));
+        }
     }
 }
 
@@ -362,14 +382,74 @@ fn adopted_memory_is_freed_once_by_the_driver_and_never_cached() {
     assert_eq!(a.calls(), (1, 1));
     assert_eq!(m.cached(), (0, 0));
     assert_eq!(m.info(), (0, 0, 0, 0));
-    // Locked adopted memory survives its handle until unlocked.
+    // Locked and unlocked again before the drop: still emberfire's, freed once.
     let raw = a.allocate(5000).unwrap();
     let y = unsafe { m.adopt(raw, 5000) };
     y.lock();
+    y.unlock();
     drop(y);
-    assert_eq!(a.live(), 1);
+    assert_eq!(a.calls(), (2, 2));
+    assert_eq!(m.info(), (0, 0, 0, 0));
+}
+
+#[test]
+fn locked_adopted_memory_goes_back_to_the_user() {
+    // ArrayFire's interop pattern: the application adopts a buffer it keeps owning, locks the
+    // array so that the library does not free it, drops the arrays, and frees the buffer
+    // itself. The fake, like the driver, then hands the same address out again.
+    let (m, a, o) = {
+        let a = FakeAllocator::reusing(1 << 30);
+        let o = Arc::new(FakeOrder::default());
+        (MemoryManager::new(0, OWN, a.clone(), o.clone()), a, o)
+    };
+    let bytes = 16 << 10;
+    let mut addresses = BTreeSet::new();
+    for round in 0..1_000 {
+        let raw = a.allocate(bytes).unwrap(); // the application's buffer
+        addresses.insert(raw);
+        // SAFETY: a live block of the fake, freed below by its owner and by nothing else.
+        let x = unsafe { m.adopt(raw, bytes) };
+        x.lock();
+        assert_eq!(m.info(), (bytes, 1, bytes, 1));
+        drop(x);
+        assert_eq!(m.info(), (0, 0, 0, 0), "round {round}: forgotten, not counted");
+        assert_eq!(o.log(), vec!["sync s7"], "emberfire's work on it finishes first");
+        assert!(!m.unlock_ptr(raw), "round {round}: no record of it is kept");
+        // SAFETY: the application's own block; the fake panics if it was freed already.
+        unsafe { a.free(raw, bytes) };
+    }
+    assert_eq!(addresses.len(), 1, "the fake handed the freed address out again");
+    assert_eq!(a.calls(), (1_000, 1_000), "emberfire freed none of them");
+    assert_eq!(m.cached(), (0, 0));
+}
+
+#[test]
+fn an_address_given_back_and_reused_is_not_mistaken_for_the_old_memory() {
+    let a = FakeAllocator::reusing(1 << 30);
+    let m = MemoryManager::new(0, OWN, a.clone(), Arc::new(FakeOrder::default()));
+    // Adopted, locked and dropped: the memory is the application's again, which frees it.
+    let raw = a.allocate(4096).unwrap();
+    // SAFETY: a live block of the fake, freed below by its owner only.
+    let x = unsafe { m.adopt(raw, 4096) };
+    x.lock();
+    drop(x);
+    // SAFETY: the application's own block.
+    unsafe { a.free(raw, 4096) };
+    // The allocator hands the address to the pool, whose block is then locked and dropped.
+    let y = m.alloc(4096).unwrap();
+    assert_eq!(y.ptr(), raw);
+    y.lock();
+    drop(y);
+    assert_eq!(m.info(), (4096, 1, 4096, 1));
+    // Unlocking the address releases that block and nothing else: no stale record of the
+    // adopted memory frees the pool's block under it.
     assert!(m.unlock_ptr(raw));
-    assert_eq!(a.live(), 0);
+    assert!(!m.unlock_ptr(raw));
+    assert_eq!(m.info(), (0, 0, 0, 0));
+    assert_eq!(m.cached(), (4096, 1));
+    assert_eq!(a.calls(), (2, 1));
+    m.gc();
+    assert_eq!((a.calls(), a.live()), ((2, 2), 0));
 }
 
 #[test]
