@@ -385,7 +385,7 @@ pub(crate) static HOST_BUFFERS: AtomicUsize = AtomicUsize::new(0);
 pub fn device_mem_info() -> (usize, usize, usize, usize) {
     match active_kind() {
         BackendKind::Cpu => {
-            let (lbytes, lbuffers) = crate::array_device::host_locked();
+            let (lbytes, lbuffers) = crate::array_memory::host_locked();
             (
                 HOST_BYTES.load(Ordering::Relaxed),
                 HOST_BUFFERS.load(Ordering::Relaxed),

@@ -23,7 +23,7 @@
 #![warn(missing_docs)]
 
 mod array;
-mod array_device;
+mod array_memory;
 mod backend;
 mod compat;
 mod device;

@@ -3,8 +3,9 @@
 //!
 //! Who frees what, in one place:
 //! - [`array_from_device_ptr`] *adopts*: emberfire frees the memory with `cuMemFree`, exactly
-//!   once, when the last array using it is dropped (or, if it is locked then, when it is
-//!   unlocked). You never free it.
+//!   once, when the last array using it is dropped, and you never free it; unless it is locked
+//!   then, in which case it is yours again: emberfire forgets it, and you free it (ArrayFire's
+//!   pattern of lending a buffer you keep owning).
 //! - [`array_from_borrowed_ptr`] and [`array_from_shared_slice`] *borrow*: emberfire never
 //!   frees the memory; it keeps the owner you give alive while arrays (or a lock) use the
 //!   memory, then drops it after its own work on the memory has finished.
@@ -112,8 +113,13 @@ fn active_cuda_device(function: &'static str) -> Result<i32> {
 /// An array of shape `dims` that adopts `ptr`, memory you allocated with `cuMemAlloc` (or
 /// `cudaMalloc`, or cudarc's `CudaSlice::leak`) on the active CUDA device: the array uses it in
 /// place, and emberfire frees it with `cuMemFree` exactly once, when the last array using it is
-/// dropped (or, if it is locked then, when it is unlocked). ArrayFire's
-/// `af::array(dims, ptr, afDevice)`.
+/// dropped. ArrayFire's `af::array(dims, ptr, afDevice)`.
+///
+/// If the memory is locked ([`emberfire::Array::lock`]) when the last array using it is
+/// dropped, it goes back to you instead: emberfire waits for its own work on it and forgets
+/// it, freeing nothing, counting nothing and keeping no record of it (so
+/// [`unlock_device_ptr`] does not find it). That is how you lend emberfire a buffer you keep
+/// owning and free yourself; see the book's "CUDA interop" chapter, "Lending your buffers".
 ///
 /// Checked, as errors: a null pointer, an address that is not device memory, memory of another
 /// device or context, an address inside an allocation (only whole allocations can be freed),
@@ -121,9 +127,10 @@ fn active_cuda_device(function: &'static str) -> Result<i32> {
 ///
 /// # Safety
 ///
-/// The memory holds `dims.elements()` initialised elements of `T`; nothing else frees it, or
-/// uses it once arrays do; work that wrote it is complete, or ordered before this thread's
-/// stream ([`get_stream`](crate::get_stream)).
+/// The memory holds `dims.elements()` initialised elements of `T`. Nothing else frees it while
+/// an array uses it, nor after the last array using it was dropped unlocked (emberfire frees
+/// it then); nothing else uses it while arrays do, except through a lock. Work that wrote it
+/// is complete, or ordered before this thread's stream ([`get_stream`](crate::get_stream)).
 ///
 /// ```
 /// use emberfire::dim4;
@@ -286,8 +293,9 @@ pub(crate) fn current_stream_handle(device: i32) -> Result<Arc<CudaStream>> {
 }
 
 /// Releases device memory whose arrays were all dropped while it was locked: memory emberfire
-/// allocated returns to its cache, adopted memory is freed, borrowed memory's owner is
-/// dropped. Returns whether `ptr` was such memory on device `device`. (ArrayFire's
+/// allocated returns to its cache, borrowed memory's owner is dropped. Returns whether `ptr`
+/// was such memory on device `device`. Adopted memory ([`array_from_device_ptr`]) locked when
+/// its last array was dropped is not found here: it went back to you then. (ArrayFire's
 /// `af::unlock` after the array is gone; while an array uses the memory, call
 /// [`emberfire::Array::unlock`].)
 ///

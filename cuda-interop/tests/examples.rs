@@ -1,4 +1,4 @@
-//! The book's two interop examples, run as tests: each checks its own results against the
+//! The book's interop examples, run as tests: each checks its own results against the
 //! host, so a test here fails when an example computes something wrong. Needs a CUDA device
 //! (skips without one).
 
@@ -9,6 +9,9 @@ mod custom_kernel;
 
 #[path = "../examples/cuda_af_app.rs"]
 mod cuda_af_app;
+
+#[path = "../examples/lend_buffers.rs"]
+mod lend_buffers;
 
 #[test]
 fn the_custom_kernel_example() {
@@ -22,4 +25,10 @@ fn the_seven_steps_example() {
     cuda_af_app::main().unwrap();
     // Twice: the second run takes its kernels from the cache and its memory from the pool.
     cuda_af_app::main().unwrap();
+}
+
+#[test]
+fn the_lend_buffers_example() {
+    let Some(_gpu) = common::cuda() else { return };
+    lend_buffers::main().unwrap();
 }

@@ -21,6 +21,7 @@ pub(crate) mod lapack;
 
 use std::sync::atomic::Ordering;
 
+use crate::array_memory::HostRelease;
 use crate::device::{HOST_BUFFERS, HOST_BYTES};
 use crate::dim4::Dim4;
 use crate::error::Error;
@@ -54,12 +55,21 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         if let Buffer::Host(h) = self {
-            // A locked buffer stays allocated (and counted) for the user's pointer.
+            // A locked buffer stays allocated (and counted) for the user's pointer; a locked
+            // adopted one is the user's again (not freed, no longer counted).
             let h = std::mem::replace(h, HostVec::zeros(h.dtype(), 0));
-            if let Some(h) = crate::array_device::release_host(h) {
-                HOST_BYTES.fetch_sub(h.len() * h.dtype().size(), Ordering::Relaxed);
+            let bytes = h.len() * h.dtype().size();
+            let uncount = || {
+                HOST_BYTES.fetch_sub(bytes, Ordering::Relaxed);
                 HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
-                cpu::cache::give(h);
+            };
+            match crate::array_memory::release_host(h) {
+                HostRelease::Free(h) => {
+                    uncount();
+                    cpu::cache::give(h);
+                }
+                HostRelease::GivenBack => uncount(),
+                HostRelease::Kept => {}
             }
         }
     }

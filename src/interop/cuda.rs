@@ -373,8 +373,10 @@ pub unsafe fn borrow_device_memory<T: HasAfEnum>(
 
 /// Releases device memory whose arrays were all dropped while it was locked (with
 /// [`Array::lock`] or [`Array::device_ptr`]): pool memory returns to emberfire's cache,
-/// adopted memory is freed, borrowed memory's owner is dropped. Returns whether `ptr` was such
-/// memory. (While an array still uses the memory, unlock it with [`Array::unlock`].)
+/// borrowed memory's owner is dropped. Returns whether `ptr` was such memory. Memory adopted
+/// with [`Array::new_from_device_ptr`] is never found here: locked when its last array was
+/// dropped, it went back to the user, and emberfire kept no record of it. (While an array
+/// still uses the memory, unlock it with [`Array::unlock`].)
 ///
 /// ```
 /// if emberfire::cuda::context(0).is_ok() {

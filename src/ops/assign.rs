@@ -23,7 +23,7 @@ use super::index::{along, check_index_count, flattens, resolve_seqs};
 use super::indexer::Indexer;
 use super::seq::SeqF;
 use crate::array::Array;
-use crate::array_device::buffer_locked;
+use crate::array_memory::buffer_locked;
 use crate::backend::index_copy::{Axis, Side};
 use crate::backend::write_into::Dest;
 use crate::backend::Buffer;
