@@ -30,7 +30,7 @@ use crate::error::Error;
 ///
 /// // SAFETY: every block comes from `inner`, which keeps the promises.
 /// unsafe impl DeviceAllocator for Counting {
-///     fn allocate(&self, bytes: usize) -> emberfire::Result<u64> {
+///     fn allocate(&self, bytes: usize) -> emberfire::error::Result<u64> {
 ///         let p = self.inner.allocate(bytes)?;
 ///         self.live.fetch_add(1, Ordering::Relaxed);
 ///         Ok(p)

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::allocator::DeviceAllocator;
 use super::pool::{lock_state, recycle, MemoryManager, Pool};
 use super::stream_order::{synchronize_streams, StreamId};
+use crate::sync::lock;
 
 /// Memory whose `DeviceMem` was dropped while locked; kept until `unlock_ptr`.
 ///
@@ -206,7 +207,7 @@ impl DeviceMem {
         if stream == self.home {
             return;
         }
-        let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
+        let mut others = lock(&self.others);
         if !others.contains(&stream) {
             others.push(stream);
         }

@@ -9,6 +9,7 @@ use super::allocator::DeviceAllocator;
 use super::stream_order::{Fence, StreamId, StreamOrder};
 use crate::backend::cuda::driver_error;
 use crate::error::Error;
+use crate::sync::lock;
 
 /// Maps a driver error, telling out-of-memory apart.
 pub(crate) fn alloc_error(e: DriverError, bytes: usize) -> Error {
@@ -75,7 +76,7 @@ impl DriverStreamOrder {
 impl StreamOrder for DriverStreamOrder {
     fn record(&self, stream: StreamId) -> Result<Fence, Error> {
         self.bind()?;
-        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let spare = lock(&self.spare).pop();
         let event = match spare {
             Some(e) => e as usize as sys::CUevent,
             None => cu::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
@@ -106,7 +107,7 @@ impl StreamOrder for DriverStreamOrder {
     }
 
     fn release(&self, fence: Fence) {
-        self.spare.lock().unwrap_or_else(|e| e.into_inner()).push(fence.0);
+        lock(&self.spare).push(fence.0);
     }
 
     fn synchronize(&self, stream: StreamId) -> Result<(), Error> {

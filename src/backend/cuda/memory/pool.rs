@@ -10,6 +10,7 @@ use super::allocator::DeviceAllocator;
 use super::device_mem::{DeviceMem, Origin, Orphan};
 use super::stream_order::{effective_streams, Fence, StreamId, StreamOrder};
 use crate::error::Error;
+use crate::sync::lock;
 
 /// Rounds a request up to the size of the block that serves it; `None` if that overflows.
 ///
@@ -118,7 +119,7 @@ impl fmt::Debug for MemoryManager {
 pub(super) fn lock_state(pool: &Pool) -> MutexGuard<'_, PoolState> {
     // A panic while holding the lock cannot leave the maps inconsistent in a way that matters
     // more than losing the device, so keep going with the data as it is.
-    pool.state.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&pool.state)
 }
 
 impl MemoryManager {

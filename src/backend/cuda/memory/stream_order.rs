@@ -11,6 +11,7 @@ use cudarc::driver::{sys, CudaStream};
 use super::device_mem::DeviceMem;
 use super::pool::{MemoryManager, Pool};
 use crate::error::Error;
+use crate::sync::{read, write};
 
 /// A CUDA stream as the pool sees it: the raw `CUstream` as an integer (0 is the legacy
 /// default stream). Only compared and handed back to [`StreamOrder`]; never dereferenced here.
@@ -94,7 +95,7 @@ fn effective(registry: &HashMap<StreamId, usize>, own: StreamId, s: StreamId) ->
 }
 
 fn read_streams(pool: &Pool) -> RwLockReadGuard<'_, HashMap<StreamId, usize>> {
-    pool.streams.read().unwrap_or_else(|e| e.into_inner())
+    read(&pool.streams)
 }
 
 /// Makes `waiter` wait (on the device) for the work queued on `waited` so far.
@@ -156,7 +157,7 @@ impl MemoryManager {
         let outer = self.current_stream();
         let registered = stream != pool.own_stream;
         if registered {
-            let mut registry = pool.streams.write().unwrap_or_else(|e| e.into_inner());
+            let mut registry = write(&pool.streams);
             *registry.entry(stream).or_insert(0) += 1;
         }
         let mut scope = StreamScope {
@@ -309,7 +310,7 @@ impl StreamScope {
     /// stream retires when it was the last scope on it.
     fn retire_if_last(&mut self) -> Result<(), Error> {
         let pool = &self.pool;
-        let mut registry = pool.streams.write().unwrap_or_else(|e| e.into_inner());
+        let mut registry = write(&pool.streams);
         let joined = join(pool, pool.own_stream, self.stream);
         if self.registered {
             self.registered = false;

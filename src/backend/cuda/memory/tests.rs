@@ -9,6 +9,7 @@ use super::device_mem::DeviceMem;
 use super::pool::{size_class, MemoryManager};
 use super::stream_order::{Fence, StreamId, StreamOrder};
 use crate::error::Error;
+use crate::sync::lock;
 
 /// An allocator over a fake address space with a capacity, recording every call.
 struct FakeAllocator {
@@ -39,17 +40,17 @@ impl FakeAllocator {
     }
     fn reusing(capacity: usize) -> Arc<FakeAllocator> {
         let a = FakeAllocator::new(capacity);
-        a.state.lock().unwrap().reuse = true;
+        lock(&a.state).reuse = true;
         a
     }
     fn used(&self) -> usize {
-        self.state.lock().unwrap().used
+        lock(&self.state).used
     }
     fn live(&self) -> usize {
-        self.state.lock().unwrap().live.len()
+        lock(&self.state).live.len()
     }
     fn calls(&self) -> (usize, usize) {
-        let s = self.state.lock().unwrap();
+        let s = lock(&self.state);
         (s.allocs, s.frees)
     }
 }
@@ -58,7 +59,7 @@ impl FakeAllocator {
 // it.
 unsafe impl DeviceAllocator for FakeAllocator {
     fn allocate(&self, bytes: usize) -> Result<u64, Error> {
-        let mut s = self.state.lock().unwrap();
+        let mut s = lock(&self.state);
         if s.fail_other {
             return Err(Error::Driver("fake failure".into()));
         }
@@ -80,7 +81,7 @@ unsafe impl DeviceAllocator for FakeAllocator {
         Ok(p)
     }
     unsafe fn free(&self, ptr: u64, bytes: usize) {
-        let mut s = self.state.lock().unwrap();
+        let mut s = lock(&self.state);
         let size = s.live.remove(&ptr).expect("double free or foreign pointer");
         assert_eq!(size, bytes, "freed with the wrong size");
         s.used -= bytes;
@@ -101,31 +102,31 @@ struct FakeOrder {
 
 impl FakeOrder {
     fn log(&self) -> Vec<String> {
-        std::mem::take(&mut *self.log.lock().unwrap())
+        std::mem::take(&mut *lock(&self.log))
     }
 }
 
 impl StreamOrder for FakeOrder {
     fn record(&self, stream: StreamId) -> Result<Fence, Error> {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        self.outstanding.lock().unwrap().insert(id);
-        self.log.lock().unwrap().push(format!("record s{} e{id}", stream.0));
+        lock(&self.outstanding).insert(id);
+        lock(&self.log).push(format!("record s{} e{id}", stream.0));
         Ok(Fence(id))
     }
     fn wait(&self, stream: StreamId, fence: &Fence) -> Result<(), Error> {
-        assert!(self.outstanding.lock().unwrap().contains(&fence.0), "wait on a released fence");
-        self.log.lock().unwrap().push(format!("wait s{} e{}", stream.0, fence.0));
+        assert!(lock(&self.outstanding).contains(&fence.0), "wait on a released fence");
+        lock(&self.log).push(format!("wait s{} e{}", stream.0, fence.0));
         Ok(())
     }
     fn release(&self, fence: Fence) {
-        assert!(self.outstanding.lock().unwrap().remove(&fence.0), "fence released twice");
+        assert!(lock(&self.outstanding).remove(&fence.0), "fence released twice");
     }
     fn synchronize(&self, stream: StreamId) -> Result<(), Error> {
-        self.log.lock().unwrap().push(format!("sync s{}", stream.0));
+        lock(&self.log).push(format!("sync s{}", stream.0));
         Ok(())
     }
     fn synchronize_all(&self) -> Result<(), Error> {
-        self.log.lock().unwrap().push("sync all".into());
+        lock(&self.log).push("sync all".into());
         Ok(())
     }
 }
@@ -280,7 +281,7 @@ fn rounding_is_dropped_when_only_the_exact_size_fits() {
 #[test]
 fn other_errors_are_passed_on() {
     let (m, a, _) = manager(1 << 20);
-    a.state.lock().unwrap().fail_other = true;
+    lock(&a.state).fail_other = true;
     assert_eq!(m.alloc(100).unwrap_err(), Error::Driver("fake failure".into()));
 }
 
@@ -317,10 +318,10 @@ fn reuse_on_another_stream_waits_for_the_own_stream() {
     let w = m.alloc_on(2048, USER).unwrap();
     assert_eq!(o.log(), vec!["record s7 e3", "wait s9 e3"]);
     drop(w);
-    let fences_left = o.outstanding.lock().unwrap().len();
+    let fences_left = lock(&o.outstanding).len();
     assert_eq!(fences_left, 1, "only the cached block's fence is outstanding");
     m.gc();
-    assert!(o.outstanding.lock().unwrap().is_empty(), "gc releases fences");
+    assert!(lock(&o.outstanding).is_empty(), "gc releases fences");
 }
 
 #[test]
@@ -363,7 +364,7 @@ fn the_cache_limit_evicts_oldest_first() {
     assert_eq!(m.cached(), (3 << 20, 3));
     assert_eq!(a.live(), 3);
     // The newest three remain.
-    let s = a.state.lock().unwrap();
+    let s = lock(&a.state);
     assert!(ptrs[2..].iter().all(|p| s.live.contains_key(p)));
     drop(s);
     m.set_cache_limit(0);
@@ -591,7 +592,7 @@ fn memory_freed_in_a_scope_is_reused_on_the_own_stream_after_an_event() {
     assert_eq!(o.log(), vec!["record s7 e3", "wait s9 e3"]);
     drop(z);
     scope.leave().unwrap();
-    assert!(o.outstanding.lock().unwrap().len() <= 1, "fences are released after use");
+    assert!(lock(&o.outstanding).len() <= 1, "fences are released after use");
 }
 
 #[test]
