@@ -56,7 +56,7 @@ static HOST_TRACKED: AtomicUsize = AtomicUsize::new(0);
 
 /// Bytes and buffers of host memory locked by the user.
 pub(crate) fn host_locked() -> (usize, usize) {
-    let locks = lock(&host_locks());
+    let locks = lock(host_locks());
     (locks.locked.values().sum(), locks.locked.len())
 }
 
@@ -76,7 +76,7 @@ pub(crate) fn release_host(h: HostVec) -> HostRelease {
     if HOST_TRACKED.load(Ordering::Acquire) == 0 || h.len() == 0 {
         return HostRelease::Free(h);
     }
-    let mut table = lock(&host_locks());
+    let mut table = lock(host_locks());
     let addr = h.as_bytes().as_ptr() as usize;
     let adopted = table.adopted.remove(&addr);
     if adopted {
@@ -108,7 +108,7 @@ fn buffer_addr(b: &Buffer) -> usize {
 /// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer).
 pub(crate) fn buffer_locked(b: &Buffer) -> bool {
     match b {
-        Buffer::Host(_) => lock(&host_locks()).locked.contains_key(&buffer_addr(b)),
+        Buffer::Host(_) => lock(host_locks()).locked.contains_key(&buffer_addr(b)),
         Buffer::Cuda(m) => m.is_locked(),
     }
 }
@@ -176,7 +176,7 @@ impl<T: HasAfEnum> Array<T> {
             Buffer::Host(h) if h.len() == 0 => {}
             Buffer::Host(h) => {
                 let bytes = h.as_bytes().len();
-                let mut table = lock(&host_locks());
+                let mut table = lock(host_locks());
                 if table.locked.insert(buffer_addr(&d.buf), bytes).is_none() {
                     HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
                 }
@@ -200,7 +200,7 @@ impl<T: HasAfEnum> Array<T> {
         let d = self.node().eval();
         match &*d.buf {
             Buffer::Host(_) => {
-                let mut table = lock(&host_locks());
+                let mut table = lock(host_locks());
                 if table.locked.remove(&buffer_addr(&d.buf)).is_some() {
                     HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
                 }
@@ -300,7 +300,7 @@ impl<T: HasAfEnum> Array<T> {
                 if n > 0 {
                     // Recorded before any array uses it, so that the drop of the last one
                     // finds it (an empty box has no allocation to give back).
-                    let mut table = lock(&host_locks());
+                    let mut table = lock(host_locks());
                     if table.adopted.insert(h.as_bytes().as_ptr() as usize) {
                         HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
                     }

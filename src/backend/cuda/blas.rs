@@ -367,7 +367,7 @@ pub(crate) fn gemm(
     let mn = (p.m * p.n) as i64;
     let workspace = dev.memory().alloc(workspace_bytes(dev))?;
 
-    let mut h = lock(&handle);
+    let mut h = lock(handle);
     h.prepare(dev.stream_raw(), tf32)?;
     // SAFETY: the workspace is live device memory of this device, at least as large as given;
     // it stays allocated until the calls below are queued, and the pool orders its next use
@@ -445,7 +445,7 @@ pub(crate) fn with_handle<R>(
     let handle = handle(dev)?;
     dev.bind()?;
     let workspace = dev.memory().alloc(workspace_bytes(dev))?;
-    let mut h = lock(&handle);
+    let mut h = lock(handle);
     h.prepare(dev.stream_raw(), tf32())?;
     // SAFETY: as in `gemm`: live memory of this device, returned to the pool only after the
     // calls are queued, and reused in stream order.

@@ -40,7 +40,7 @@ static PLAN_CACHE: AtomicUsize = AtomicUsize::new(DEFAULT_PLAN_CACHE);
 /// once (a plan that a transform is using stays alive until that transform is queued). With
 /// 0, every transform makes its plan and drops it after use.
 pub(crate) fn set_plan_cache_size(size: usize) {
-    let mut cache = lock(&plans());
+    let mut cache = lock(plans());
     PLAN_CACHE.store(size, Ordering::Relaxed);
     let excess = cache.len().saturating_sub(size);
     cache.drain(..excess);
@@ -82,7 +82,7 @@ fn plans() -> &'static Mutex<Vec<(PlanKey, Arc<Plan>)>> {
 /// The plan for `key`, from the cache or made now.
 fn plan(dev: &Device, key: PlanKey) -> Result<Arc<Plan>, Error> {
     {
-        let mut cache = lock(&plans());
+        let mut cache = lock(plans());
         if let Some(i) = cache.iter().position(|(k, _)| *k == key) {
             let entry = cache.remove(i);
             let p = entry.1.clone();
@@ -131,7 +131,7 @@ fn plan(dev: &Device, key: PlanKey) -> Result<Arc<Plan>, Error> {
     )?;
     plan.work_bytes = work;
     let plan = Arc::new(plan);
-    let mut cache = lock(&plans());
+    let mut cache = lock(plans());
     // Read under the lock, so a concurrent resize is seen whole.
     let keep = PLAN_CACHE.load(Ordering::Relaxed);
     if keep > 0 {

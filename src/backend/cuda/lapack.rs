@@ -84,7 +84,7 @@ fn with_solver<R>(
     let handle = solver(dev)?;
     let lib = cusolver()?;
     dev.bind()?;
-    let mut s = lock(&handle);
+    let mut s = lock(handle);
     let stream = dev.stream_raw();
     if s.stream != stream {
         // SAFETY: the handle is live and the stream belongs to its device's context.
