@@ -32,7 +32,6 @@ mod dim4;
 mod dtype;
 mod error;
 mod error_handler;
-mod evaluation;
 mod event;
 mod ffi_types;
 mod host_memory;
@@ -67,10 +66,10 @@ pub use error_handler::{
     get_last_error, handle_error_general, register_error_handler, Callback, ErrorCallback,
     HANDLE_ERROR,
 };
-pub use evaluation::{eval_multiple, is_eval_manual, is_manual_eval, set_manual_eval};
 pub use event::Event;
 pub use ffi_types::{af_array, dim_t, u64_t, void_ptr};
 pub use host_memory::{alloc_host, alloc_pinned, free_host, free_pinned, get_size};
+pub use jit::evaluation::{eval_multiple, is_eval_manual, is_manual_eval, set_manual_eval};
 pub use mem_step::{get_mem_step_size, set_mem_step_size};
 pub use ops::arith::*;
 pub use ops::blas::{

@@ -112,7 +112,7 @@ impl Node {
             leaves = super::index_map::MAPPED_LEAF_WEIGHT;
         }
         let too_big = height > MAX_HEIGHT || leaves > MAX_LEAVES;
-        if too_big && !crate::evaluation::is_manual_eval() {
+        if too_big && !super::evaluation::is_manual_eval() {
             for c in expr.children() {
                 c.eval();
             }
@@ -169,7 +169,7 @@ impl Node {
         if let Some(d) = self.data() {
             return Ok(d);
         }
-        crate::evaluation::eval_nodes(std::slice::from_ref(self))?;
+        super::evaluation::eval_nodes(std::slice::from_ref(self))?;
         Ok(self.data().expect("internal error: node not ready after evaluation"))
     }
 }

@@ -3,10 +3,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use super::{Data, Node, Program};
 use crate::array::Array;
 use crate::dtype::HasAfEnum;
 use crate::error_handler::OrRaise;
-use crate::jit::{Data, Node, Program};
 
 static MANUAL_EVAL: AtomicBool = AtomicBool::new(false);
 
