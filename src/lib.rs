@@ -31,7 +31,6 @@ mod dim4;
 mod dtype;
 pub mod error;
 mod error_handler;
-mod evaluation;
 mod event;
 mod interop;
 mod jit;
@@ -66,9 +65,9 @@ pub use error_handler::{
     get_last_error, handle_error_general, register_error_handler, Callback, ErrorCallback,
     HANDLE_ERROR,
 };
-pub use evaluation::{eval_multiple, is_eval_manual, is_manual_eval, set_manual_eval};
 pub use event::Event;
 pub use interop::cuda;
+pub use jit::evaluation::{eval_multiple, is_eval_manual, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
 pub use ops::blas::{
     dot, gemm, get_cublas_mode, matmul, set_cublas_mode, try_dot, try_gemm, try_matmul,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::{cpu, cuda, BackendKind, Buffer};
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::jit::{Expr, Node, Program};
+use crate::jit::{Expr, Node};
 
 /// The operation of a generalised scan ([`scan`](crate::scan),
 /// [`scan_by_key`](crate::scan_by_key)), as in arrayfire-rust.
@@ -78,7 +78,7 @@ impl BackendKind {
                 };
                 let mut roots = vec![cast(values, out)];
                 roots.extend(keys.map(|k| cast(k, DType::S64)));
-                let program = Program::build(&roots);
+                let program = crate::jit::evaluation::program_for(&roots)?;
                 Ok(Buffer::host(cpu::scan::scan(&program, spec)))
             }
             BackendKind::Cuda(ordinal) => {

@@ -3,7 +3,12 @@
 //! Nodes are shared (`Arc`) between arrays and between trees. When a lazy node is evaluated its
 //! state is replaced by the data, so every array and every tree that holds it sees the result
 //! and its inputs can be freed.
+//!
+//! A graph may be as deep as a user's loop makes it (manual evaluation puts no bound on it), so
+//! nothing here recurses over children: dropping a node frees the tree under it with an
+//! explicit stack, and printing a node shows the node alone.
 
+use std::fmt;
 use std::sync::{Arc, RwLock};
 
 use super::index_map::IndexMap;
@@ -13,6 +18,7 @@ use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error_handler::OrRaise;
 use crate::storage::HostVec;
+use crate::sync::{read, write};
 
 /// Ready data: a buffer and the position of this array's elements inside it.
 #[derive(Clone, Debug)]
@@ -66,6 +72,34 @@ impl Expr {
             Expr::Select(c, a, b) => vec![c, a, b],
         }
     }
+
+    /// What the expression counts for as a leaf in a tree's leaf budget (`MAX_LEAVES`): one
+    /// for a value made from nothing, more for a mapped read (its kernel parameters), nothing
+    /// for an operation (its children count instead).
+    pub(crate) fn leaf_weight(&self) -> u32 {
+        match self {
+            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) => 1,
+            Expr::Mapped(..) => super::index_map::MAPPED_LEAF_WEIGHT,
+            Expr::Unary(..) | Expr::Binary(..) | Expr::Cast(_) | Expr::Select(..) => 0,
+        }
+    }
+
+    /// Gives each child to `f`, by value, consuming the expression.
+    fn into_children(self, mut f: impl FnMut(Arc<Node>)) {
+        match self {
+            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => {}
+            Expr::Unary(_, a) | Expr::Cast(a) => f(a),
+            Expr::Binary(_, a, b) => {
+                f(a);
+                f(b);
+            }
+            Expr::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b);
+            }
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -75,7 +109,6 @@ pub(crate) enum State {
 }
 
 /// A vertex of the expression graph.
-#[derive(Debug)]
 pub(crate) struct Node {
     pub dtype: DType,
     pub dims: Dim4,
@@ -89,6 +122,14 @@ pub(crate) const MAX_HEIGHT: u32 = 32;
 /// A tree reading more leaves than this is evaluated as soon as it is built; it keeps the
 /// parameter list of a generated kernel within the launch limit even if every input is strided.
 pub(crate) const MAX_LEAVES: u32 = 48;
+/// The most outputs one program computes: with `MAX_LEAVES` strided inputs and this many output
+/// pointers, a generated kernel's parameters still fit in CUDA's 4 KiB.
+pub(crate) const MAX_OUTPUTS: usize = 32;
+
+/// Whether a tree of this height and leaf count fits one program (one kernel on CUDA).
+pub(crate) fn fits_one_program(height: u32, leaves: u32) -> bool {
+    height <= MAX_HEIGHT && leaves <= MAX_LEAVES
+}
 
 impl Node {
     /// A node holding ready data.
@@ -99,20 +140,28 @@ impl Node {
     /// A lazy node. Returns it unevaluated unless it exceeds the height or leaf budget, in which
     /// case its children are evaluated first so that the new node is a shallow tree.
     pub(crate) fn lazy(dtype: DType, dims: Dim4, backend: BackendKind, expr: Expr) -> Arc<Node> {
-        let (mut height, mut leaves) = (0u32, 0u32);
+        let bound = !super::evaluation::is_manual_eval();
+        Node::lazy_bounded(dtype, dims, backend, expr, bound)
+    }
+
+    /// A lazy node, whose children are evaluated first if it exceeds the budget and `bound`
+    /// is set (automatic evaluation); unbounded, a tree is cut only when it is evaluated.
+    pub(super) fn lazy_bounded(
+        dtype: DType,
+        dims: Dim4,
+        backend: BackendKind,
+        expr: Expr,
+        bound: bool,
+    ) -> Arc<Node> {
+        let (mut height, mut leaves) = (0u32, expr.leaf_weight());
         for c in expr.children() {
             let (h, l) = c.height_leaves();
-            height = height.max(h + 1);
-            leaves += l;
+            height = height.max(h.saturating_add(1));
+            // a leaf reached along several paths counts once per path, so in manual mode a
+            // tree that reuses its sub-trees doubles its count at each level
+            leaves = leaves.saturating_add(l);
         }
-        if matches!(expr, Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_)) {
-            leaves = 1;
-        }
-        if let Expr::Mapped(..) = expr {
-            leaves = super::index_map::MAPPED_LEAF_WEIGHT;
-        }
-        let too_big = height > MAX_HEIGHT || leaves > MAX_LEAVES;
-        if too_big && !crate::evaluation::is_manual_eval() {
+        if bound && !fits_one_program(height, leaves) {
             for c in expr.children() {
                 c.eval();
             }
@@ -129,7 +178,7 @@ impl Node {
 
     /// Height of the tree (0 for data) and the number of leaves it reads.
     pub(crate) fn height_leaves(&self) -> (u32, u32) {
-        match &*self.state.read().unwrap() {
+        match &*read(&self.state) {
             State::Ready(_) => (0, 1),
             State::Lazy { height, leaves, .. } => (*height, *leaves),
         }
@@ -137,12 +186,12 @@ impl Node {
 
     /// A snapshot of the state (cheap: clones `Arc`s).
     pub(crate) fn state(&self) -> State {
-        self.state.read().unwrap().clone()
+        read(&self.state).clone()
     }
 
     /// The data if the node is ready.
     pub(crate) fn data(&self) -> Option<Data> {
-        match &*self.state.read().unwrap() {
+        match &*read(&self.state) {
             State::Ready(d) => Some(d.clone()),
             State::Lazy { .. } => None,
         }
@@ -150,7 +199,7 @@ impl Node {
 
     /// Replaces the state with evaluated data, dropping the expression and its children.
     pub(crate) fn set_ready(&self, data: Data) {
-        *self.state.write().unwrap() = State::Ready(data);
+        *write(&self.state) = State::Ready(data);
     }
 
     /// The state, for a caller that holds the only reference to the node (`Arc::get_mut`):
@@ -169,7 +218,61 @@ impl Node {
         if let Some(d) = self.data() {
             return Ok(d);
         }
-        crate::evaluation::eval_nodes(std::slice::from_ref(self))?;
+        super::evaluation::eval_nodes(std::slice::from_ref(self))?;
         Ok(self.data().expect("internal error: node not ready after evaluation"))
+    }
+}
+
+/// A placeholder state with no children, left in a node whose children were taken away.
+fn childless() -> State {
+    State::Lazy { expr: Expr::Range(0), height: 0, leaves: 0 }
+}
+
+impl Node {
+    /// Takes the children out of a lazy node's expression, keeping those it held the last
+    /// reference to (which are about to be freed) in `orphans`. Shared children only lose this
+    /// node's reference, so a tree that other arrays hold is left intact.
+    fn release_children(&mut self, orphans: &mut Vec<Node>) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let State::Lazy { expr, .. } = std::mem::replace(state, childless()) {
+            expr.into_children(|c| {
+                // `into_inner`, not `try_unwrap`: when two threads drop the last two handles of
+                // one child at once, exactly one of them gets it
+                if let Some(n) = Arc::into_inner(c) {
+                    orphans.push(n);
+                }
+            });
+        }
+    }
+}
+
+impl Drop for Node {
+    /// Frees the tree under the node with an explicit stack: the default drop would recurse
+    /// once per level, and a chain built by a long loop in manual mode is deeper than any
+    /// thread's stack.
+    fn drop(&mut self) {
+        let mut orphans = Vec::new();
+        self.release_children(&mut orphans);
+        while let Some(mut n) = orphans.pop() {
+            n.release_children(&mut orphans);
+            // `n` is dropped here with a childless state, so its own `drop` returns at once
+        }
+    }
+}
+
+impl fmt::Debug for Node {
+    /// The node alone, without its children: printing a deep tree would exhaust the stack.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state.try_read().as_deref() {
+            Ok(State::Ready(_)) => "ready",
+            Ok(State::Lazy { .. }) => "lazy",
+            Err(_) => "locked",
+        };
+        f.debug_struct("Node")
+            .field("dtype", &self.dtype)
+            .field("dims", &self.dims)
+            .field("backend", &self.backend)
+            .field("state", &state)
+            .finish()
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::index_map::IndexMap;
+use super::index_map::{IndexMap, MAPPED_LEAF_WEIGHT};
 use super::node::{Data, Expr, Node, State};
 use super::op::{BinOp, UnOp};
 use crate::dim4::Dim4;
@@ -48,45 +48,15 @@ pub(crate) struct Program {
 impl Program {
     /// Flattens the trees under `roots`, which must share one shape. Nodes reached more than
     /// once (the same `Arc`) become one step.
+    ///
+    /// The trees are taken as they are: a caller that may hold a tree too large for one kernel
+    /// (manual evaluation) goes through `evaluation::program_for`, which cuts it first.
     pub(crate) fn build(roots: &[Arc<Node>]) -> Program {
-        let dims = roots[0].dims;
-        let mut p = Program { steps: Vec::new(), outputs: Vec::new(), dims };
-        let mut seen: HashMap<*const Node, usize> = HashMap::new();
+        let mut b = Builder::new(roots[0].dims);
         for r in roots {
-            let i = p.visit(r, &mut seen);
-            p.outputs.push(i);
+            b.push_root(r);
         }
-        p
-    }
-
-    fn visit(&mut self, node: &Arc<Node>, seen: &mut HashMap<*const Node, usize>) -> usize {
-        if let Some(&i) = seen.get(&Arc::as_ptr(node)) {
-            return i;
-        }
-        let instr = match node.state() {
-            State::Ready(d) => Instr::Input(d),
-            State::Lazy { expr, .. } => match expr {
-                Expr::Scalar(v) => Instr::Scalar(v),
-                Expr::Range(d) => Instr::Range(d),
-                Expr::Iota(b) => Instr::Iota(b),
-                Expr::Mapped(d, m) => Instr::Mapped(d, m),
-                Expr::Unary(op, a) => Instr::Unary(op, self.visit(&a, seen)),
-                Expr::Binary(op, a, b) => {
-                    let a = self.visit(&a, seen);
-                    Instr::Binary(op, a, self.visit(&b, seen))
-                }
-                Expr::Cast(a) => Instr::Cast(self.visit(&a, seen)),
-                Expr::Select(c, a, b) => {
-                    let c = self.visit(&c, seen);
-                    let a = self.visit(&a, seen);
-                    Instr::Select(c, a, self.visit(&b, seen))
-                }
-            },
-        };
-        self.steps.push(Step { instr, dtype: node.dtype, dims: node.dims });
-        let i = self.steps.len() - 1;
-        seen.insert(Arc::as_ptr(node), i);
-        i
+        b.finish()
     }
 
     /// The program that copies `data` (shape `dims`) into a new dense buffer.
@@ -115,6 +85,16 @@ impl Program {
 }
 
 impl Instr {
+    /// What this step counts for in a program's leaf budget (`MAX_LEAVES`), as `Node::lazy`
+    /// counts the leaf it comes from.
+    pub(crate) fn leaf_weight(&self) -> u32 {
+        match self {
+            Instr::Input(_) | Instr::Scalar(_) | Instr::Range(_) | Instr::Iota(_) => 1,
+            Instr::Mapped(..) => MAPPED_LEAF_WEIGHT,
+            Instr::Unary(..) | Instr::Binary(..) | Instr::Cast(_) | Instr::Select(..) => 0,
+        }
+    }
+
     /// Indices of the steps this one reads.
     pub(crate) fn operands(&self) -> Vec<usize> {
         match *self {
@@ -124,5 +104,140 @@ impl Instr {
             Instr::Binary(_, a, b) => vec![a, b],
             Instr::Select(c, a, b) => vec![c, a, b],
         }
+    }
+}
+
+/// A walk still to be done by `Builder::push_root`: a node to enter, or a lazy node whose
+/// operands have all been flattened, with the expression it had when it was entered.
+enum Frame {
+    Enter(Arc<Node>),
+    Exit(Arc<Node>, Expr),
+}
+
+/// A program being flattened one root at a time, so that a caller can stop adding roots once
+/// the program reaches a budget, and take back the root that went over it.
+pub(crate) struct Builder {
+    program: Program,
+    /// The step of each node flattened so far.
+    seen: HashMap<*const Node, usize>,
+    /// The node of each step, to forget it again in `truncate`.
+    nodes: Vec<*const Node>,
+    /// Every node flattened, kept alive while the builder lives so that no address in `seen`
+    /// can be reused by a new node (another thread may evaluate a node and free its children).
+    keep: Vec<Arc<Node>>,
+    leaf_weight: u32,
+}
+
+/// A point `Builder::truncate` can return to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mark {
+    steps: usize,
+    outputs: usize,
+}
+
+impl Builder {
+    /// An empty program whose outputs have shape `dims`.
+    pub(crate) fn new(dims: Dim4) -> Builder {
+        Builder {
+            program: Program { steps: Vec::new(), outputs: Vec::new(), dims },
+            seen: HashMap::new(),
+            nodes: Vec::new(),
+            keep: Vec::new(),
+            leaf_weight: 0,
+        }
+    }
+
+    /// The leaf budget the program uses: each distinct leaf once, by its weight.
+    pub(crate) fn leaf_weight(&self) -> u32 {
+        self.leaf_weight
+    }
+
+    /// The number of outputs so far.
+    pub(crate) fn outputs(&self) -> usize {
+        self.program.outputs.len()
+    }
+
+    /// The current point, for `truncate`.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark { steps: self.program.steps.len(), outputs: self.program.outputs.len() }
+    }
+
+    /// Forgets every step and output added since `m` was taken.
+    pub(crate) fn truncate(&mut self, m: Mark) {
+        for p in self.nodes.drain(m.steps..) {
+            self.seen.remove(&p);
+        }
+        self.program.steps.truncate(m.steps);
+        self.program.outputs.truncate(m.outputs);
+        self.leaf_weight = self.program.steps.iter().map(|s| s.instr.leaf_weight()).sum();
+    }
+
+    /// Flattens the tree under `root` into the program, as its next output. Steps come in the
+    /// order of a depth-first walk that takes operands left to right, each after its operands.
+    ///
+    /// The walk keeps its own stack: a tree built by a long loop in manual evaluation may be
+    /// far deeper than a thread's stack allows a recursion to go.
+    pub(crate) fn push_root(&mut self, root: &Arc<Node>) {
+        let mut stack = vec![Frame::Enter(root.clone())];
+        while let Some(frame) = stack.pop() {
+            match frame {
+                Frame::Enter(node) => {
+                    if self.seen.contains_key(&Arc::as_ptr(&node)) {
+                        continue;
+                    }
+                    // a snapshot: another thread may evaluate the node meanwhile, and the
+                    // program then still computes it from the expression seen here
+                    let instr = match node.state() {
+                        State::Ready(d) => Instr::Input(d),
+                        State::Lazy { expr, .. } => match expr {
+                            Expr::Scalar(v) => Instr::Scalar(v),
+                            Expr::Range(d) => Instr::Range(d),
+                            Expr::Iota(b) => Instr::Iota(b),
+                            Expr::Mapped(d, m) => Instr::Mapped(d, m),
+                            expr => {
+                                let children: Vec<Arc<Node>> =
+                                    expr.children().into_iter().cloned().collect();
+                                stack.push(Frame::Exit(node, expr));
+                                // reversed, so that the first operand is flattened first
+                                stack.extend(children.into_iter().rev().map(Frame::Enter));
+                                continue;
+                            }
+                        },
+                    };
+                    self.push_step(node, instr);
+                }
+                Frame::Exit(node, expr) => {
+                    if self.seen.contains_key(&Arc::as_ptr(&node)) {
+                        continue;
+                    }
+                    let at = |c: &Arc<Node>| self.seen[&Arc::as_ptr(c)];
+                    let instr = match &expr {
+                        Expr::Unary(op, a) => Instr::Unary(*op, at(a)),
+                        Expr::Binary(op, a, b) => Instr::Binary(*op, at(a), at(b)),
+                        Expr::Cast(a) => Instr::Cast(at(a)),
+                        Expr::Select(c, a, b) => Instr::Select(at(c), at(a), at(b)),
+                        Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => {
+                            unreachable!("internal error: a leaf waited for operands")
+                        }
+                    };
+                    self.push_step(node, instr);
+                }
+            }
+        }
+        let out = self.seen[&Arc::as_ptr(root)];
+        self.program.outputs.push(out);
+    }
+
+    fn push_step(&mut self, node: Arc<Node>, instr: Instr) {
+        self.leaf_weight = self.leaf_weight.saturating_add(instr.leaf_weight());
+        self.program.steps.push(Step { instr, dtype: node.dtype, dims: node.dims });
+        self.seen.insert(Arc::as_ptr(&node), self.program.steps.len() - 1);
+        self.nodes.push(Arc::as_ptr(&node));
+        self.keep.push(node);
+    }
+
+    /// The program built so far.
+    pub(crate) fn finish(self) -> Program {
+        self.program
     }
 }

@@ -139,7 +139,9 @@ pub(crate) fn assign_by_seqs<T: HasAfEnum>(
         return; // as ArrayFire: assigning nothing changes nothing
     }
     let program = match value_layout(func, rhs, region, target, true) {
-        Value::Tree => Program::build(std::slice::from_ref(rhs.node())),
+        Value::Tree => {
+            crate::jit::evaluation::program_for(std::slice::from_ref(rhs.node())).or_raise(func)
+        }
         Value::Restrided(d) => Program::copy_of(d, T::DTYPE, region),
     };
     // A single-element value broadcasts: its program runs over the whole region.

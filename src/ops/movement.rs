@@ -129,7 +129,7 @@ fn reshape<T: HasAfEnum>(func: &str, input: &Array<T>, dims: Dim4) -> Array<T> {
             view(node, dims, Data { strides: dense_strides(dims), ..d })
         }
         State::Lazy { .. } => {
-            if let Some(n) = reshape_tree(node, old, dims, &mut HashMap::new()) {
+            if let Some(n) = reshape_tree(node, old, dims) {
                 return Array::from_node(n);
             }
             let d = ready(func, node);
@@ -138,52 +138,80 @@ fn reshape<T: HasAfEnum>(func: &str, input: &Array<T>, dims: Dim4) -> Array<T> {
     }
 }
 
-/// The tree under `node` (of shape `old`) rebuilt with shape `new`, when its value at each
+/// The tree under `root` (of shape `old`) rebuilt with shape `new`, when its value at each
 /// linear index does not depend on the shape: every node has the shape `old` or a single
 /// element, and every leaf is contiguous data or a scalar. `None` otherwise.
-fn reshape_tree(
-    node: &Arc<Node>,
-    old: Dim4,
-    new: Dim4,
-    memo: &mut HashMap<*const Node, Arc<Node>>,
-) -> Option<Arc<Node>> {
-    if node.dims.elements() == 1 && old.elements() != 1 {
-        return Some(node.clone()); // a broadcast scalar
+///
+/// The walk keeps its own stack: in manual evaluation a tree may be deeper than a recursion
+/// could go.
+fn reshape_tree(root: &Arc<Node>, old: Dim4, new: Dim4) -> Option<Arc<Node>> {
+    /// A node to enter, or an operation whose operands have been rebuilt.
+    enum Frame {
+        Enter(Arc<Node>),
+        Exit(Arc<Node>, Expr),
     }
-    if node.dims != old {
-        return None;
-    }
-    if let Some(n) = memo.get(&Arc::as_ptr(node)) {
-        return Some(n.clone());
-    }
-    let (t, b) = (node.dtype, node.backend);
-    let n = match node.state() {
-        State::Ready(d) if d.is_contiguous(old) => {
-            Node::ready(t, new, b, Data { strides: dense_strides(new), ..d })
-        }
-        State::Ready(_) => return None,
-        State::Lazy { expr, .. } => {
-            let mut sub = |c: &Arc<Node>| reshape_tree(c, old, new, memo);
-            let expr = match expr {
-                Expr::Scalar(v) => Expr::Scalar(v),
-                Expr::Unary(op, a) => Expr::Unary(op, sub(&a)?),
-                Expr::Cast(a) => Expr::Cast(sub(&a)?),
-                Expr::Binary(op, a, c) => {
-                    let a = sub(&a)?;
-                    Expr::Binary(op, a, sub(&c)?)
+    // Keyed by address; `done` keeps the nodes alive so that no address is reused meanwhile.
+    let mut memo: HashMap<*const Node, Arc<Node>> = HashMap::new();
+    let mut done: Vec<Arc<Node>> = Vec::new();
+    let mut stack = vec![Frame::Enter(root.clone())];
+    while let Some(frame) = stack.pop() {
+        let (node, rebuilt) = match frame {
+            Frame::Enter(node) => {
+                if memo.contains_key(&Arc::as_ptr(&node)) {
+                    continue;
                 }
-                Expr::Select(c, a, e) => {
-                    let c = sub(&c)?;
-                    let a = sub(&a)?;
-                    Expr::Select(c, a, sub(&e)?)
+                let (t, b) = (node.dtype, node.backend);
+                let rebuilt = if node.dims.elements() == 1 && old.elements() != 1 {
+                    node.clone() // a broadcast scalar
+                } else if node.dims != old {
+                    return None;
+                } else {
+                    match node.state() {
+                        State::Ready(d) if d.is_contiguous(old) => {
+                            Node::ready(t, new, b, Data { strides: dense_strides(new), ..d })
+                        }
+                        State::Ready(_) => return None,
+                        State::Lazy { expr: Expr::Scalar(v), .. } => {
+                            Node::lazy(t, new, b, Expr::Scalar(v))
+                        }
+                        State::Lazy {
+                            expr: Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..),
+                            ..
+                        } => return None,
+                        State::Lazy { expr, .. } => {
+                            let children: Vec<Arc<Node>> =
+                                expr.children().into_iter().cloned().collect();
+                            stack.push(Frame::Exit(node, expr));
+                            // reversed, so that operands are rebuilt left to right
+                            stack.extend(children.into_iter().rev().map(Frame::Enter));
+                            continue;
+                        }
+                    }
+                };
+                (node, rebuilt)
+            }
+            Frame::Exit(node, expr) => {
+                if memo.contains_key(&Arc::as_ptr(&node)) {
+                    continue;
                 }
-                Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => return None,
-            };
-            Node::lazy(t, new, b, expr)
-        }
-    };
-    memo.insert(Arc::as_ptr(node), n.clone());
-    Some(n)
+                let sub = |c: &Arc<Node>| memo[&Arc::as_ptr(c)].clone();
+                let expr = match expr {
+                    Expr::Unary(op, a) => Expr::Unary(op, sub(&a)),
+                    Expr::Cast(a) => Expr::Cast(sub(&a)),
+                    Expr::Binary(op, a, c) => Expr::Binary(op, sub(&a), sub(&c)),
+                    Expr::Select(c, a, e) => Expr::Select(sub(&c), sub(&a), sub(&e)),
+                    Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => {
+                        unreachable!("internal error: a leaf waited for operands")
+                    }
+                };
+                let rebuilt = Node::lazy(node.dtype, new, node.backend, expr);
+                (node, rebuilt)
+            }
+        };
+        memo.insert(Arc::as_ptr(&node), rebuilt);
+        done.push(node);
+    }
+    memo.get(&Arc::as_ptr(root)).cloned()
 }
 
 /// The array as a column of all its elements, in column-major order. Costs no copy when the

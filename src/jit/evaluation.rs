@@ -1,0 +1,364 @@
+//! When lazy arrays are computed: `eval`, `eval_multiple` and manual evaluation mode; and how
+//! the lazy nodes asked for become programs that a backend runs.
+//!
+//! In automatic mode `Node::lazy` keeps every tree small enough for one program. In manual mode
+//! a tree grows as the user's loop makes it, so before anything is flattened, a tree that one
+//! program cannot take is cut: some of its nodes are evaluated first, bottom-up, each by a
+//! program within the budget, until what is left fits one program (see `split_oversized`).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use super::node::{fits_one_program, State, MAX_LEAVES, MAX_OUTPUTS};
+use super::program::Builder;
+use super::{Data, Node, Program};
+use crate::array::Array;
+use crate::dtype::HasAfEnum;
+use crate::error_handler::OrRaise;
+
+static MANUAL_EVAL: AtomicBool = AtomicBool::new(false);
+
+/// Turns manual evaluation on or off. With it on, emberfire never evaluates a tree on its own
+/// (the height and input-count heuristics are off); trees are computed only when a value is
+/// needed or [`Array::eval`] is called. A tree too large for one pass is then computed in
+/// several, bottom-up; trees of any depth can be evaluated or dropped.
+///
+/// ```
+/// emberfire::set_manual_eval(true);
+/// assert!(emberfire::is_manual_eval());
+/// emberfire::set_manual_eval(false);
+/// ```
+pub fn set_manual_eval(flag: bool) {
+    MANUAL_EVAL.store(flag, Ordering::Relaxed);
+}
+
+/// Whether manual evaluation is on.
+///
+/// ```
+/// assert!(!emberfire::is_manual_eval());
+/// ```
+pub fn is_manual_eval() -> bool {
+    MANUAL_EVAL.load(Ordering::Relaxed)
+}
+
+/// Whether manual evaluation is on: arrayfire-rust's name for [`is_manual_eval`].
+///
+/// ```
+/// assert_eq!(emberfire::is_eval_manual(), emberfire::is_manual_eval());
+/// ```
+pub fn is_eval_manual() -> bool {
+    is_manual_eval()
+}
+
+/// Evaluates several arrays together: trees of the same shape on the same backend are computed
+/// in one pass (one kernel on CUDA), with sub-expressions they share computed once. Trees too
+/// many or too large for one kernel's parameters are computed in as few passes as they fit.
+///
+/// ```
+/// use emberfire::{Array, dim4, eval_multiple};
+/// let x = Array::new(&[1.0f32, 2.0, 3.0], dim4!(3));
+/// let t = &x * 2.0f32;
+/// let (a, b) = (&t + 1.0f32, &t - 1.0f32);
+/// eval_multiple(vec![&a, &b]);
+/// assert_eq!(a.to_vec(), vec![3.0, 5.0, 7.0]);
+/// assert_eq!(b.to_vec(), vec![1.0, 3.0, 5.0]);
+/// ```
+pub fn eval_multiple<T: HasAfEnum>(arrays: Vec<&Array<T>>) {
+    let nodes: Vec<Arc<Node>> = arrays.iter().map(|a| a.node().clone()).collect();
+    eval_nodes(&nodes).or_raise("eval_multiple");
+}
+
+/// Evaluates the lazy nodes among `nodes`, grouping those that can share one pass.
+pub(crate) fn eval_nodes(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
+    split_oversized(nodes)?;
+    eval_fitting(nodes)
+}
+
+/// The program that computes the trees under `roots` (one shape), for an operation that fuses
+/// them into its own pass (a reduction, a scan, an assignment). A tree too large for one
+/// program is cut first, as for `eval_nodes`.
+pub(crate) fn program_for(roots: &[Arc<Node>]) -> crate::error::Result<Program> {
+    split_oversized(roots)?;
+    Ok(Program::build(roots))
+}
+
+/// Evaluates the lazy nodes among `nodes`, each of which fits one program: those of one shape
+/// and backend share programs, as many at a time as the leaf and output budgets allow.
+fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
+    let mut groups: Vec<Vec<Arc<Node>>> = Vec::new();
+    // (the addresses stay valid: `nodes` holds every node for the whole call)
+    let mut listed: HashSet<*const Node> = HashSet::new();
+    for n in nodes {
+        if n.data().is_some() || !listed.insert(Arc::as_ptr(n)) {
+            continue;
+        }
+        match groups.iter_mut().find(|g| g[0].dims == n.dims && g[0].backend == n.backend) {
+            Some(g) => g.push(n.clone()),
+            None => groups.push(vec![n.clone()]),
+        }
+    }
+    for g in groups {
+        // Each tree fits alone; together they may not (`eval_multiple` of many large trees),
+        // so they are packed into as few programs as the budgets allow. A shared sub-tree is
+        // computed once per program that reads it.
+        let mut builder = Builder::new(g[0].dims);
+        let mut members: Vec<&Arc<Node>> = Vec::new();
+        for n in &g {
+            let before = builder.mark();
+            builder.push_root(n);
+            let over = builder.leaf_weight() > MAX_LEAVES || builder.outputs() > MAX_OUTPUTS;
+            if over && !members.is_empty() {
+                builder.truncate(before);
+                run_program(builder.finish(), &members)?;
+                members.clear();
+                builder = Builder::new(g[0].dims);
+                builder.push_root(n);
+            }
+            members.push(n);
+        }
+        run_program(builder.finish(), &members)?;
+    }
+    Ok(())
+}
+
+/// Runs `program` on the backend of its outputs' nodes and stores each output in its node.
+fn run_program(program: Program, outputs: &[&Arc<Node>]) -> crate::error::Result<()> {
+    let bufs = outputs[0].backend.run(&program)?;
+    for (node, buf) in outputs.iter().zip(bufs) {
+        node.set_ready(Data::dense(buf, node.dims));
+    }
+    Ok(())
+}
+
+/// Evaluates, bottom-up, enough nodes of the trees under `roots` that each root's remaining
+/// tree fits one program. Trees that fit (every tree built in automatic mode) cost one look at
+/// each root's recorded size.
+///
+/// The trees are walked once, operands before the node that reads them, computing each lazy
+/// node's height and leaf count as they will be once the nodes chosen so far are evaluated.
+/// Where a node goes over the budget, its operands that are not leaves are chosen: evaluated
+/// first, they leave the node one level above its leaves, which is what `Node::lazy` does in
+/// automatic mode. Each chosen node's own tree fits, since the walk reached it without going
+/// over. A chain of `n` additions is thus computed in `n / MAX_HEIGHT` programs of one shape,
+/// which share one compiled kernel on CUDA.
+///
+/// Chosen nodes are evaluated in waves: a node's wave comes after the waves of the nodes it
+/// waits for, and the nodes of one wave are independent, so they share programs. The waves
+/// run in order, and a wave's nodes are let go once it has run, so a long chain holds only the
+/// last few evaluated buffers at any time.
+fn split_oversized(roots: &[Arc<Node>]) -> crate::error::Result<()> {
+    let recorded_fit = |r: &Arc<Node>| {
+        let (h, l) = r.height_leaves();
+        fits_one_program(h, l)
+    };
+    if roots.iter().all(recorded_fit) {
+        // the recorded sizes bound the actual ones: evaluating a descendant only shrinks a tree
+        return Ok(());
+    }
+    for wave in plan_waves(roots) {
+        eval_fitting(&wave)?;
+    }
+    Ok(())
+}
+
+/// A lazy node's size as it will be once the nodes chosen for earlier evaluation are ready.
+#[derive(Clone, Copy)]
+struct Fit {
+    height: u32,
+    leaves: u32,
+    /// The last wave this node's tree waits for (0: none).
+    wave: u32,
+}
+
+/// What a ready node counts for: a leaf, waiting for nothing.
+const READY: Fit = Fit { height: 0, leaves: 1, wave: 0 };
+
+/// A step of the walk of `plan_waves`: a node to enter, or a lazy node whose operands have all
+/// been sized, with those operands and what the node weighs as a leaf.
+enum Frame {
+    Enter(Arc<Node>),
+    Exit(Arc<Node>, Vec<Arc<Node>>, u32),
+}
+
+/// The nodes under `roots` to evaluate before them, by wave (see `split_oversized`). The walk
+/// keeps its own stack, since the trees may be far deeper than a recursion could go.
+fn plan_waves(roots: &[Arc<Node>]) -> Vec<Vec<Arc<Node>>> {
+    // Keyed by address; the map holds each node, so no address is reused while it lives.
+    let mut fit: HashMap<*const Node, (Arc<Node>, Fit)> = HashMap::new();
+    let mut waves: Vec<Vec<Arc<Node>>> = Vec::new();
+    let mut stack: Vec<Frame> = roots.iter().rev().map(|r| Frame::Enter(r.clone())).collect();
+    while let Some(frame) = stack.pop() {
+        match frame {
+            Frame::Enter(node) => {
+                if fit.contains_key(&Arc::as_ptr(&node)) {
+                    continue;
+                }
+                let State::Lazy { expr, .. } = node.state() else {
+                    continue; // ready: counts as `READY`
+                };
+                let weight = expr.leaf_weight();
+                let children: Vec<Arc<Node>> = expr.children().into_iter().cloned().collect();
+                stack.extend(
+                    std::iter::once(Frame::Exit(node, children.clone(), weight))
+                        .chain(children.into_iter().rev().map(Frame::Enter)),
+                );
+            }
+            Frame::Exit(node, children, weight) => {
+                if fit.contains_key(&Arc::as_ptr(&node)) {
+                    continue;
+                }
+                // an operand absent from the map was ready when entered, and stays ready
+                let of = |fit: &HashMap<_, (Arc<Node>, Fit)>, c: &Arc<Node>| {
+                    fit.get(&Arc::as_ptr(c)).map_or(READY, |e| e.1)
+                };
+                let mut f = Fit { height: 0, leaves: weight, wave: 0 };
+                for c in &children {
+                    let cf = of(&fit, c);
+                    f.height = f.height.max(cf.height.saturating_add(1));
+                    f.leaves = f.leaves.saturating_add(cf.leaves);
+                    f.wave = f.wave.max(cf.wave);
+                }
+                if !fits_one_program(f.height, f.leaves) {
+                    f = Fit { height: 1, leaves: weight, wave: 0 };
+                    for c in &children {
+                        let entry = fit.get_mut(&Arc::as_ptr(c));
+                        let cf = match entry {
+                            Some((n, cf)) if cf.height > 0 => {
+                                // evaluated in the wave after everything its tree waits for
+                                let wave = cf.wave + 1;
+                                if waves.len() < wave as usize {
+                                    waves.resize_with(wave as usize, Vec::new);
+                                }
+                                waves[wave as usize - 1].push(n.clone());
+                                *cf = Fit { wave, ..READY };
+                                *cf
+                            }
+                            Some((_, cf)) => *cf, // a leaf, or chosen already
+                            None => READY,
+                        };
+                        f.leaves = f.leaves.saturating_add(cf.leaves);
+                        f.wave = f.wave.max(cf.wave);
+                    }
+                }
+                fit.insert(Arc::as_ptr(&node), (node, f));
+            }
+        }
+    }
+    waves
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{BackendKind, Buffer};
+    use crate::dim4::Dim4;
+    use crate::dtype::DType;
+    use crate::jit::node::MAX_HEIGHT;
+    use crate::jit::program::Builder;
+    use crate::jit::{BinOp, Expr};
+    use crate::storage::Element;
+
+    const LEN: usize = 5;
+
+    fn dims() -> Dim4 {
+        Dim4::new(&[LEN as u64, 1, 1, 1])
+    }
+
+    fn input(x: f32) -> Arc<Node> {
+        let data = Data::dense(Buffer::host(f32::wrap(vec![x; LEN])), dims());
+        Node::ready(DType::F32, dims(), BackendKind::Cpu, data)
+    }
+
+    /// `a + b` as manual evaluation builds it, whatever the process-wide setting (other tests
+    /// of the crate run meanwhile, so this one does not change it).
+    fn add(a: &Arc<Node>, b: &Arc<Node>) -> Arc<Node> {
+        let expr = Expr::Binary(BinOp::Add, a.clone(), b.clone());
+        Node::lazy_bounded(DType::F32, dims(), BackendKind::Cpu, expr, false)
+    }
+
+    fn value(n: &Arc<Node>) -> Vec<f32> {
+        let d = n.eval();
+        let Buffer::Host(h) = &*d.buf else { unreachable!() };
+        h.as_slice::<f32>()[d.offset..d.offset + LEN].to_vec()
+    }
+
+    fn chain(b: &Arc<Node>, c: &Arc<Node>, levels: usize) -> Arc<Node> {
+        (0..levels).fold(b.clone(), |b, _| add(&b, c))
+    }
+
+    #[test]
+    fn a_chain_is_cut_every_max_height_levels() {
+        let (b, c) = (input(1.0), input(0.5));
+        let top = chain(&b, &c, 100);
+        let waves = plan_waves(std::slice::from_ref(&top));
+        // the nodes of levels 32, 64 and 96 are cut, each waiting for the one before
+        assert_eq!(waves.iter().map(Vec::len).collect::<Vec<_>>(), vec![1, 1, 1]);
+        assert_eq!(waves[0][0].height_leaves().0, MAX_HEIGHT);
+        let cuts: Vec<std::sync::Weak<Node>> =
+            waves.iter().map(|w| Arc::downgrade(&w[0])).collect();
+        drop(waves);
+        assert_eq!(value(&top), vec![51.0; LEN]);
+        // nothing kept the cuts (and their buffers) once the root was computed from them
+        assert!(cuts.iter().all(|w| w.upgrade().is_none()), "a cut outlived its evaluation");
+    }
+
+    #[test]
+    fn a_wide_tree_is_cut_by_its_leaves_in_one_wave() {
+        let leaves: Vec<Arc<Node>> = (0..64).map(|i| input(i as f32)).collect();
+        let mut level = leaves.clone();
+        while level.len() > 1 {
+            level = level.chunks(2).map(|p| add(&p[0], &p[1])).collect();
+        }
+        let waves = plan_waves(&level);
+        // the root's two halves read 32 inputs each: both are cut, neither waits for the other
+        assert_eq!(waves.iter().map(Vec::len).collect::<Vec<_>>(), vec![2]);
+        assert_eq!(value(&level[0]), vec![(0..64).sum::<i32>() as f32; LEN]);
+    }
+
+    #[test]
+    fn a_tree_that_fits_is_not_walked() {
+        let (b, c) = (input(1.0), input(0.5));
+        let top = chain(&b, &c, MAX_HEIGHT as usize);
+        split_oversized(std::slice::from_ref(&top)).unwrap();
+        assert!(top.data().is_none(), "a tree that fits was evaluated by the split");
+        assert_eq!(value(&top), vec![17.0; LEN]);
+    }
+
+    #[test]
+    fn a_truncated_builder_forgets_the_last_root() {
+        let (x, y, z) = (input(1.0), input(2.0), input(3.0));
+        let (a, b) = (add(&x, &y), add(&add(&x, &z), &y));
+        let mut builder = Builder::new(dims());
+        builder.push_root(&a);
+        let (mark, weight) = (builder.mark(), builder.leaf_weight());
+        builder.push_root(&b);
+        assert_eq!((builder.outputs(), builder.leaf_weight()), (2, 3));
+        builder.truncate(mark);
+        assert_eq!((builder.outputs(), builder.leaf_weight()), (1, weight));
+        // b's steps are flattened anew, sharing x and y again
+        builder.push_root(&b);
+        let p = builder.finish();
+        assert_eq!((p.steps.len(), p.outputs.len()), (6, 2));
+    }
+
+    #[test]
+    fn a_million_levels_drop_without_recursion() {
+        let (b, c) = (input(1.0), input(0.5));
+        let top = chain(&b, &c, 1_000_000);
+        drop(top);
+        // the inputs lost only the references the chain held
+        assert_eq!((Arc::strong_count(&b), Arc::strong_count(&c)), (1, 1));
+    }
+
+    #[test]
+    fn dropping_a_chain_keeps_the_nodes_others_hold() {
+        let (b, c) = (input(1.0), input(0.5));
+        let mid = chain(&b, &c, 50_000);
+        let top = chain(&mid, &c, 50_000);
+        drop(top);
+        assert_eq!(Arc::strong_count(&mid), 1);
+        assert_eq!(Program::build(std::slice::from_ref(&mid)).steps.len(), 50_002);
+        assert_eq!(value(&mid), vec![25_001.0; LEN]);
+    }
+}
