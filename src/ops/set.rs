@@ -15,6 +15,7 @@ use crate::backend::cpu::sort::{intersect, unique};
 use crate::backend::BackendKind;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealNumber};
+use crate::error_handler::OrRaise;
 use crate::ops::sort::{array_on, host_of, with_sortable};
 use crate::ops::sort_device;
 use crate::storage::{Element, HostVec};
@@ -40,7 +41,8 @@ where
         return sort_device::unique("set_unique", input);
     }
     let h = host_of("set_unique", input);
-    let out = with_sortable!("set_unique", &h, v => Element::wrap(unique(v)));
+    let out =
+        with_sortable!("set_unique", &h, v => Element::wrap(unique(v).or_raise("set_unique")));
     flat_result("set_unique", input, out)
 }
 
@@ -65,7 +67,7 @@ where
     let out = with_sortable!("set_union", &a, v => {
         let mut all = v.clone();
         all.extend_from_slice(b.as_slice());
-        Element::wrap(unique(&all))
+        Element::wrap(unique(&all).or_raise("set_union"))
     });
     flat_result("set_union", first, out)
 }
@@ -88,6 +90,8 @@ where
     }
     let a = host_of("set_intersect", first);
     let b = host_of("set_intersect", second);
-    let out = with_sortable!("set_intersect", &a, v => Element::wrap(intersect(v, b.as_slice())));
+    let out = with_sortable!("set_intersect", &a, v => {
+        Element::wrap(intersect(v, b.as_slice()).or_raise("set_intersect"))
+    });
     flat_result("set_intersect", first, out)
 }

@@ -149,9 +149,9 @@ where
     let out = with_sortable!("sort", h, v => {
         let v = &v[range];
         if single_segment {
-            Element::wrap(sort_slice(v, !ascending))
+            Element::wrap(sort_slice(v, !ascending).or_raise("sort"))
         } else {
-            Element::wrap(sort_along(v, du, d, !ascending, false).0)
+            Element::wrap(sort_along(v, du, d, !ascending, false).or_raise("sort").0)
         }
     });
     array_on("sort", input.node().backend, out, dims)
@@ -180,7 +180,7 @@ where
     }
     let h = host_of("sort_index", input);
     let (values, index) = with_sortable!("sort_index", &h, v => {
-        let (s, i) = sort_along(v, dims_usize(dims), d, !ascending, true);
+        let (s, i) = sort_along(v, dims_usize(dims), d, !ascending, true).or_raise("sort_index");
         (Element::wrap(s), i)
     });
     let backend = input.node().backend;
@@ -226,10 +226,12 @@ where
     let hv = host_of("sort_by_key", vals);
     let du = dims_usize(dims);
     let (sorted_keys, index) = with_sortable!("sort_by_key", &hk, v => {
-        let (s, i) = sort_along(v, du, d, !ascending, true);
+        let (s, i) = sort_along(v, du, d, !ascending, true).or_raise("sort_by_key");
         (Element::wrap(s), i)
     });
-    let sorted_vals = with_vec!(&hv, v, E => Element::wrap(gather_along::<E>(v, du, d, &index)));
+    let sorted_vals = with_vec!(&hv, v, E => {
+        Element::wrap(gather_along::<E>(v, du, d, &index).or_raise("sort_by_key"))
+    });
     let backend = keys.node().backend;
     (
         array_on("sort_by_key", backend, sorted_keys, dims),

@@ -354,7 +354,7 @@ pub(crate) fn gemm(
     let read_c = c.is_some() && !p.beta_is_zero();
     let out = match c {
         Some(buf) => buf,
-        None => Buffer::Cuda(dev.memory().alloc((p.out_len() * size).max(1))?),
+        None => Buffer::Cuda(dev.memory().alloc(p.out_len().saturating_mul(size).max(1))?),
     };
     let out_ptr = buffer_ptr(&out);
     let tf32 = tf32();
