@@ -4,10 +4,12 @@
 //! Ownership: a pointer returned here belongs to the caller until it is passed back to the
 //! matching free function, exactly once. emberfire never frees it on its own (a pointer that is
 //! never freed leaks) and no array refers to it. Every live allocation is recorded, so the free
-//! functions can check their argument: a pointer that did not come from the matching
-//! allocation function, or was freed already, is refused with a panic instead of corrupting
-//! the heap. That check is why `free_host` can stay a safe function, as it is in
-//! arrayfire-rust.
+//! functions check their argument: a pointer that did not come from the matching allocation
+//! function, or that is not live, is refused with a panic instead of corrupting the heap.
+//!
+//! Both free functions are `unsafe`, because the check cannot make them safe (see
+//! `free_host`'s documentation); it is a backstop that turns every misuse it can see into a
+//! panic.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::BTreeMap;
@@ -101,7 +103,8 @@ pub fn get_size(value: DType) -> usize {
 /// let values = unsafe { std::slice::from_raw_parts_mut(p as *mut f32, 4) };
 /// values[2] = 1.5;
 /// assert_eq!(values, &[0.0, 0.0, 1.5, 0.0]);
-/// free_host(p as *mut f32);
+/// // SAFETY: this code owns the block, frees it once and does not use `values` afterwards.
+/// unsafe { free_host(p as *mut f32) };
 /// ```
 pub fn alloc_host<T>(elements: usize, _type: DType) -> *const T {
     let bytes = elements
@@ -110,17 +113,35 @@ pub fn alloc_host<T>(elements: usize, _type: DType) -> *const T {
     host_block("alloc_host", bytes, false) as *const T
 }
 
-/// Frees memory from [`alloc_host`]. A null pointer is ignored. Panics if `ptr` did not come
-/// from `alloc_host` or was freed already (memory from [`alloc_pinned`] goes to
-/// [`free_pinned`]).
+/// Frees memory from [`alloc_host`]. A null pointer is ignored. Panics if `ptr` is not a live
+/// block from `alloc_host` (memory from [`alloc_pinned`] goes to [`free_pinned`]).
+///
+/// # Safety
+///
+/// `ptr` is null, or a pointer from [`alloc_host`] that the caller owns and has not freed:
+/// nothing else frees it, and nothing uses the memory after this call.
+///
+/// Why this is `unsafe` although arrayfire-rust's `free_host` is not, and although every call
+/// is checked: the check finds whether a live block from `alloc_host` starts at `ptr`, but
+/// cannot tell a stale pointer from the live one at the same address. Once a block is freed,
+/// the allocator hands its address out again, often to the very next `alloc_host` of that
+/// size; a second, mistaken free of the old pointer then passes the check and frees the new
+/// owner's block, whose next use (through `unsafe` code that did nothing wrong) reads freed
+/// memory. Only ownership of the pointer rules that out, and a raw pointer cannot carry
+/// ownership, so the caller promises it, as for `Box::from_raw` or `std::alloc::dealloc`.
+/// [`free_pinned`] is `unsafe` for the same reason. Code ported from arrayfire-rust wraps its
+/// calls in `unsafe` (the compiler points at each one).
 ///
 /// ```
 /// use emberfire::{alloc_host, free_host, DType};
 /// let p = alloc_host::<u8>(16, DType::U8);
-/// free_host(p as *mut u8);
-/// free_host(std::ptr::null_mut::<u8>()); // no-op
+/// // SAFETY: this code owns the block and frees it once; a null pointer is ignored.
+/// unsafe {
+///     free_host(p as *mut u8);
+///     free_host(std::ptr::null_mut::<u8>());
+/// }
 /// ```
-pub fn free_host<T>(ptr: *mut T) {
+pub unsafe fn free_host<T>(ptr: *mut T) {
     free_block("free_host", "alloc_host", ptr as *mut c_void, false)
 }
 
@@ -138,6 +159,7 @@ pub fn free_host<T>(ptr: *mut T) {
 ///
 /// ```
 /// use emberfire::{alloc_pinned, free_pinned};
+/// // SAFETY: 256 bytes used within their bounds, by this code alone, and freed once.
 /// unsafe {
 ///     let p = alloc_pinned(256) as *mut u8;
 ///     *p.add(255) = 7;
@@ -160,16 +182,19 @@ pub unsafe fn alloc_pinned(bytes: usize) -> void_ptr {
     }
 }
 
-/// Frees memory from [`alloc_pinned`]. A null pointer is ignored. Panics if `ptr` did not come
-/// from `alloc_pinned` or was freed already.
+/// Frees memory from [`alloc_pinned`]. A null pointer is ignored. Panics if `ptr` is not a live
+/// block from `alloc_pinned`.
 ///
 /// # Safety
 ///
-/// No reference into the memory may be used after this call, and no copy still in flight may
-/// read or write it.
+/// As for [`free_host`]: `ptr` is null, or a pointer from [`alloc_pinned`] that the caller owns
+/// and has not freed, and nothing uses the memory after this call, including an asynchronous
+/// copy still in flight that the caller started on it (emberfire's own copies from and to
+/// host memory are complete when their calls return).
 ///
 /// ```
 /// use emberfire::{alloc_pinned, free_pinned};
+/// // SAFETY: the block is freed once, unused.
 /// unsafe { free_pinned(alloc_pinned(64)) };
 /// ```
 pub unsafe fn free_pinned(ptr: void_ptr) {

@@ -140,8 +140,17 @@ fn get_size_is_the_element_size_of_each_type() {
     }
 }
 
+/// Serialises the tests that allocate host blocks. One of them frees a pointer twice on
+/// purpose, to see the second free refused; that holds only while no other test can be handed
+/// the freed address by `alloc_host` in between (which is why `free_host` is `unsafe`).
+fn host_blocks() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 #[test]
 fn host_memory_of_each_type_is_zeroed_aligned_and_writable() {
+    let _serial = host_blocks();
     for t in DType::ALL {
         for elements in [0usize, 1, 7, 1000] {
             let bytes = elements * get_size(t);
@@ -153,27 +162,37 @@ fn host_memory_of_each_type_is_zeroed_aligned_and_writable() {
             assert!(block.iter().all(|&b| b == 0), "{t:?} not zeroed");
             block.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
             assert!(block.iter().enumerate().all(|(i, &b)| b == i as u8));
-            free_host(p);
+            // SAFETY: the test's own block, freed once; `block` is not used again.
+            unsafe { free_host(p) };
         }
     }
-    free_host(std::ptr::null_mut::<f32>());
+    // SAFETY: a null pointer is ignored.
+    unsafe { free_host(std::ptr::null_mut::<f32>()) };
 }
 
 #[test]
 fn free_host_refuses_what_it_did_not_allocate() {
+    let _serial = host_blocks();
     let p = alloc_host::<f64>(4, DType::F64) as *mut f64;
-    free_host(p);
-    let text = panic_text(catch_unwind(|| free_host(p)));
+    // SAFETY: the test's own block, freed once.
+    unsafe { free_host(p) };
+    // The second free below breaks free_host's contract on purpose: no block was allocated
+    // since (the other tests that allocate wait for this one), so no block lives at `p`, and
+    // the check refuses it before touching memory.
+    // SAFETY: see above.
+    let text = panic_text(catch_unwind(|| unsafe { free_host(p) }));
     assert!(text.contains("free_host") && text.contains("freed already"), "{text}");
 
     let mut local = [0u32; 4];
     let foreign = local.as_mut_ptr();
-    let text = panic_text(catch_unwind(|| free_host(foreign)));
+    // SAFETY: not from alloc_host, so the check refuses it before touching memory.
+    let text = panic_text(catch_unwind(|| unsafe { free_host(foreign) }));
     assert!(text.contains("not returned by alloc_host"), "{text}");
 
     // SAFETY: the pointer is only passed back to the free functions.
     let pinned = unsafe { alloc_pinned(16) };
-    let text = panic_text(catch_unwind(|| free_host(pinned)));
+    // SAFETY: from alloc_pinned, so free_host's check refuses it before touching memory.
+    let text = panic_text(catch_unwind(|| unsafe { free_host(pinned) }));
     assert!(text.contains("not returned by alloc_host"), "{text}");
     // SAFETY: from alloc_pinned, freed once.
     unsafe { free_pinned(pinned) };
@@ -184,6 +203,7 @@ fn free_host_refuses_what_it_did_not_allocate() {
 
 #[test]
 fn pinned_memory_round_trips_and_is_checked() {
+    let _serial = host_blocks();
     for bytes in [0usize, 1, 4096, 3 << 20] {
         // SAFETY: the block is used within `bytes` bytes and freed once.
         unsafe {
@@ -200,7 +220,8 @@ fn pinned_memory_round_trips_and_is_checked() {
     // SAFETY: free_pinned refuses the pointer before touching it.
     let text = panic_text(catch_unwind(|| unsafe { free_pinned(host as void_ptr) }));
     assert!(text.contains("not returned by alloc_pinned"), "{text}");
-    free_host(host);
+    // SAFETY: the test's own block, freed once.
+    unsafe { free_host(host) };
     // SAFETY: a null pointer is ignored.
     unsafe { free_pinned(std::ptr::null_mut()) };
 }

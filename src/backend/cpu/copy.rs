@@ -17,6 +17,7 @@ const TASK: usize = 1 << 15;
 struct Out<T>(*mut T);
 // SAFETY: only used to write disjoint ranges from different threads.
 unsafe impl<T> Send for Out<T> {}
+// SAFETY: as above; tasks share the pointer, never an element.
 unsafe impl<T> Sync for Out<T> {}
 
 /// `parts` (data and shape) one after another along dimension `dim`, in a new dense vector of

@@ -92,6 +92,7 @@ pub(crate) fn run(p: &Program) -> Result<Vec<HostVec>, Error> {
 struct OutPtr(*mut u8);
 // SAFETY: the pointer is only used to write disjoint element ranges from different threads.
 unsafe impl Send for OutPtr {}
+// SAFETY: as above; chunks share the pointer, never an element.
 unsafe impl Sync for OutPtr {}
 
 fn eval_chunk(

@@ -273,6 +273,7 @@ struct State<A> {
 struct OutPtr<T>(*mut MaybeUninit<T>);
 // SAFETY: the pointer is only used to write disjoint elements from different threads.
 unsafe impl<T> Send for OutPtr<T> {}
+// SAFETY: as above; tasks share the pointer, never an element.
 unsafe impl<T> Sync for OutPtr<T> {}
 
 impl<T> OutPtr<T> {

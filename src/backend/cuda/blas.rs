@@ -116,9 +116,11 @@ impl Handle {
         // SAFETY: `culib` opens the library `load_cublas` found; looking a symbol up runs
         // nothing.
         let lib = unsafe { cb::culib() };
-        if let Some(name) =
-            ENTRY_POINTS.iter().find(|n| unsafe { lib.get::<*const c_void>(n.as_bytes()) }.is_err())
-        {
+        let missing = |n: &str| {
+            // SAFETY: looking a symbol up runs nothing; the address is only tested, not used.
+            unsafe { lib.get::<*const c_void>(n.as_bytes()) }.is_err()
+        };
+        if let Some(name) = ENTRY_POINTS.iter().find(|n| missing(n)) {
             return Err(Error::BackendUnavailable(format!(
                 "CUDA: the cuBLAS library found has no `{name}` (too old?)"
             )));

@@ -1180,7 +1180,9 @@ unsafe impl DeviceAllocator for DriverAllocator {
         // A failure here means the context is gone (process exit, sticky error): nothing to
         // recover, and panicking in a destructor would abort.
         let _ = self.ctx.bind_to_thread();
-        let _ = cu::free_sync(ptr);
+        // SAFETY: the caller passes a block `allocate` returned (a `cuMemAlloc` of this
+        // context), not freed since and no longer used by queued work.
+        let _ = unsafe { cu::free_sync(ptr) };
     }
 }
 
@@ -1602,6 +1604,7 @@ mod tests {
     fn adopted_memory_is_freed_once_by_the_driver_and_never_cached() {
         let (m, a, _) = manager(1 << 30);
         let raw = a.allocate(5000).unwrap();
+        // SAFETY: `raw` is a live fake block that nothing else frees; no work is queued.
         let x = unsafe { m.adopt(raw, 5000) };
         assert!(x.is_foreign());
         assert_eq!(m.info(), (5000, 1, 0, 0));
@@ -1611,6 +1614,7 @@ mod tests {
         assert_eq!(m.info(), (0, 0, 0, 0));
         // Locked adopted memory survives its handle until unlocked.
         let raw = a.allocate(5000).unwrap();
+        // SAFETY: `raw` is a live fake block that nothing else frees; no work is queued.
         let y = unsafe { m.adopt(raw, 5000) };
         y.lock();
         drop(y);
@@ -1623,6 +1627,7 @@ mod tests {
     fn borrowed_memory_keeps_its_owner_and_is_never_freed() {
         let (m, a, o) = manager(1 << 30);
         let owner = Arc::new(vec![1u8; 4]);
+        // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
         let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
         assert_eq!(Arc::strong_count(&owner), 2);
         drop(x);
@@ -1636,8 +1641,10 @@ mod tests {
     fn locked_borrowed_memory_keeps_its_owner_until_unlocked() {
         let (m, a, o) = manager(1 << 30);
         let owner = Arc::new(vec![1u8; 4]);
+        // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
         let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
         // Borrowed twice at the same address: both handles are kept and released together.
+        // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
         let y = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
         x.lock();
         y.lock();
@@ -1711,6 +1718,7 @@ mod tests {
     fn a_scope_allocates_for_the_user_stream_and_joins_both_ways() {
         let (m, _, o) = manager(1 << 30);
         assert_eq!(m.current_stream(), OWN);
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let scope = unsafe { m.enter_stream(USER) }.unwrap();
         assert_eq!(o.log(), vec!["record s7 e1", "wait s9 e1"], "the user stream waits for ours");
         assert_eq!(m.current_stream(), USER);
@@ -1733,6 +1741,7 @@ mod tests {
     #[test]
     fn memory_freed_in_a_scope_is_reused_on_the_own_stream_after_an_event() {
         let (m, _, o) = manager(1 << 30);
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let scope = unsafe { m.enter_stream(USER) }.unwrap();
         o.log();
         let x = m.alloc(4096).unwrap();
@@ -1764,8 +1773,10 @@ mod tests {
     #[test]
     fn nested_scopes_restore_the_outer_stream_also_after_a_panic() {
         let (m, _, o) = manager(1 << 30);
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let outer = unsafe { m.enter_stream(USER) }.unwrap();
         o.log();
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let inner = unsafe { m.enter_stream(USER2) }.unwrap();
         assert_eq!(o.log(), vec!["record s9 e2", "wait s11 e2", "record s7 e3", "wait s11 e3"]);
         assert_eq!(m.current_stream(), USER2);
@@ -1773,6 +1784,7 @@ mod tests {
         assert_eq!(o.log(), vec!["record s11 e4", "wait s9 e4", "record s11 e5", "wait s7 e5"]);
         assert_eq!(m.current_stream(), USER);
         let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: a stream id of the fake stream order, which never reaches a driver.
             let _scope = unsafe { m.enter_stream(USER2) }.unwrap();
             assert_eq!(m.current_stream(), USER2);
             panic!("inside a scope");
@@ -1789,7 +1801,9 @@ mod tests {
     #[test]
     fn a_stream_retires_after_its_last_scope() {
         let (m, _, _) = manager(1 << 30);
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let a = unsafe { m.enter_stream(USER) }.unwrap();
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let b = unsafe { m.enter_stream(USER) }.unwrap();
         assert_eq!(m.open_streams(), vec![USER]);
         a.leave().unwrap(); // out of order: still valid
@@ -1798,6 +1812,7 @@ mod tests {
         b.leave().unwrap();
         assert!(m.is_retired(USER));
         // Used again later: active again.
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let c = unsafe { m.enter_stream(USER) }.unwrap();
         assert!(!m.is_retired(USER));
         drop(c);
@@ -1807,6 +1822,7 @@ mod tests {
     #[test]
     fn scopes_on_the_own_stream_change_nothing() {
         let (m, _, o) = manager(1 << 30);
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let s = unsafe { m.enter_stream(OWN) }.unwrap();
         assert_eq!(m.current_stream(), OWN);
         s.leave().unwrap();
@@ -1817,6 +1833,7 @@ mod tests {
     #[test]
     fn scopes_are_per_thread() {
         let (m, _, _) = manager(1 << 30);
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let s = unsafe { m.enter_stream(USER) }.unwrap();
         let other = std::thread::scope(|t| t.spawn(|| m.current_stream()).join().unwrap());
         assert_eq!(other, OWN);
@@ -1846,6 +1863,7 @@ mod tests {
     #[test]
     fn device_wide_waits_cover_every_open_stream() {
         let (m, _, o) = manager(1 << 30);
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let s = unsafe { m.enter_stream(USER) }.unwrap();
         o.log();
         let other = StreamId(42);

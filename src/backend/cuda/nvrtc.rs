@@ -320,7 +320,9 @@ impl KernelFn {
         device: &Device,
         params: &mut [*mut std::ffi::c_void],
     ) -> Result<(), Error> {
-        self.launch_on(grid, block, shared_mem, device, device.stream_raw(), params)
+        // SAFETY: the caller keeps `launch_raw`'s contract, which is `launch_on`'s; the stream
+        // is `device`'s current one, live in its primary context.
+        unsafe { self.launch_on(grid, block, shared_mem, device, device.stream_raw(), params) }
     }
 
     /// Like [`launch_raw`](Self::launch_raw), on another stream of `device`'s primary context.
