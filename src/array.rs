@@ -11,7 +11,7 @@ use crate::dtype::{DType, HasAfEnum};
 use crate::error::Result;
 use crate::error_handler::OrRaise;
 use crate::jit::{Data, Expr, Node};
-use crate::storage::{with_vec, HostVec};
+use crate::storage::{alloc_uninit, try_copied, with_vec, HostVec};
 
 /// An array of up to four dimensions, stored column-major, evaluated lazily.
 ///
@@ -93,7 +93,9 @@ impl<T: HasAfEnum> Array<T> {
             "Array::new: `values` has {} elements but dims {dims} need {n}",
             values.len()
         );
-        Array::from_host(T::wrap(values.to_vec()), dims)
+        try_copied(values)
+            .and_then(|v| Array::try_from_host(T::wrap(v), dims))
+            .or_raise("Array::new")
     }
 
     /// Copies a strided host layout into a new array: element `(i, j, k, l)` is read from
@@ -107,7 +109,8 @@ impl<T: HasAfEnum> Array<T> {
     /// ```
     pub fn new_strided(values: &[T], offset: i64, dims: Dim4, strides: Dim4) -> Self {
         let n = checked_len("Array::new_strided", dims);
-        let mut out = Vec::with_capacity(n);
+        // zero strides repeat values: `n` can be far more than `values` holds
+        let mut out = alloc_uninit(n).or_raise("Array::new_strided");
         for l in 0..dims[3] {
             for k in 0..dims[2] {
                 for j in 0..dims[1] {
@@ -142,8 +145,11 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(a.to_vec(), vec![0.0; 4]);
     /// ```
     pub fn new_empty(dims: Dim4) -> Self {
-        let n = checked_len("Array::new_empty", dims);
-        Array::from_host(HostVec::zeros(T::DTYPE, n), dims)
+        // a count past usize::MAX fails as out of memory, as evaluating such a shape does
+        let n = usize::try_from(dims.elements()).unwrap_or(usize::MAX);
+        HostVec::try_zeros(T::DTYPE, n)
+            .and_then(|h| Array::try_from_host(h, dims))
+            .or_raise("Array::new_empty")
     }
 
     /// The backend the array lives on.

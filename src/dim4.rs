@@ -35,13 +35,18 @@ impl Dim4 {
         Self { dims: *dims }
     }
 
-    /// The number of elements: the product of the four sizes.
+    /// The number of elements: the product of the four sizes. A product past `u64::MAX`
+    /// saturates there instead of wrapping (or panicking in a debug build): no memory holds
+    /// such an array, and an evaluation of it fails as out of memory (`Error::OutOfMemory`)
+    /// rather than allocating a wrapped, small buffer.
     ///
     /// ```
     /// assert_eq!(emberfire::dim4!(2, 3, 4).elements(), 24);
+    /// assert_eq!(emberfire::dim4!(1u64 << 32, 1u64 << 32, 2).elements(), u64::MAX);
+    /// assert_eq!(emberfire::dim4!(1u64 << 32, 1u64 << 32, 2, 0).elements(), 0);
     /// ```
     pub fn elements(&self) -> u64 {
-        self.dims.iter().product()
+        self.dims.iter().fold(1u64, |n, &d| n.saturating_mul(d))
     }
 
     /// The number of dimensions that matter: the index of the last size that is not 1, plus one

@@ -3,6 +3,7 @@
 //! too, so both backends (and host reads) share one definition of what a cast means.
 
 use crate::dtype::{c32, c64, DType};
+use crate::error::Error;
 use half::f16;
 
 /// A vector of elements of one of the thirteen element types.
@@ -281,9 +282,15 @@ impl HostVec {
         with_vec!(self, v, T => v.len())
     }
 
-    /// A vector of `len` default (zero) elements of a type.
+    /// A vector of `len` default (zero) elements of a type, for small, fixed sizes; arrays of
+    /// any size go through [`HostVec::try_zeros`].
     pub(crate) fn zeros(dtype: DType, len: usize) -> HostVec {
         with_dtype!(dtype, T => T::wrap(vec![T::default(); len]))
+    }
+
+    /// A vector of `len` default (zero) elements of a type, or [`Error::OutOfMemory`].
+    pub(crate) fn try_zeros(dtype: DType, len: usize) -> Result<HostVec, Error> {
+        with_dtype!(dtype, T => Ok(T::wrap(try_filled(len, T::default())?)))
     }
 
     /// Converts every element to `to` (see `Element` for the rules).
@@ -294,7 +301,12 @@ impl HostVec {
         with_vec!(self, v, S => with_dtype!(to, D => D::wrap(cast_slice::<S, D>(v))))
     }
 
-    /// Elements `range` as a new vector.
+    /// Elements `range` as a new vector, or [`Error::OutOfMemory`].
+    pub(crate) fn try_sub(&self, range: std::ops::Range<usize>) -> Result<HostVec, Error> {
+        with_vec!(self, v, T => Ok(T::wrap(try_copied(&v[range])?)))
+    }
+
+    /// Elements `range` as a new vector, for a few elements (a scalar, a chunk's splat).
     pub(crate) fn sub(&self, range: std::ops::Range<usize>) -> HostVec {
         with_vec!(self, v, T => T::wrap(v[range].to_vec()))
     }
@@ -326,24 +338,27 @@ impl HostVec {
         })
     }
 
-    /// Elements of type `dtype` from their bytes. bool bytes are read as "not zero", so foreign
-    /// memory holding other values cannot produce an invalid bool.
+    /// Elements of type `dtype` from their bytes, or [`Error::OutOfMemory`]. bool bytes are
+    /// read as "not zero", so foreign memory holding other values cannot produce an invalid
+    /// bool.
     #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
-    pub(crate) fn from_bytes(dtype: DType, bytes: &[u8]) -> HostVec {
+    pub(crate) fn try_from_bytes(dtype: DType, bytes: &[u8]) -> Result<HostVec, Error> {
         if dtype == DType::B8 {
-            return HostVec::B8(bytes.iter().map(|&b| b != 0).collect());
+            let mut v = alloc_uninit::<bool>(bytes.len())?;
+            v.extend(bytes.iter().map(|&b| b != 0));
+            return Ok(HostVec::B8(v));
         }
         with_dtype!(dtype, T => {
             let n = bytes.len() / std::mem::size_of::<T>();
             assert_eq!(n * std::mem::size_of::<T>(), bytes.len(), "internal error: partial element");
-            let mut v: Vec<T> = alloc_uninit(n);
+            let mut v: Vec<T> = alloc_uninit(n)?;
             // SAFETY: every bit pattern is a valid value of the non-bool element types, and the
             // destination has room for `n` elements.
             unsafe {
                 std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr() as *mut u8, bytes.len());
                 v.set_len(n);
             }
-            T::wrap(v)
+            Ok(T::wrap(v))
         })
     }
 }
@@ -351,25 +366,73 @@ impl HostVec {
 /// Host buffers at least this large ask the kernel for transparent huge pages.
 const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
 
+/// The size in bytes of `n` elements of `T`, or [`Error::OutOfMemory`] when it does not fit in
+/// an allocation (more than `isize::MAX` bytes). A size that overflows reports `usize::MAX`
+/// bytes, as the CUDA memory manager does for a request it cannot round up: no memory holds it.
+pub(crate) fn bytes_of<T>(n: usize) -> Result<usize, Error> {
+    match n.checked_mul(std::mem::size_of::<T>()) {
+        Some(bytes) if bytes <= isize::MAX as usize => Ok(bytes),
+        Some(bytes) => Err(Error::OutOfMemory { bytes }),
+        None => Err(Error::OutOfMemory { bytes: usize::MAX }),
+    }
+}
+
 /// An empty vector with room for `n` elements, for outputs that are written in full before
 /// they are read: a block of the CPU backend's cache (`backend/cpu/cache.rs`) when one fits,
-/// else a new allocation.
+/// else a new allocation. Every buffer of the CPU backend whose size follows an array's comes
+/// from here (or from [`try_filled`] and [`try_copied`], which start here).
 ///
-/// Why: a fresh multi-megabyte buffer comes straight from `mmap`, and touching it for the first
-/// time costs one page fault per 4 KiB page, which for a streaming kernel costs as much as the
-/// arithmetic. Asking for transparent huge pages on such buffers (where the system runs them in
-/// `madvise` mode, as most distributions do) cuts the faults 512-fold. It is advice only: where
-/// it is refused or unsupported nothing changes.
-pub(crate) fn alloc_uninit<T: Copy>(n: usize) -> Vec<T> {
+/// Running out of memory is an error, as on CUDA: the request is made fallibly, and when it
+/// fails the cache's blocks go back to the system and it is tried once more (the CUDA memory
+/// manager collects garbage the same way) before [`Error::OutOfMemory`] reports its size.
+/// Where the system overcommits memory (Linux by default), a request it cannot possibly serve
+/// fails here; one that it grants but cannot back with pages fails later, when the pages are
+/// touched, and that no allocator can report.
+///
+/// Why huge pages: a fresh multi-megabyte buffer comes straight from `mmap`, and touching it
+/// for the first time costs one page fault per 4 KiB page, which for a streaming kernel costs as
+/// much as the arithmetic. Asking for transparent huge pages on such buffers (where the system
+/// runs them in `madvise` mode, as most distributions do) cuts the faults 512-fold. It is
+/// advice only: where it is refused or unsupported nothing changes.
+pub(crate) fn alloc_uninit<T: Copy>(n: usize) -> Result<Vec<T>, Error> {
     if let Some(v) = crate::backend::cpu::cache::take(n) {
-        return v;
+        return Ok(v);
     }
-    let v: Vec<T> = Vec::with_capacity(n);
-    let bytes = n * std::mem::size_of::<T>();
+    let bytes = bytes_of::<T>(n)?;
+    let mut v: Vec<T> = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        crate::backend::cpu::cache::clear();
+        v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { bytes })?;
+    }
     if bytes >= HUGE_PAGE_THRESHOLD {
         advise_huge_pages(v.as_ptr() as usize, bytes);
     }
-    v
+    Ok(v)
+}
+
+/// A vector of `n` copies of `value`, or [`Error::OutOfMemory`] (see [`alloc_uninit`]).
+pub(crate) fn try_filled<T: Copy>(n: usize, value: T) -> Result<Vec<T>, Error> {
+    let mut v = alloc_uninit(n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// A copy of `src` in a new vector, or [`Error::OutOfMemory`] (see [`alloc_uninit`]).
+pub(crate) fn try_copied<T: Copy>(src: &[T]) -> Result<Vec<T>, Error> {
+    let mut v = alloc_uninit(src.len())?;
+    v.extend_from_slice(src);
+    Ok(v)
+}
+
+/// `f` applied to every element of `src`, in a new vector, or [`Error::OutOfMemory`] (see
+/// [`alloc_uninit`]).
+pub(crate) fn try_mapped<S: Copy, T: Copy>(
+    src: &[S],
+    f: impl FnMut(&S) -> T,
+) -> Result<Vec<T>, Error> {
+    let mut v = alloc_uninit(src.len())?;
+    v.extend(src.iter().map(f));
+    Ok(v)
 }
 
 #[cfg(target_os = "linux")]

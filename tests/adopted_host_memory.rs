@@ -93,6 +93,7 @@ fn the_interop_pattern_leaves_nothing_behind() {
         // SAFETY: boxes of n initialised elements; locked below before any array can drop,
         // so they come back to us instead of being freed.
         let x = unsafe { Array::new_from_device_ptr(px, dim4!(64, 64)) };
+        // SAFETY: as for `x`.
         let y = unsafe { Array::new_from_device_ptr(py, dim4!(64, 64)) };
         x.lock();
         y.lock();

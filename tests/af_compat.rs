@@ -478,3 +478,24 @@ fn std_result_is_not_shadowed_by_the_glob_import() {
     let r: emberfire::error::Result<()> = a.try_eval();
     assert!(r.is_ok());
 }
+
+/// A freed host block's address is never handed out again, so a stale pointer stays "freed
+/// already" however many blocks are allocated after it; that is what makes the safe
+/// `free_host` sound.
+#[test]
+fn a_stale_host_pointer_is_refused_after_later_allocations() {
+    let p = alloc_host::<f32>(256, DType::F32) as *mut f32;
+    free_host(p);
+    let later: Vec<*mut f32> =
+        (0..64).map(|_| alloc_host::<f32>(256, DType::F32) as *mut f32).collect();
+    assert!(later.iter().all(|&q| q != p), "a freed address was handed out again");
+    let text = panic_text(catch_unwind(|| free_host(p)));
+    assert!(text.contains("free_host") && text.contains("freed already"), "{text}");
+    for q in later {
+        // SAFETY: each block holds 256 f32, owned by this test until it is freed below.
+        unsafe { q.add(255).write(1.5) };
+        // SAFETY: as above.
+        assert_eq!(unsafe { q.add(255).read() }, 1.5);
+        free_host(q);
+    }
+}

@@ -114,6 +114,8 @@ fn cuda_events_order_a_user_stream() {
     let ctx = emberfire::cuda::context(0).unwrap();
     let mine = ctx.new_stream().unwrap();
     let consumed = Event::default();
+    // SAFETY: `mine` is a live stream of device 0's primary context, and it outlives the
+    // scope, which ends when the closure returns.
     let c = unsafe {
         emberfire::cuda::with_stream(0, mine.cu_stream(), || {
             produced.enqueue_wait();

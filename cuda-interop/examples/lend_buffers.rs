@@ -44,6 +44,7 @@ pub fn lend_buffers(stream: &Arc<CudaStream>, xs: &[f32], ys: &[f32]) -> interop
     // the locks below keep emberfire from freeing them (the slices do that), and the slices
     // outlive the arrays.
     let x = unsafe { Array::new_from_device_ptr(px as *mut f32, dims) };
+    // SAFETY: as for `x`.
     let y = unsafe { Array::new_from_device_ptr(py as *mut f32, dims) };
     // Lock before any array using them can be dropped: emberfire then leaves the memory to
     // the slices (ArrayFire's "lock to avoid free").

@@ -225,10 +225,11 @@ fn slices_convert_with_their_shape_checked() {
 fn bad_pointers_are_errors() {
     let Some(_gpu) = common::cuda() else { return };
     // Null.
-    // SAFETY (all calls here): refused before the memory is used.
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe { interop::array_from_device_ptr(std::ptr::null_mut::<f32>(), dim4!(4)) }
         .unwrap_err();
     assert_eq!(e, Error::NullPointer { function: "array_from_device_ptr" });
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe {
         interop::array_from_borrowed_ptr(std::ptr::null::<f32>(), dim4!(4), Arc::new(()))
     }
@@ -236,6 +237,7 @@ fn bad_pointers_are_errors() {
     assert_eq!(e, Error::NullPointer { function: "array_from_borrowed_ptr" });
     // Host memory, pageable and pinned.
     let mut host = vec![1.0f32; 16];
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe { interop::array_from_device_ptr(host.as_mut_ptr(), dim4!(16)) }.unwrap_err();
     assert_eq!(
         e,
@@ -245,16 +247,19 @@ fn bad_pointers_are_errors() {
     // SAFETY: pinned memory only used as an address here.
     let pinned = unsafe { ctx.alloc_pinned::<f32>(16) }.unwrap();
     let p = pinned.as_ptr().unwrap();
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe { interop::array_from_borrowed_ptr(p, dim4!(16), Arc::new(())) }.unwrap_err();
     assert_eq!(e, Error::NotDeviceMemory { function: "array_from_borrowed_ptr", ptr: p as u64 });
     // Inside an allocation: borrowing is fine, adopting is not (only whole blocks are freed).
     let raw = raw_block(MIB, 0);
     let inner = raw + 4096;
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe { interop::array_from_device_ptr(inner as *mut u8, dim4!(16)) }.unwrap_err();
     assert_eq!(
         e,
         Error::NotAllocationStart { function: "array_from_device_ptr", ptr: inner, start: raw }
     );
+    // SAFETY: the rest of our zeroed block from `inner`, borrowed while `raw` stays allocated.
     let ok = unsafe {
         interop::array_from_borrowed_ptr(inner as *const u8, dim4!(MIB - 4096), Arc::new(()))
     }
@@ -262,16 +267,19 @@ fn bad_pointers_are_errors() {
     assert_eq!(emberfire::max_all(&ok).0, 0);
     drop(ok);
     // Larger than the allocation, from its start and from inside.
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe { interop::array_from_device_ptr(raw as *mut f32, dim4!(MIB)) }.unwrap_err();
     let Error::SizeMismatch { function, needed, available } = e else { panic!("{e:?}") };
     assert_eq!((function, needed), ("array_from_device_ptr", 4 * MIB));
     assert!((MIB..4 * MIB).contains(&available), "{available}");
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e =
         unsafe { interop::array_from_borrowed_ptr(inner as *const u8, dim4!(MIB), Arc::new(())) }
             .unwrap_err();
     assert!(matches!(e, Error::SizeMismatch { needed, .. } if needed == MIB), "{e:?}");
     // A size that overflows.
     let huge = dim4!(1u64 << 21, 1u64 << 21, 1u64 << 21);
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe { interop::array_from_device_ptr(raw as *mut f32, huge) }.unwrap_err();
     assert!(matches!(e, Error::SizeMismatch { needed: usize::MAX, .. }), "{e:?}");
     assert!(e.to_string().contains("overflows"));
@@ -282,6 +290,7 @@ fn bad_pointers_are_errors() {
     other.bind_to_thread().unwrap();
     // SAFETY: the other context is current; the block is freed below in it.
     let foreign = unsafe { cu::malloc_sync(4096) }.unwrap();
+    // SAFETY: refused (the test checks the error) before the memory is used or adopted.
     let e = unsafe { interop::array_from_device_ptr(foreign as *mut u8, dim4!(16)) }.unwrap_err();
     assert_eq!(e, Error::WrongContext { function: "array_from_device_ptr", what: "pointer" });
     other.bind_to_thread().unwrap();
@@ -296,6 +305,7 @@ fn bad_pointers_are_errors() {
         let s1 = interop::stream(1).unwrap();
         let kept = s1.clone_htod(&[1.0f32; 8]).unwrap();
         let p = kept.device_ptr(&s1).0;
+        // SAFETY: refused (the test checks the error) before the memory is used or adopted.
         let e =
             unsafe { interop::array_from_borrowed_ptr(p as *const f32, dim4!(8), Arc::new(())) }
                 .unwrap_err();

@@ -62,9 +62,10 @@ impl GemmParams {
         }
     }
 
-    /// Elements of the whole (batched) result.
+    /// Elements of the whole (batched) result; `usize::MAX` when the count overflows, a size
+    /// whose allocation then fails as out of memory instead of wrapping to a small one.
     pub(crate) fn out_len(&self) -> usize {
-        self.m * self.n * self.batch[0] * self.batch[1]
+        self.m.saturating_mul(self.n).saturating_mul(self.batch[0]).saturating_mul(self.batch[1])
     }
 
     /// Whether beta is zero, in which case `C` is not read (as in BLAS: NaN in `C` does not
@@ -97,7 +98,7 @@ impl BackendKind {
     ) -> Result<Buffer, Error> {
         debug_assert!(p.m > 0 && p.n > 0 && p.k > 0 && p.batch.iter().all(|&x| x > 0));
         match self {
-            BackendKind::Cpu => Ok(cpu::blas::gemm(a, b, c, p)),
+            BackendKind::Cpu => cpu::blas::gemm(a, b, c, p),
             BackendKind::Cuda(d) => cuda::blas::gemm(d, a, b, c, p),
         }
     }

@@ -20,7 +20,7 @@ use super::{cuda, BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
-use crate::storage::Element;
+use crate::storage::{alloc_uninit, try_copied, Element};
 
 /// Runs `$body` with `$T` bound to the Rust type of one of the four floating `DType`s.
 macro_rules! with_field {
@@ -58,15 +58,28 @@ pub(crate) fn batched_dims(rows: usize, cols: usize, like: Dim4) -> Dim4 {
     Dim4::new(&[rows as u64, cols as u64, like[2], like[3]])
 }
 
-/// A copy of CPU data's elements.
-fn host_vec<T: Element>(d: &Dense) -> Vec<T> {
+/// A copy of CPU data's elements, or [`Error::OutOfMemory`].
+fn host_vec<T: Element>(d: &Dense) -> Result<Vec<T>, Error> {
     match &*d.data.buf {
         Buffer::Host(h) => {
             let n = d.dims.elements() as usize;
-            h.as_slice::<T>()[d.data.offset..d.data.offset + n].to_vec()
+            try_copied(&h.as_slice::<T>()[d.data.offset..d.data.offset + n])
         }
         Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
     }
+}
+
+/// The matrices of a batch one after another, or [`Error::OutOfMemory`]; a batch of one is
+/// returned as it is, without a copy.
+fn concat<T: Copy>(mut parts: Vec<Vec<T>>) -> Result<Vec<T>, Error> {
+    if parts.len() == 1 {
+        return Ok(parts.pop().expect("one part"));
+    }
+    let mut all = alloc_uninit(parts.iter().map(Vec::len).sum())?;
+    for p in &parts {
+        all.extend_from_slice(p);
+    }
+    Ok(all)
 }
 
 fn host_dense<T: Element>(v: Vec<T>, dims: Dim4) -> Dense {
@@ -139,7 +152,7 @@ pub(crate) fn getrf(a: &Dense) -> Result<(Dense, Dense, Vec<i32>), Error> {
     let (m, n, _) = shape(a);
     let k = m.min(n);
     with_field!(a.dtype, T => {
-        let mut v = host_vec::<T>(a);
+        let mut v = host_vec::<T>(a)?;
         let results = each(&mut v, m * n, |x| cpu::getrf(x, m, n));
         let mut ipiv = Vec::with_capacity(k * results.len());
         let mut info = Vec::with_capacity(results.len());
@@ -163,9 +176,9 @@ pub(crate) fn getrs(lu: &Dense, ipiv: &Dense, b: &Dense) -> Result<Dense, Error>
     let (n, _, _) = shape(lu);
     let (_, nrhs, _) = shape(b);
     with_field!(lu.dtype, T => {
-        let f = host_vec::<T>(lu);
-        let p = host_vec::<i32>(ipiv);
-        let mut x = host_vec::<T>(b);
+        let f = host_vec::<T>(lu)?;
+        let p = host_vec::<i32>(ipiv)?;
+        let mut x = host_vec::<T>(b)?;
         if n * nrhs > 0 {
             x.par_chunks_mut(n * nrhs).enumerate().for_each(|(i, xb)| {
                 cpu::getrs(&f[i * n * n..(i + 1) * n * n], &p[i * n..(i + 1) * n], xb, n, nrhs)
@@ -188,7 +201,7 @@ pub(crate) fn potrf(a: &Dense, upper: bool) -> Result<(Dense, Vec<i32>), Error> 
     }
     let (n, _, _) = shape(a);
     with_field!(a.dtype, T => {
-        let mut v = host_vec::<T>(a);
+        let mut v = host_vec::<T>(a)?;
         let info = each(&mut v, n * n, |x| cpu::potrf(x, n, upper));
         Ok((host_dense(v, a.dims), info))
     })
@@ -207,7 +220,7 @@ pub(crate) fn geqrf(a: &Dense) -> Result<(Dense, Dense), Error> {
     let (m, n, _) = shape(a);
     let k = m.min(n);
     with_field!(a.dtype, T => {
-        let mut v = host_vec::<T>(a);
+        let mut v = host_vec::<T>(a)?;
         let taus = each(&mut v, m * n, |x| cpu::geqrf(x, m, n));
         let tau: Vec<T> = taus.into_iter().flatten().collect();
         Ok((host_dense(v, a.dims), host_dense(tau, batched_dims(k, 1, a.dims))))
@@ -227,13 +240,13 @@ pub(crate) fn orgqr(qr: &Dense, tau: &Dense, q: usize) -> Result<Dense, Error> {
     let (m, n, count) = shape(qr);
     let k = m.min(n);
     with_field!(qr.dtype, T => {
-        let f = host_vec::<T>(qr);
-        let t = host_vec::<T>(tau);
+        let f = host_vec::<T>(qr)?;
+        let t = host_vec::<T>(tau)?;
         let parts: Vec<Vec<T>> = (0..count)
             .into_par_iter()
             .map(|i| cpu::orgqr(&f[i * m * n..(i + 1) * m * n], m, &t[i * k..(i + 1) * k], q))
-            .collect();
-        Ok(host_dense(parts.concat(), batched_dims(m, q, qr.dims)))
+            .collect::<Result<_, Error>>()?;
+        Ok(host_dense(concat(parts)?, batched_dims(m, q, qr.dims)))
     })
 }
 
@@ -260,11 +273,11 @@ pub(crate) fn gesvd(a: &Dense, vectors: bool) -> Result<Svd, Error> {
     let (m, n, count) = shape(a);
     let k = m.min(n);
     with_field!(a.dtype, T => {
-        let v = host_vec::<T>(a);
+        let v = host_vec::<T>(a)?;
         let parts: Vec<_> = (0..count)
             .into_par_iter()
             .map(|i| cpu::gesvd(&v[i * m * n..(i + 1) * m * n], m, n, vectors))
-            .collect();
+            .collect::<Result<_, Error>>()?;
         let mut u = Vec::new();
         let mut s: Vec<<T as Field>::Scalar> = Vec::with_capacity(k * count);
         let mut vt = Vec::new();
@@ -274,16 +287,16 @@ pub(crate) fn gesvd(a: &Dense, vectors: bool) -> Result<Svd, Error> {
                     "the singular value decomposition of a {m}×{n} matrix did not converge"
                 ))
             })?;
-            u.extend(pu);
+            u.push(pu);
             s.extend(ps);
-            vt.extend(pvt);
+            vt.push(pvt);
         }
         let s = host_dense(s, batched_dims(k, 1, a.dims));
         Ok(if vectors {
             Svd {
-                u: Some(host_dense(u, batched_dims(m, m, a.dims))),
+                u: Some(host_dense(concat(u)?, batched_dims(m, m, a.dims))),
                 s,
-                vt: Some(host_dense(vt, batched_dims(n, n, a.dims))),
+                vt: Some(host_dense(concat(vt)?, batched_dims(n, n, a.dims))),
             }
         } else {
             Svd { u: None, s, vt: None }
@@ -310,8 +323,8 @@ pub(crate) fn trsm(
     let (n, _, _) = shape(a);
     let (_, nrhs, _) = shape(b);
     with_field!(a.dtype, T => {
-        let f = host_vec::<T>(a);
-        let mut x = host_vec::<T>(b);
+        let f = host_vec::<T>(a)?;
+        let mut x = host_vec::<T>(b)?;
         if n * nrhs > 0 {
             x.par_chunks_mut(n * nrhs).enumerate().for_each(|(i, xb)| {
                 cpu::trsm(&f[i * n * n..(i + 1) * n * n], xb, n, nrhs, lower, adjoint, unit)

@@ -79,7 +79,7 @@ impl BackendKind {
     /// Evaluates a program; one buffer per output, contiguous, in order.
     pub(crate) fn run(self, p: &Program) -> Result<Vec<Buffer>, Error> {
         match self {
-            BackendKind::Cpu => Ok(cpu::eval::run(p).into_iter().map(Buffer::host).collect()),
+            BackendKind::Cpu => Ok(cpu::eval::run(p)?.into_iter().map(Buffer::host).collect()),
             BackendKind::Cuda(d) => {
                 Ok(cuda::launch::run(d, p)?.into_iter().map(Buffer::Cuda).collect())
             }
@@ -115,13 +115,14 @@ pub(crate) fn download(d: &Data, dims: Dim4, dtype: crate::dtype::DType) -> Resu
         return download(&Data::dense(buf, dims), dims, dtype);
     }
     match &*d.buf {
-        Buffer::Host(h) => Ok(h.sub(d.offset..d.offset + n)),
+        Buffer::Host(h) => h.try_sub(d.offset..d.offset + n),
         Buffer::Cuda(m) => {
             let dev = cuda::runtime::device(m.ordinal())?;
             let size = dtype.size();
-            let mut bytes = vec![0u8; n * size];
+            // the host copy of a device array can be what does not fit
+            let mut bytes = crate::storage::try_filled(n * size, 0u8)?;
             dev.download(m, d.offset * size, &mut bytes)?;
-            Ok(HostVec::from_bytes(dtype, &bytes))
+            HostVec::try_from_bytes(dtype, &bytes)
         }
     }
 }

@@ -21,7 +21,7 @@ impl BackendKind {
         debug_assert_eq!(data.strides[0], 1, "internal error: transpose of a strided column");
         match self {
             BackendKind::Cpu => {
-                Ok(Buffer::host(cpu::transpose::transpose(data, dims, dtype, conj)))
+                Ok(Buffer::host(cpu::transpose::transpose(data, dims, dtype, conj)?))
             }
             BackendKind::Cuda(d) => {
                 Ok(Buffer::Cuda(cuda::transpose::transpose(d, data, dims, dtype, conj)?))
@@ -39,7 +39,7 @@ impl BackendKind {
         dtype: DType,
     ) -> Result<Buffer, Error> {
         match self {
-            BackendKind::Cpu => Ok(Buffer::host(cpu::copy::concatenate(parts, dim, out, dtype))),
+            BackendKind::Cpu => Ok(Buffer::host(cpu::copy::concatenate(parts, dim, out, dtype)?)),
             BackendKind::Cuda(d) => {
                 Ok(Buffer::Cuda(cuda::copy::concatenate(d, parts, dim, out, dtype)?))
             }

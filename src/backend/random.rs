@@ -10,7 +10,7 @@ impl BackendKind {
     /// A new buffer of `n` elements of `dtype` holding the numbers of `draw`.
     pub(crate) fn random(self, draw: &Draw, dtype: DType, n: usize) -> Result<Buffer, Error> {
         match self {
-            BackendKind::Cpu => Ok(Buffer::host(cpu::random::generate(draw, dtype, n))),
+            BackendKind::Cpu => Ok(Buffer::host(cpu::random::generate(draw, dtype, n)?)),
             BackendKind::Cuda(d) => Ok(Buffer::Cuda(cuda::random::generate(d, draw, dtype, n)?)),
         }
     }

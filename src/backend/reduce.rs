@@ -48,7 +48,7 @@ impl BackendKind {
     ) -> Result<Buffer, Error> {
         match self {
             BackendKind::Cpu => {
-                Ok(Buffer::host(cpu::reduce::reduce(&program(node)?, op, Some(dim), out)))
+                Ok(Buffer::host(cpu::reduce::reduce(&program(node)?, op, Some(dim), out)?))
             }
             BackendKind::Cuda(d) => {
                 let (fold, nanval) = Fold::of(op);
@@ -66,7 +66,7 @@ impl BackendKind {
         out: DType,
     ) -> Result<HostVec, Error> {
         match self {
-            BackendKind::Cpu => Ok(cpu::reduce::reduce(&program(node)?, op, None, out)),
+            BackendKind::Cpu => cpu::reduce::reduce(&program(node)?, op, None, out),
             BackendKind::Cuda(d) => {
                 let (fold, nanval) = Fold::of(op);
                 let (m, _) = cuda::reduce::reduce(d, node, fold, nanval, None, out)?;
@@ -85,7 +85,7 @@ impl BackendKind {
     ) -> Result<(Buffer, Buffer), Error> {
         match self {
             BackendKind::Cpu => {
-                let (v, i) = cpu::reduce::reduce_index(&program(node)?, op, Some(dim));
+                let (v, i) = cpu::reduce::reduce_index(&program(node)?, op, Some(dim))?;
                 Ok((Buffer::host(v), Buffer::host(i)))
             }
             BackendKind::Cuda(d) => {
@@ -104,7 +104,7 @@ impl BackendKind {
         op: IndexOp,
     ) -> Result<(HostVec, u32), Error> {
         let (v, i) = match self {
-            BackendKind::Cpu => cpu::reduce::reduce_index(&program(node)?, op, None),
+            BackendKind::Cpu => cpu::reduce::reduce_index(&program(node)?, op, None)?,
             BackendKind::Cuda(d) => {
                 let fold = Fold::of_index(op);
                 let (v, i) = cuda::reduce::reduce(d, node, fold, 0.0, None, node.dtype)?;

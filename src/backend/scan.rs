@@ -79,7 +79,7 @@ impl BackendKind {
                 let mut roots = vec![cast(values, out)];
                 roots.extend(keys.map(|k| cast(k, DType::S64)));
                 let program = crate::jit::evaluation::program_for(&roots)?;
-                Ok(Buffer::host(cpu::scan::scan(&program, spec)))
+                Ok(Buffer::host(cpu::scan::scan(&program, spec)?))
             }
             BackendKind::Cuda(ordinal) => {
                 let data = values.try_eval()?;

@@ -110,7 +110,7 @@ pub(crate) fn reshape_copy(
     match src.backend {
         BackendKind::Cpu => Ok(with_sample!(src.dtype, S => with_sample!(to, D => {
             let v: Vec<D> = cpu::reshape_copy(
-                src.host::<S>(), src.shape(), dims_usize(od), offset, scale);
+                src.host::<S>(), src.shape(), dims_usize(od), offset, scale)?;
             host_dense(v, dims_usize(od))
         }))),
         BackendKind::Cuda(d) => cuda::signal::reshape_copy(d, src, od, to, offset, scale),
@@ -130,7 +130,7 @@ pub(crate) fn fft(
     match src.backend {
         BackendKind::Cpu => Ok(with_sample!(src.dtype, S => {
             let (re, cx, od) =
-                cpu::fft::<S>(src.host::<S>(), src.shape(), kind, rank, dims_usize(pdims), scale);
+                cpu::fft::<S>(src.host::<S>(), src.shape(), kind, rank, dims_usize(pdims), scale)?;
             if kind == FftKind::C2R { host_dense(re, od) } else { host_dense(cx, od) }
         })),
         BackendKind::Cuda(d) => cuda::fft::fft(d, src, kind, rank, pdims, scale),
@@ -142,7 +142,7 @@ pub(crate) fn mul_bcast(a: &Dense, b: &Dense, od: Dim4) -> Result<Dense, Error> 
     match a.backend {
         BackendKind::Cpu => Ok(with_sample!(a.dtype, S => {
             let v = cpu::mul_bcast::<S>(
-                a.host(), a.shape(), b.host(), b.shape(), dims_usize(od));
+                a.host(), a.shape(), b.host(), b.shape(), dims_usize(od))?;
             host_dense(v, dims_usize(od))
         })),
         BackendKind::Cuda(d) => cuda::signal::mul_bcast(d, a, b, od),
@@ -161,7 +161,7 @@ pub(crate) fn convolve(
     match signal.backend {
         BackendKind::Cpu => Ok(with_sample!(signal.dtype, S => {
             let v = cpu::convolve::<S>(signal.host(), signal.shape(), filter.host(),
-                filter.shape(), rank, dims_usize(od), start);
+                filter.shape(), rank, dims_usize(od), start)?;
             host_dense(v, dims_usize(od))
         })),
         BackendKind::Cuda(d) => cuda::signal::convolve(d, signal, filter, rank, od, start),
@@ -172,7 +172,7 @@ pub(crate) fn convolve(
 pub(crate) fn iir(c: &Dense, a: &Dense) -> Result<Dense, Error> {
     match c.backend {
         BackendKind::Cpu => Ok(with_sample!(c.dtype, S => {
-            host_dense(cpu::iir::<S>(c.host(), c.shape(), a.host(), a.shape()), c.shape())
+            host_dense(cpu::iir::<S>(c.host(), c.shape(), a.host(), a.shape())?, c.shape())
         })),
         BackendKind::Cuda(d) => cuda::signal::iir(d, c, a),
     }
@@ -184,7 +184,7 @@ pub(crate) fn approx1(input: &Dense, pos: &Dense, m: Interp, off: f64) -> Result
     match input.backend {
         BackendKind::Cpu => Ok(with_sample!(input.dtype, S => {
             let v = cpu::approx1::<S>(input.host(), input.shape(),
-                pos.host::<<S as Sample>::Real>(), pos.shape(), m, off);
+                pos.host::<<S as Sample>::Real>(), pos.shape(), m, off)?;
             host_dense(v, dims_usize(od))
         })),
         BackendKind::Cuda(d) => cuda::signal::approx(d, input, &[pos], od, m, off),
@@ -205,7 +205,7 @@ pub(crate) fn approx2(
         BackendKind::Cpu => Ok(with_sample!(input.dtype, S => {
             let v = cpu::approx2::<S>(input.host(), input.shape(),
                 pos0.host::<<S as Sample>::Real>(), pos1.host::<<S as Sample>::Real>(),
-                pos0.shape(), m, off);
+                pos0.shape(), m, off)?;
             host_dense(v, dims_usize(od))
         })),
         BackendKind::Cuda(d) => cuda::signal::approx(d, input, &[pos0, pos1], od, m, off),

@@ -66,10 +66,14 @@ impl BackendKind {
         elements: usize,
     ) -> Result<Buffer, Error> {
         match self {
-            BackendKind::Cpu => Ok(Buffer::host(crate::storage::HostVec::zeros(dtype, elements))),
+            BackendKind::Cpu => {
+                Ok(Buffer::host(crate::storage::HostVec::try_zeros(dtype, elements)?))
+            }
             BackendKind::Cuda(d) => {
                 let dev = cuda::runtime::device(d)?;
-                Ok(Buffer::Cuda(dev.memory().alloc((elements * dtype.size()).max(1))?))
+                // a size past usize::MAX is a request no memory serves, never a wrapped one
+                let bytes = elements.saturating_mul(dtype.size()).max(1);
+                Ok(Buffer::Cuda(dev.memory().alloc(bytes)?))
             }
         }
     }

@@ -3,13 +3,23 @@
 //!
 //! Ownership: a pointer returned here belongs to the caller until it is passed back to the
 //! matching free function, exactly once. emberfire never frees it on its own (a pointer that is
-//! never freed leaks) and no array refers to it. Every live allocation is recorded, so the free
-//! functions can check their argument: a pointer that did not come from the matching
-//! allocation function, or was freed already, is refused with a panic instead of corrupting
-//! the heap. That check is why `free_host` can stay a safe function, as it is in
-//! arrayfire-rust.
+//! never freed leaks) and no array refers to it. Every allocation is recorded, so the free
+//! functions check their argument: a pointer that did not come from the matching allocation
+//! function, or that was freed already, is refused with a panic instead of corrupting the heap.
+//!
+//! Why `free_host` can be a safe function (as in arrayfire-rust) and the check is enough: a
+//! check by address alone could not tell a stale pointer from a live block that the allocator
+//! later placed at the same address, and a mistaken second free would then free someone else's
+//! block. So host blocks never share an address: each is a mapping of its own (`mmap`), and a
+//! freed block's pages go back to the system while its address range stays reserved and
+//! unreadable, so no later allocation (ours or anyone's) can be placed there. A stale pointer
+//! is therefore always "freed already". The cost is address space, not memory: 4 KiB of it per
+//! block, of the 128 TiB a process has.
+//!
+//! `free_pinned` stays `unsafe`, as arrayfire-rust declares it: on the CUDA backend its memory
+//! is page-locked memory from the driver, which reuses addresses, so there the check cannot
+//! rule out the stale-pointer case and the caller's ownership has to.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
@@ -20,12 +30,10 @@ use crate::device::active_kind;
 use crate::dtype::DType;
 use crate::error_handler::OrRaise;
 
-/// Alignment of host blocks: a cache line, enough for every element type and for SIMD loads.
-const ALIGN: usize = 64;
-
 enum Block {
-    /// From `alloc_host`, or `alloc_pinned` on the CPU backend (where nothing is page-locked).
-    Host { layout: Layout, pinned: bool },
+    /// From `alloc_host`, or `alloc_pinned` on the CPU backend (where nothing is page-locked):
+    /// a mapping of `len` bytes of its own.
+    Host { len: usize, pinned: bool },
     /// From `alloc_pinned` on the CUDA backend; dropping it frees the page-locked memory.
     Pinned(cuda::runtime::PinnedBuffer),
 }
@@ -33,21 +41,75 @@ enum Block {
 /// The live allocations, by address.
 fn blocks() -> MutexGuard<'static, BTreeMap<usize, Block>> {
     static BLOCKS: Mutex<BTreeMap<usize, Block>> = Mutex::new(BTreeMap::new());
-    // The map holds no invariant a panic could break half-way; keep using it after one.
-    BLOCKS.lock().unwrap_or_else(|p| p.into_inner())
+    crate::sync::lock(&BLOCKS)
 }
 
-/// A zeroed host block of at least one byte (so that every allocation has its own address).
+/// A zeroed host block of at least one byte, page-aligned, in a mapping of its own (see the
+/// module documentation for why).
 fn host_block(func: &str, bytes: usize, pinned: bool) -> *mut u8 {
-    let layout = Layout::from_size_align(bytes.max(1), ALIGN)
-        .unwrap_or_else(|_| panic!("{func}: {bytes} bytes do not fit in memory"));
-    // SAFETY: the layout has a non-zero size.
-    let ptr = unsafe { alloc_zeroed(layout) };
-    if ptr.is_null() {
-        std::alloc::handle_alloc_error(layout);
+    let page = page_size();
+    let len = bytes.max(1).checked_next_multiple_of(page).unwrap_or_else(|| {
+        crate::error_handler::raise(
+            &crate::error::Error::OutOfMemory { bytes },
+            format!("{func}: out of memory allocating {bytes} bytes"),
+        )
+    });
+    // SAFETY: a fresh anonymous private mapping; no existing memory is touched.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        crate::error_handler::raise(
+            &crate::error::Error::OutOfMemory { bytes },
+            format!("{func}: out of memory allocating {bytes} bytes"),
+        );
     }
-    blocks().insert(ptr as usize, Block::Host { layout, pinned });
-    ptr
+    blocks().insert(ptr as usize, Block::Host { len, pinned });
+    ptr as *mut u8
+}
+
+/// The system's page size.
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if page > 0 {
+        page as usize
+    } else {
+        4096
+    }
+}
+
+/// Gives the pages of the block at `ptr` (`len` bytes) back to the system and keeps its
+/// address range reserved and inaccessible, so that no later allocation is placed there.
+///
+/// # Safety
+///
+/// `ptr..ptr + len` is a whole mapping made by `host_block` that is no longer recorded as live.
+unsafe fn retire(ptr: *mut c_void, len: usize) {
+    // SAFETY: the caller's contract: the range is our own mapping, which MAP_FIXED replaces
+    // in place with an inaccessible one that reserves no memory.
+    let replaced = unsafe {
+        libc::mmap(
+            ptr,
+            len,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if replaced == libc::MAP_FAILED {
+        // Out of mappings: make the range inaccessible at least (it keeps its pages).
+        // SAFETY: as above; the range is ours.
+        unsafe { libc::mprotect(ptr, len, libc::PROT_NONE) };
+    }
 }
 
 /// Removes the block at `ptr` if it is of the expected kind, and frees it.
@@ -66,9 +128,8 @@ fn free_block(func: &str, alloc_func: &str, ptr: *mut c_void, pinned: bool) {
         panic!("{func}: {ptr:p} was not returned by {alloc_func}, or was freed already");
     }
     match map.remove(&(ptr as usize)) {
-        // SAFETY: allocated in `host_block` with this layout, and removed from the map so it is
-        // freed once.
-        Some(Block::Host { layout, .. }) => unsafe { dealloc(ptr as *mut u8, layout) },
+        // SAFETY: a whole mapping of `host_block`, removed from the map so it is retired once.
+        Some(Block::Host { len, .. }) => unsafe { retire(ptr, len) },
         Some(Block::Pinned(buffer)) => drop(buffer),
         None => unreachable!("checked above"),
     }
@@ -110,15 +171,23 @@ pub fn alloc_host<T>(elements: usize, _type: DType) -> *const T {
     host_block("alloc_host", bytes, false) as *const T
 }
 
-/// Frees memory from [`alloc_host`]. A null pointer is ignored. Panics if `ptr` did not come
+/// Frees memory from [`alloc_host`]. A null pointer is ignored. Panics if `ptr` is not a block
 /// from `alloc_host` or was freed already (memory from [`alloc_pinned`] goes to
 /// [`free_pinned`]).
+///
+/// Safe, as in arrayfire-rust, because the check is complete: a block's address is never
+/// given to another allocation, even after it is freed (see the module documentation), so a
+/// stale or foreign pointer is always refused. Using the memory after freeing it is for the
+/// `unsafe` code that reads through the pointer to avoid; it faults rather than reading
+/// someone else's data.
 ///
 /// ```
 /// use emberfire::{alloc_host, free_host, DType};
 /// let p = alloc_host::<u8>(16, DType::U8);
 /// free_host(p as *mut u8);
-/// free_host(std::ptr::null_mut::<u8>()); // no-op
+/// free_host(std::ptr::null_mut::<u8>());
+/// let stale = std::panic::catch_unwind(|| free_host(p as *mut u8));
+/// assert!(stale.is_err(), "a second free is refused");
 /// ```
 pub fn free_host<T>(ptr: *mut T) {
     free_block("free_host", "alloc_host", ptr as *mut c_void, false)
@@ -138,6 +207,7 @@ pub fn free_host<T>(ptr: *mut T) {
 ///
 /// ```
 /// use emberfire::{alloc_pinned, free_pinned};
+/// // SAFETY: 256 bytes used within their bounds, by this code alone, and freed once.
 /// unsafe {
 ///     let p = alloc_pinned(256) as *mut u8;
 ///     *p.add(255) = 7;
@@ -160,16 +230,21 @@ pub unsafe fn alloc_pinned(bytes: usize) -> void_ptr {
     }
 }
 
-/// Frees memory from [`alloc_pinned`]. A null pointer is ignored. Panics if `ptr` did not come
-/// from `alloc_pinned` or was freed already.
+/// Frees memory from [`alloc_pinned`]. A null pointer is ignored. Panics if `ptr` is not a live
+/// block from `alloc_pinned`.
 ///
 /// # Safety
 ///
-/// No reference into the memory may be used after this call, and no copy still in flight may
-/// read or write it.
+/// `ptr` is null, or a pointer from [`alloc_pinned`] that the caller owns and has not freed,
+/// and nothing uses the memory after this call, including an asynchronous copy still in
+/// flight that the caller started on it (emberfire's own copies from and to host memory are
+/// complete when their calls return). Unlike [`free_host`] this is `unsafe`, as in
+/// arrayfire-rust: on the CUDA backend the memory comes from the driver, which hands a freed
+/// address out again, so the check cannot tell a stale pointer from a new block there.
 ///
 /// ```
 /// use emberfire::{alloc_pinned, free_pinned};
+/// // SAFETY: the block is freed once, unused.
 /// unsafe { free_pinned(alloc_pinned(64)) };
 /// ```
 pub unsafe fn free_pinned(ptr: void_ptr) {

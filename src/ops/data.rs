@@ -5,8 +5,10 @@ use crate::array::Array;
 use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
+use crate::error_handler::OrRaise;
 use crate::jit::Expr;
 use crate::ops::build;
+use crate::storage::try_filled;
 
 /// Types that can fill an array with a constant, as in arrayfire-rust.
 ///
@@ -97,14 +99,17 @@ pub fn diag_create<T: HasAfEnum>(input: &Array<T>, num: i32) -> Array<T> {
     let k = num.unsigned_abs() as usize;
     let n = len + k;
     let v = input.to_vec();
-    let mut out = vec![T::default(); n * n * batches];
+    // n² elements from n: the result can be what does not fit in memory
+    let elements = n.saturating_mul(n).saturating_mul(batches);
+    let mut out = try_filled(elements, T::default()).or_raise("diag_create");
     for b in 0..batches {
         for i in 0..len {
             let (r, c) = if num >= 0 { (i, i + k) } else { (i + k, i) };
             out[b * n * n + c * n + r] = v[b * len + i];
         }
     }
-    Array::new(&out, Dim4::new(&[n as u64, n as u64, batches as u64, 1]))
+    let dims = Dim4::new(&[n as u64, n as u64, batches as u64, 1]);
+    Array::try_from_host(T::wrap(out), dims).or_raise("diag_create")
 }
 
 /// Diagonal `num` of each 2-D slice, as a column (0 the main diagonal, positive above,

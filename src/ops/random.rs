@@ -10,6 +10,7 @@ use crate::array::Array;
 use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
+use crate::error::Error;
 use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
 use crate::random::stream::{blocks_for, Distribution};
@@ -22,13 +23,12 @@ fn draw<T: HasAfEnum>(
     engine: &RandomEngine,
     dist: Distribution,
 ) -> Array<T> {
-    let n = dims
-        .get()
-        .iter()
-        .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-        .and_then(|n| usize::try_from(n).ok())
-        .filter(|n| n.checked_mul(T::DTYPE.size()).is_some())
-        .unwrap_or_else(|| panic!("{func}: dims {dims} have more elements than fit in memory"));
+    // A count past what an allocation can hold fails as out of memory, as evaluating an array
+    // of that shape does, before the engine reserves numbers for it.
+    let n = usize::try_from(dims.elements()).unwrap_or(usize::MAX);
+    if n.checked_mul(T::DTYPE.size()).is_none() {
+        Err::<(), _>(Error::OutOfMemory { bytes: usize::MAX }).or_raise(func);
+    }
     let request = engine.reserve(blocks_for(n, T::DTYPE.size()), dist);
     let kind = active_kind();
     let buf = kind.random(&request, T::DTYPE, n).or_raise(func);

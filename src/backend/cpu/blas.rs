@@ -22,16 +22,26 @@ use super::shared_ptr::SharedPtr;
 use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::Buffer;
 use crate::dtype::{c32, c64, DType};
+use crate::error::Error;
 use crate::storage::{with_vec, Element, HostVec};
 
 /// Below this many multiply-adds per batch the crate runs single-threaded, so batches are
 /// spread over the cores instead (the crate's own threading threshold).
 const THREADED_PRODUCT: usize = 48 * 48 * 256;
 
-/// Computes `C = alpha * op(A) op(B) + beta * C` into `c` (dense, owned) or a new buffer.
-pub(crate) fn gemm(a: &MatArg, b: &MatArg, c: Option<Buffer>, p: &GemmParams) -> Buffer {
+/// Computes `C = alpha * op(A) op(B) + beta * C` into `c` (dense, owned) or a new buffer;
+/// fails with [`Error::OutOfMemory`] when a new buffer does not fit.
+pub(crate) fn gemm(
+    a: &MatArg,
+    b: &MatArg,
+    c: Option<Buffer>,
+    p: &GemmParams,
+) -> Result<Buffer, Error> {
     let read_c = c.is_some() && !p.beta_is_zero();
-    let mut out = c.unwrap_or_else(|| Buffer::host(HostVec::zeros(p.dtype, p.out_len())));
+    let mut out = match c {
+        Some(c) => c,
+        None => Buffer::host(HostVec::try_zeros(p.dtype, p.out_len())?),
+    };
     #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
     let dst = match &mut out {
         Buffer::Host(h) => with_vec!(h, v, E => v.as_mut_ptr() as *mut u8),
@@ -45,7 +55,7 @@ pub(crate) fn gemm(a: &MatArg, b: &MatArg, c: Option<Buffer>, p: &GemmParams) ->
         DType::F16 => with_gemm::<half::f16>(a, b, dst, read_c, p),
         other => unreachable!("internal error: matrix product of {} arrays", other.name()),
     }
-    out
+    Ok(out)
 }
 
 /// The first element of an operand's host buffer as a typed pointer, after checking that

@@ -6,8 +6,9 @@ use rayon::prelude::*;
 use crate::backend::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
+use crate::error::Error;
 use crate::jit::Data;
-use crate::storage::{with_dtype, Element, HostVec};
+use crate::storage::{alloc_uninit, with_dtype, Element, HostVec};
 
 /// Columns per parallel task, at least this many elements.
 const TASK: usize = 1 << 15;
@@ -16,17 +17,23 @@ const TASK: usize = 1 << 15;
 struct Out<T>(*mut T);
 // SAFETY: only used to write disjoint ranges from different threads.
 unsafe impl<T> Send for Out<T> {}
+// SAFETY: as above; tasks share the pointer, never an element.
 unsafe impl<T> Sync for Out<T> {}
 
 /// `parts` (data and shape) one after another along dimension `dim`, in a new dense vector of
-/// shape `out`.
-pub(crate) fn concatenate(parts: &[(Data, Dim4)], dim: usize, out: Dim4, dtype: DType) -> HostVec {
-    with_dtype!(dtype, T => T::wrap(place::<T>(parts, dim, out)))
+/// shape `out`, or [`Error::OutOfMemory`].
+pub(crate) fn concatenate(
+    parts: &[(Data, Dim4)],
+    dim: usize,
+    out: Dim4,
+    dtype: DType,
+) -> Result<HostVec, Error> {
+    with_dtype!(dtype, T => Ok(T::wrap(place::<T>(parts, dim, out)?)))
 }
 
-fn place<T: Element>(parts: &[(Data, Dim4)], dim: usize, out: Dim4) -> Vec<T> {
+fn place<T: Element>(parts: &[(Data, Dim4)], dim: usize, out: Dim4) -> Result<Vec<T>, Error> {
     let n = out.elements() as usize;
-    let mut v: Vec<T> = Vec::with_capacity(n);
+    let mut v: Vec<T> = alloc_uninit(n)?;
     let dst = Out(v.as_mut_ptr());
     let os = out.strides().get().map(|x| x as usize);
     let mut at = 0usize; // where the current part starts along `dim`
@@ -61,5 +68,5 @@ fn place<T: Element>(parts: &[(Data, Dim4)], dim: usize, out: Dim4) -> Vec<T> {
     }
     // SAFETY: the parts tile the output along `dim`, so every element was written above.
     unsafe { v.set_len(n) };
-    v
+    Ok(v)
 }

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::kernels::{select, CpuMath, Src};
 use crate::dim4::Dim4;
+use crate::error::Error;
 use crate::jit::{Data, Instr, Program};
 use crate::storage::{convert, with_dtype, with_vec, Element, HostVec};
 
@@ -49,14 +50,17 @@ impl Val<'_> {
     }
 }
 
-/// Evaluates a program, returning one contiguous vector per output.
-pub(crate) fn run(p: &Program) -> Vec<HostVec> {
+/// Evaluates a program, returning one contiguous vector per output, or
+/// [`Error::OutOfMemory`] when the outputs do not fit in memory.
+pub(crate) fn run(p: &Program) -> Result<Vec<HostVec>, Error> {
     let n = p.dims.elements() as usize;
     let mut outs: Vec<HostVec> = p
         .outputs
         .iter()
-        .map(|&o| with_dtype!(p.steps[o].dtype, T => T::wrap(crate::storage::alloc_uninit::<T>(n))))
-        .collect();
+        .map(|&o| {
+            with_dtype!(p.steps[o].dtype, T => Ok(T::wrap(crate::storage::alloc_uninit::<T>(n)?)))
+        })
+        .collect::<Result<_, Error>>()?;
     let ptrs: Vec<OutPtr> = outs
         .iter_mut()
         .map(|h| with_vec!(h, v, T => OutPtr(v.spare_capacity_mut().as_mut_ptr() as *mut u8)))
@@ -81,13 +85,14 @@ pub(crate) fn run(p: &Program) -> Vec<HostVec> {
         // SAFETY: every chunk wrote all of its elements of every output above.
         with_vec!(h, v, T => unsafe { v.set_len(n) });
     }
-    outs
+    Ok(outs)
 }
 
 /// Base pointer of an output's allocation; chunks write disjoint ranges of it.
 struct OutPtr(*mut u8);
 // SAFETY: the pointer is only used to write disjoint element ranges from different threads.
 unsafe impl Send for OutPtr {}
+// SAFETY: as above; chunks share the pointer, never an element.
 unsafe impl Sync for OutPtr {}
 
 fn eval_chunk(

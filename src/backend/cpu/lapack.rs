@@ -21,7 +21,8 @@ use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
 
 use crate::dtype::{c32, c64};
-use crate::storage::Element;
+use crate::error::Error;
+use crate::storage::{try_filled, Element};
 
 /// The element types of the factorizations: f32, f64, c32, c64.
 pub(crate) trait Field:
@@ -480,11 +481,12 @@ pub(crate) fn geqrf<T: Field>(a: &mut [T], m: usize, n: usize) -> Vec<T> {
 
 /// The first `q` columns of `Q = H(0)·…·H(k-1)` from `geqrf`'s result (`qr`: `m`×`n`, `tau`:
 /// `k = tau.len()` values), as an `m`×`q` matrix (LAPACK's `orgqr`/`ungqr`, with the reflectors
-/// read from a matrix of `n` columns). Requires `k <= q <= m`.
-pub(crate) fn orgqr<T: Field>(qr: &[T], m: usize, tau: &[T], q: usize) -> Vec<T> {
+/// read from a matrix of `n` columns). Requires `k <= q <= m`. Fails with
+/// [`Error::OutOfMemory`]: `Q` can be far larger than `qr` (`m`×`m` from an `m`×1 input).
+pub(crate) fn orgqr<T: Field>(qr: &[T], m: usize, tau: &[T], q: usize) -> Result<Vec<T>, Error> {
     let k = tau.len();
     debug_assert!(k <= q && q <= m);
-    let mut out = vec![T::zero(); m * q];
+    let mut out = try_filled(m.saturating_mul(q), T::zero())?;
     for i in 0..q {
         out[i * m + i] = T::one();
     }
@@ -499,42 +501,47 @@ pub(crate) fn orgqr<T: Field>(qr: &[T], m: usize, tau: &[T], q: usize) -> Vec<T>
         let target = whole.rb_mut().submatrix_mut(j0, j0, m - j0, q - j0);
         apply_block(&v, &t, m - j0, target, false);
     }
-    out
+    Ok(out)
 }
 
 /// The singular value decomposition `A = U·diag(s)·Vᴴ` of an `m`×`n` matrix: `U` (`m`×`m`),
 /// `s` (`min(m, n)` values, non-increasing) and `Vᴴ` (`n`×`n`), or only `s` when `vectors` is
-/// false (the matrices are then empty). `None` if the iteration did not converge.
+/// false (the matrices are then empty). `Ok(None)` if the iteration did not converge;
+/// [`Error::OutOfMemory`] when `U`, `Vᴴ` (which can be far larger than `a`: `m`×`m` from an
+/// `m`×1 input) or the working memory do not fit.
 #[allow(clippy::type_complexity)]
 pub(crate) fn gesvd<T: Field>(
     a: &[T],
     m: usize,
     n: usize,
     vectors: bool,
-) -> Option<(Vec<T>, Vec<T::Scalar>, Vec<T>)> {
+) -> Result<Option<(Vec<T>, Vec<T::Scalar>, Vec<T>)>, Error> {
     use faer::linalg::svd::{self, ComputeSvdVectors};
     let k = m.min(n);
+    let (mut u, mut v, mut vt) = if vectors {
+        let square = |d: usize| try_filled(d.saturating_mul(d), T::zero());
+        (square(m)?, square(n)?, square(n)?)
+    } else {
+        (Vec::new(), Vec::new(), Vec::new())
+    };
     let which = if vectors { ComputeSvdVectors::Full } else { ComputeSvdVectors::No };
     let par = par_for(m * n * k);
     let req = svd::svd_scratch::<T>(m, n, which, which, par, Default::default());
-    let mut mem = MemBuffer::new(req);
+    let mut mem =
+        MemBuffer::try_new(req).map_err(|_| Error::OutOfMemory { bytes: req.size_bytes() })?;
     let stack = MemStack::new(&mut mem);
     let mut s = vec![T::zero(); k];
-    let (mut u, mut v) = if vectors {
-        (vec![T::zero(); m * m], vec![T::zero(); n * n])
-    } else {
-        (Vec::new(), Vec::new())
-    };
     let s_view = faer::ColMut::from_slice_mut(&mut s).as_diagonal_mut();
     let (u_view, v_view) = if vectors {
         (Some(view_mut(&mut u, m, m)), Some(view_mut(&mut v, n, n)))
     } else {
         (None, None)
     };
-    svd::svd(view(a, m, n), s_view, u_view, v_view, par, stack, Default::default()).ok()?;
+    if svd::svd(view(a, m, n), s_view, u_view, v_view, par, stack, Default::default()).is_err() {
+        return Ok(None);
+    }
     let s: Vec<T::Scalar> = s.iter().map(|x| T::real_of(x.parts().0)).collect();
     // Vᴴ from V.
-    let mut vt = vec![T::zero(); v.len()];
     if vectors {
         for j in 0..n {
             for i in 0..n {
@@ -542,7 +549,7 @@ pub(crate) fn gesvd<T: Field>(
             }
         }
     }
-    Some((u, s, vt))
+    Ok(Some((u, s, vt)))
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ use rayon::prelude::*;
 
 use super::shared_ptr::SharedPtr;
 use super::stream;
+use crate::error::Error;
+use crate::error_handler::OrRaise;
 use crate::storage::alloc_uninit;
 use crate::sync::lock;
 
@@ -64,13 +66,21 @@ const TINY: usize = 32;
 /// Inputs below this many elements are sorted on the calling thread.
 const PARALLEL_MIN: usize = 1 << 16;
 
-/// A vector of `n` plain-old-data values whose contents are written before they are read.
-pub(super) fn scratch_vec<T: Copy>(n: usize) -> Vec<T> {
-    let mut v = alloc_uninit::<T>(n);
+/// A vector of `n` plain-old-data values whose contents are written before they are read, or
+/// [`Error::OutOfMemory`].
+pub(super) fn scratch_vec<T: Copy>(n: usize) -> Result<Vec<T>, Error> {
+    let mut v = alloc_uninit::<T>(n)?;
     // SAFETY: used only for plain-old-data values (words, payloads, elements, indices), and
     // every position is written before anything reads it.
     unsafe { v.set_len(n) };
-    v
+    Ok(v)
+}
+
+/// `scratch_vec` for the engine's own working memory deep inside a sort, where no `Result`
+/// can travel: running out of memory there is reported as the plain form of `sort` reports it
+/// (through the error handler, then a panic, which rayon carries to the sorting thread).
+fn part_scratch<T: Copy>(n: usize) -> Vec<T> {
+    scratch_vec(n).or_raise("sort")
 }
 
 /// Per-thread scratch memory, reused across the parts a thread sorts (fresh memory costs a
@@ -239,8 +249,8 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
         return;
     }
     if sc.keys.len() < m {
-        sc.keys = scratch_vec(m);
-        sc.pay = scratch_vec(m);
+        sc.keys = part_scratch(m);
+        sc.pay = part_scratch(m);
     }
     let scratch = Run::of(&mut sc.keys, &mut sc.pay);
     // Where each pass writes. In place there are two buffers and an odd count ends with a
@@ -358,7 +368,7 @@ fn sort_part<W: Word, P: Copy>(
     starts.push(m);
     let (mut tk, mut tp) = (std::mem::take(&mut sc.part_keys), std::mem::take(&mut sc.part_pay));
     if tk.len() < m {
-        (tk, tp) = (scratch_vec(m), scratch_vec(m));
+        (tk, tp) = (part_scratch(m), part_scratch(m));
     }
     // SAFETY: `k`/`p` and `tk`/`tp` are distinct buffers of at least `m` elements.
     unsafe {
@@ -462,7 +472,7 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
     let l = per_line::<W>();
     let mut lines = vec![Line([0; 64]); r];
     let kb = lines.as_mut_ptr() as *mut W;
-    let mut pbuf: Vec<P> = scratch_vec(r * l);
+    let mut pbuf: Vec<P> = part_scratch(r * l);
     let pb = pbuf.as_mut_ptr();
     let start: Vec<usize> = offsets.to_vec();
     // the line phase of output position 0: position `e` sits in slot `(e + phase) % l`

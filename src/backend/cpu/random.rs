@@ -13,61 +13,62 @@ use rayon::prelude::*;
 
 use super::vmath;
 use crate::dtype::DType;
+use crate::error::Error;
 use crate::random::stream::{
     unit_f16_as_f32, unit_f32, unit_f64, Distribution, Draw, Generator, BLOCK_BYTES, F32_STEP,
     F64_STEP,
 };
 use crate::random::{philox, threefry};
-use crate::storage::HostVec;
+use crate::storage::{alloc_uninit, HostVec};
 
 /// Blocks per chunk: 16 KiB of output, and as many bytes of words, stay in L1/L2.
 const CHUNK_BLOCKS: usize = 1024;
 /// Words per chunk.
 const CHUNK_WORDS: usize = 4 * CHUNK_BLOCKS;
 
-/// `n` elements of `dtype` holding the numbers of `draw`.
-pub(crate) fn generate(draw: &Draw, dtype: DType, n: usize) -> HostVec {
+/// `n` elements of `dtype` holding the numbers of `draw`, or [`Error::OutOfMemory`].
+pub(crate) fn generate(draw: &Draw, dtype: DType, n: usize) -> Result<HostVec, Error> {
     use Distribution::{Normal, Uniform};
-    match (draw.dist, dtype) {
-        (Uniform, DType::F32) => HostVec::F32(fill(draw, n, uniform_f32)),
-        (Uniform, DType::F64) => HostVec::F64(fill(draw, n, uniform_f64)),
+    Ok(match (draw.dist, dtype) {
+        (Uniform, DType::F32) => HostVec::F32(fill(draw, n, uniform_f32)?),
+        (Uniform, DType::F64) => HostVec::F64(fill(draw, n, uniform_f64)?),
         (Uniform, DType::C32) => {
-            HostVec::C32(fill(draw, n, |w, out| uniform_f32(w, complex_parts(out))))
+            HostVec::C32(fill(draw, n, |w, out| uniform_f32(w, complex_parts(out)))?)
         }
         (Uniform, DType::C64) => {
-            HostVec::C64(fill(draw, n, |w, out| uniform_f64(w, complex_parts(out))))
+            HostVec::C64(fill(draw, n, |w, out| uniform_f64(w, complex_parts(out)))?)
         }
-        (Uniform, DType::F16) => HostVec::F16(fill(draw, n, uniform_f16)),
-        (Uniform, DType::B8) => HostVec::B8(fill(draw, n, uniform_bool)),
-        (Uniform, DType::U8) => HostVec::U8(fill(draw, n, uniform_u8)),
-        (Uniform, DType::S16) => HostVec::S16(fill(draw, n, uniform_i16)),
-        (Uniform, DType::U16) => HostVec::U16(fill(draw, n, uniform_u16)),
-        (Uniform, DType::S32) => HostVec::S32(fill(draw, n, uniform_i32)),
-        (Uniform, DType::U32) => HostVec::U32(fill(draw, n, uniform_u32)),
-        (Uniform, DType::S64) => HostVec::S64(fill(draw, n, uniform_i64)),
-        (Uniform, DType::U64) => HostVec::U64(fill(draw, n, uniform_u64)),
-        (Normal, DType::F32) => HostVec::F32(fill(draw, n, normal_f32)),
-        (Normal, DType::F64) => HostVec::F64(fill(draw, n, normal_f64)),
+        (Uniform, DType::F16) => HostVec::F16(fill(draw, n, uniform_f16)?),
+        (Uniform, DType::B8) => HostVec::B8(fill(draw, n, uniform_bool)?),
+        (Uniform, DType::U8) => HostVec::U8(fill(draw, n, uniform_u8)?),
+        (Uniform, DType::S16) => HostVec::S16(fill(draw, n, uniform_i16)?),
+        (Uniform, DType::U16) => HostVec::U16(fill(draw, n, uniform_u16)?),
+        (Uniform, DType::S32) => HostVec::S32(fill(draw, n, uniform_i32)?),
+        (Uniform, DType::U32) => HostVec::U32(fill(draw, n, uniform_u32)?),
+        (Uniform, DType::S64) => HostVec::S64(fill(draw, n, uniform_i64)?),
+        (Uniform, DType::U64) => HostVec::U64(fill(draw, n, uniform_u64)?),
+        (Normal, DType::F32) => HostVec::F32(fill(draw, n, normal_f32)?),
+        (Normal, DType::F64) => HostVec::F64(fill(draw, n, normal_f64)?),
         (Normal, DType::C32) => {
-            HostVec::C32(fill(draw, n, |w, out| normal_f32(w, complex_parts(out))))
+            HostVec::C32(fill(draw, n, |w, out| normal_f32(w, complex_parts(out)))?)
         }
         (Normal, DType::C64) => {
-            HostVec::C64(fill(draw, n, |w, out| normal_f64(w, complex_parts(out))))
+            HostVec::C64(fill(draw, n, |w, out| normal_f64(w, complex_parts(out)))?)
         }
         (Normal, t) => unreachable!("internal error: normal numbers of type {}", t.name()),
-    }
+    })
 }
 
 /// A vector of `n` elements, each chunk's elements written by `convert` from the chunk's words.
 /// `convert` must write every element of the slice it is given.
-fn fill<T: Send>(
+fn fill<T: Copy + Send>(
     draw: &Draw,
     n: usize,
     convert: impl Fn(&[u32], &mut [MaybeUninit<T>]) + Sync,
-) -> Vec<T> {
+) -> Result<Vec<T>, Error> {
     let per_block = BLOCK_BYTES / size_of::<T>();
     let per_chunk = CHUNK_BLOCKS * per_block;
-    let mut out = Vec::with_capacity(n);
+    let mut out = alloc_uninit(n)?;
     out.spare_capacity_mut()[..n].par_chunks_mut(per_chunk).enumerate().for_each(|(c, dst)| {
         let mut words = [0u32; CHUNK_WORDS];
         let words = &mut words[..4 * dst.len().div_ceil(per_block)];
@@ -77,7 +78,7 @@ fn fill<T: Send>(
     // SAFETY: the chunks cover the first `n` elements, and each chunk's `convert` wrote every
     // element of its chunk.
     unsafe { out.set_len(n) };
-    out
+    Ok(out)
 }
 
 /// The parts of complex elements as consecutive reals (real part first).
@@ -311,7 +312,7 @@ mod tests {
     fn chunks_continue_the_stream() {
         let d = draw(Generator::Philox, 0);
         let n = 3 * CHUNK_WORDS + 5;
-        let v = match generate(&d, DType::U32, n) {
+        let v = match generate(&d, DType::U32, n).unwrap() {
             HostVec::U32(v) => v,
             _ => unreachable!(),
         };
@@ -323,10 +324,11 @@ mod tests {
     #[test]
     fn complex_parts_interleave() {
         let d = draw(Generator::Philox, 9);
-        let (re, cx) = match (generate(&d, DType::F32, 6), generate(&d, DType::C32, 3)) {
-            (HostVec::F32(a), HostVec::C32(b)) => (a, b),
-            _ => unreachable!(),
-        };
+        let (re, cx) =
+            match (generate(&d, DType::F32, 6).unwrap(), generate(&d, DType::C32, 3).unwrap()) {
+                (HostVec::F32(a), HostVec::C32(b)) => (a, b),
+                _ => unreachable!(),
+            };
         for k in 0..3 {
             assert_eq!((cx[k].re, cx[k].im), (re[2 * k], re[2 * k + 1]));
         }

@@ -53,11 +53,14 @@ unsafe fn mulhilo(a: __m256i, m: __m256i) -> (__m256i, __m256i) {
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn philox4x32_10_x8(c: [[u32; 8]; 4], rk: &[u32; 2 * ROUNDS]) -> [[u32; 8]; 4] {
     let (m0, m1) = (_mm256_set1_epi64x(M0 as i64), _mm256_set1_epi64x(M1 as i64));
-    // SAFETY (all calls below): this function runs only where AVX2 is supported.
+    // SAFETY: this function runs only where AVX2 is supported (its own contract), which is
+    // all `load` asks.
     let [mut c0, mut c1, mut c2, mut c3] =
         unsafe { [load(&c[0]), load(&c[1]), load(&c[2]), load(&c[3])] };
     for r in 0..ROUNDS {
+        // SAFETY: AVX2 is supported, as above.
         let (hi0, lo0) = unsafe { mulhilo(c0, m0) };
+        // SAFETY: AVX2 is supported, as above.
         let (hi1, lo1) = unsafe { mulhilo(c2, m1) };
         let k0 = _mm256_set1_epi32(rk[2 * r] as i32);
         let k1 = _mm256_set1_epi32(rk[2 * r + 1] as i32);
@@ -66,6 +69,7 @@ pub(crate) unsafe fn philox4x32_10_x8(c: [[u32; 8]; 4], rk: &[u32; 2 * ROUNDS]) 
         c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), k1);
         c3 = lo0;
     }
+    // SAFETY: AVX2 is supported, as above.
     unsafe { [store(c0), store(c1), store(c2), store(c3)] }
 }
 
@@ -100,6 +104,7 @@ pub(crate) unsafe fn threefry2x32_16_x8(c: [[u32; 8]; 2], inj: &[u32; 20]) -> [[
         x0 = _mm256_add_epi32(x0, _mm256_set1_epi32(inj[2 * s] as i32));
         x1 = _mm256_add_epi32(x1, _mm256_set1_epi32(inj[2 * s + 1] as i32));
     }
+    // SAFETY: this function runs only where AVX2 is supported.
     unsafe { [store(x0), store(x1)] }
 }
 

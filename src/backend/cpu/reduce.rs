@@ -19,8 +19,9 @@ use super::eval::eval_steps;
 use super::kernels::Src;
 use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dtype::{c32, c64, DType};
+use crate::error::Error;
 use crate::jit::{BinOp, Instr, Program};
-use crate::storage::{with_dtype, Element, HostVec, Lit};
+use crate::storage::{try_filled, try_mapped, with_dtype, Element, HostVec, Lit};
 use half::f16;
 
 /// Elements per chunk, as in `eval`: a few temporaries of this size stay in L2.
@@ -32,22 +33,28 @@ const ROWS: usize = 64;
 
 /// Reduces the single output of `p` along `dim`, or over all of its elements (taken in
 /// column-major order) when `dim` is `None`. The result holds `out` elements: the producer's
-/// shape with `dim` set to 1 (one element for `None`).
-pub(crate) fn reduce(p: &Program, op: ReduceOp, dim: Option<usize>, out: DType) -> HostVec {
+/// shape with `dim` set to 1 (one element for `None`). Fails with [`Error::OutOfMemory`] when
+/// the result does not fit.
+pub(crate) fn reduce(
+    p: &Program,
+    op: ReduceOp,
+    dim: Option<usize>,
+    out: DType,
+) -> Result<HostVec, Error> {
     let t = p.steps[p.outputs[0]].dtype;
     with_dtype!(t, T => match op {
-        ReduceOp::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim), out),
-        ReduceOp::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim), out),
-        ReduceOp::Min => values::<T, _>(&Min, &drive::<T, _>(p, &Min, dim), out),
-        ReduceOp::Max => values::<T, _>(&Max, &drive::<T, _>(p, &Max, dim), out),
-        ReduceOp::AllTrue => values::<T, _>(&All, &drive::<T, _>(p, &All, dim), out),
-        ReduceOp::AnyTrue => values::<T, _>(&Any, &drive::<T, _>(p, &Any, dim), out),
-        ReduceOp::Count => values::<T, _>(&Count, &drive::<T, _>(p, &Count, dim), out),
+        ReduceOp::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim)?, out),
+        ReduceOp::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim)?, out),
+        ReduceOp::Min => values::<T, _>(&Min, &drive::<T, _>(p, &Min, dim)?, out),
+        ReduceOp::Max => values::<T, _>(&Max, &drive::<T, _>(p, &Max, dim)?, out),
+        ReduceOp::AllTrue => values::<T, _>(&All, &drive::<T, _>(p, &All, dim)?, out),
+        ReduceOp::AnyTrue => values::<T, _>(&Any, &drive::<T, _>(p, &Any, dim)?, out),
+        ReduceOp::Count => values::<T, _>(&Count, &drive::<T, _>(p, &Count, dim)?, out),
         ReduceOp::SumNan(v) => {
-            values::<T, _>(&SumNan(v), &drive::<T, _>(p, &SumNan(v), dim), out)
+            values::<T, _>(&SumNan(v), &drive::<T, _>(p, &SumNan(v), dim)?, out)
         }
         ReduceOp::ProductNan(v) => {
-            values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim), out)
+            values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim)?, out)
         }
     })
 }
@@ -55,12 +62,20 @@ pub(crate) fn reduce(p: &Program, op: ReduceOp, dim: Option<usize>, out: DType) 
 /// Like `reduce` for `imin`/`imax`: the extreme values (of the producer's type) and their
 /// positions along `dim` (linear positions for `None`) as u32. NaN is skipped; ties and runs
 /// of NaN give the first position; an empty run gives position 0.
-pub(crate) fn reduce_index(p: &Program, op: IndexOp, dim: Option<usize>) -> (HostVec, HostVec) {
+pub(crate) fn reduce_index(
+    p: &Program,
+    op: IndexOp,
+    dim: Option<usize>,
+) -> Result<(HostVec, HostVec), Error> {
     let t = p.steps[p.outputs[0]].dtype;
-    fn split<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> (HostVec, HostVec) {
-        let acc = drive::<T, F>(p, f, dim);
-        let idx: Vec<u32> = acc.iter().map(|&a| f.index(a).unwrap_or(0) as u32).collect();
-        (values::<T, F>(f, &acc, T::DTYPE), HostVec::U32(idx))
+    fn split<T: Widen, F: Fold<T>>(
+        p: &Program,
+        f: &F,
+        dim: Option<usize>,
+    ) -> Result<(HostVec, HostVec), Error> {
+        let acc = drive::<T, F>(p, f, dim)?;
+        let idx = try_mapped(&acc, |&a| f.index(a).unwrap_or(0) as u32)?;
+        Ok((values::<T, F>(f, &acc, T::DTYPE)?, HostVec::U32(idx)))
     }
     with_dtype!(t, T => match op {
         IndexOp::Min => split::<T, _>(p, &IMin, dim),
@@ -537,7 +552,7 @@ enum Task {
 }
 
 /// The accumulators of every output element, in output order.
-fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> Vec<F::A> {
+fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> Result<Vec<F::A>, Error> {
     let dims = p.dims;
     let n = dims.elements() as usize;
     let (inner, r, outer) = match dim {
@@ -548,7 +563,7 @@ fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> Vec<F:
         }
     };
     let out_n = inner * outer;
-    let mut acc = vec![f.id(); out_n];
+    let mut acc = try_filled(out_n, f.id())?;
     if n > 0 {
         let sh = Shape { inner, r };
         let mut tasks = Vec::new();
@@ -579,12 +594,12 @@ fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> Vec<F:
             }
         }
     }
-    acc
+    Ok(acc)
 }
 
 /// The values of `acc` as elements of type `out`.
-fn values<T: Widen, F: Fold<T>>(f: &F, acc: &[F::A], out: DType) -> HostVec {
-    with_dtype!(out, O => O::wrap(acc.iter().map(|&a| O::from_lit(f.lit(a))).collect()))
+fn values<T: Widen, F: Fold<T>>(f: &F, acc: &[F::A], out: DType) -> Result<HostVec, Error> {
+    with_dtype!(out, O => Ok(O::wrap(try_mapped(acc, |&a| O::from_lit(f.lit(a)))?)))
 }
 
 /// The producer as the tasks evaluate it. When its last step is an add, subtract or multiply

@@ -31,8 +31,9 @@ use super::kernels::Src;
 use crate::backend::scan::BinaryOp;
 use crate::backend::scan::ScanSpec;
 use crate::dtype::{c32, c64, DType};
+use crate::error::Error;
 use crate::jit::Program;
-use crate::storage::{Element, HostVec};
+use crate::storage::{alloc_uninit, Element, HostVec};
 
 /// Elements per evaluation of the producer: a few temporaries of this size stay in L2.
 const CHUNK: usize = 4096;
@@ -45,8 +46,8 @@ const FEW: usize = 16;
 
 /// Scans the first output of `p` along `spec.dim`, restarting wherever its second output (the
 /// keys), if any, changes. Returns the result in the first output's type, in the program's
-/// shape.
-pub(crate) fn scan(p: &Program, spec: ScanSpec) -> HostVec {
+/// shape, or [`Error::OutOfMemory`] when it does not fit.
+pub(crate) fn scan(p: &Program, spec: ScanSpec) -> Result<HostVec, Error> {
     let t = p.steps[p.outputs[0]].dtype;
     match t {
         DType::F32 => by_op::<f32>(p, spec),
@@ -61,13 +62,13 @@ pub(crate) fn scan(p: &Program, spec: ScanSpec) -> HostVec {
     }
 }
 
-fn by_op<T: Out>(p: &Program, spec: ScanSpec) -> HostVec {
-    T::wrap(match spec.op {
-        BinaryOp::ADD => drive::<T, Add>(p, spec),
-        BinaryOp::MUL => drive::<T, Mul>(p, spec),
-        BinaryOp::MIN => drive::<T, Min>(p, spec),
-        BinaryOp::MAX => drive::<T, Max>(p, spec),
-    })
+fn by_op<T: Out>(p: &Program, spec: ScanSpec) -> Result<HostVec, Error> {
+    Ok(T::wrap(match spec.op {
+        BinaryOp::ADD => drive::<T, Add>(p, spec)?,
+        BinaryOp::MUL => drive::<T, Mul>(p, spec)?,
+        BinaryOp::MIN => drive::<T, Min>(p, spec)?,
+        BinaryOp::MAX => drive::<T, Max>(p, spec)?,
+    }))
 }
 
 /// An accumulator type: the shared arithmetic and the starting values of scans.
@@ -272,6 +273,7 @@ struct State<A> {
 struct OutPtr<T>(*mut MaybeUninit<T>);
 // SAFETY: the pointer is only used to write disjoint elements from different threads.
 unsafe impl<T> Send for OutPtr<T> {}
+// SAFETY: as above; tasks share the pointer, never an element.
 unsafe impl<T> Sync for OutPtr<T> {}
 
 impl<T> OutPtr<T> {
@@ -474,7 +476,7 @@ fn map_tasks<I: Sync, R: Send>(items: &[I], f: impl Fn(usize, &I) -> R + Sync) -
     }
 }
 
-fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Vec<T> {
+fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Result<Vec<T>, Error> {
     let dims = p.dims;
     let n = dims.elements() as usize;
     let prod = |ks: std::ops::Range<usize>| ks.map(|k| dims[k] as usize).product::<usize>();
@@ -483,9 +485,9 @@ fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Vec<T> {
         r: dims[spec.dim] as usize,
         outer: prod(spec.dim + 1..4),
     };
-    let mut out: Vec<T> = Vec::with_capacity(n);
+    let mut out: Vec<T> = alloc_uninit(n)?;
     if n == 0 {
-        return out;
+        return Ok(out);
     }
     let scanner = Scanner {
         prog: p,
@@ -527,7 +529,7 @@ fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Vec<T> {
     });
     // SAFETY: the tasks cover every element of the output once, and each wrote its elements.
     unsafe { out.set_len(n) };
-    out
+    Ok(out)
 }
 
 // The scans are exercised through every element type, operation and path by tests/scan.rs;

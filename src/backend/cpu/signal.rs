@@ -11,7 +11,8 @@ use rayon::prelude::*;
 use super::fft::{c2c_axis, c2r_lines, r2c_lines, FftReal};
 use crate::backend::signal::{FftKind, Interp};
 use crate::dtype::{c32, c64};
-use crate::storage::Element;
+use crate::error::Error;
+use crate::storage::{alloc_uninit, try_filled, Element};
 
 /// The element types signal kernels compute in: f32, f64, c32 and c64.
 pub(crate) trait Sample:
@@ -70,8 +71,10 @@ pub(crate) fn strides(d: [usize; 4]) -> [usize; 4] {
     [1, d[0], d[0] * d[1], d[0] * d[1] * d[2]]
 }
 
+/// Elements of a dense shape; `usize::MAX` when the count overflows (a size no allocation
+/// serves, so it fails as out of memory instead of wrapping to a small one).
 fn count(d: [usize; 4]) -> usize {
-    d.iter().product()
+    d.iter().fold(1usize, |n, &x| n.saturating_mul(x))
 }
 
 /// Runs `line(out_line, [o1, o2, o3])` for every line along dimension 0 of an output of shape
@@ -97,16 +100,16 @@ pub(crate) fn reshape_copy<S: Sample, D: Sample>(
     od: [usize; 4],
     offset: [i64; 4],
     scale: f64,
-) -> Vec<D> {
+) -> Result<Vec<D>, Error> {
     if sd == od && offset == [0; 4] {
         // a plain conversion: in parallel over flat chunks (one long line is split too)
-        return src
-            .par_iter()
-            .with_min_len(1 << 14)
-            .map(|f| D::from_c64(f.to_c64() * scale))
-            .collect();
+        let mut out = alloc_uninit(src.len())?;
+        out.par_extend(
+            src.par_iter().with_min_len(1 << 14).map(|f| D::from_c64(f.to_c64() * scale)),
+        );
+        return Ok(out);
     }
-    let mut out = vec![D::default(); count(od)];
+    let mut out = try_filled(count(od), D::default())?;
     let ss = strides(sd);
     let inside = |k: usize, o: usize| -> Option<usize> {
         let s = o as i64 + offset[k];
@@ -128,11 +131,12 @@ pub(crate) fn reshape_copy<S: Sample, D: Sample>(
             *t = D::from_c64(f.to_c64() * scale);
         }
     });
-    out
+    Ok(out)
 }
 
-/// The output of `fft`: the real result (C2R) or the complex one (C2C, R2C), and its shape.
-pub(crate) type FftOut<R> = (Vec<R>, Vec<Complex<R>>, [usize; 4]);
+/// The output of `fft`: the real result (C2R) or the complex one (C2C, R2C), and its shape;
+/// or [`Error::OutOfMemory`].
+pub(crate) type FftOut<R> = Result<(Vec<R>, Vec<Complex<R>>, [usize; 4]), Error>;
 
 /// Batched, unnormalised FFT over the first `rank` dimensions, with the input first padded
 /// with zeros or truncated to `pdims` (for C2R: the real output shape) and multiplied by
@@ -151,38 +155,38 @@ where
 {
     match kind {
         FftKind::C2C { inverse } => {
-            let mut out: Vec<Complex<S::Real>> = reshape_copy(src, sd, pdims, [0; 4], scale);
+            let mut out: Vec<Complex<S::Real>> = reshape_copy(src, sd, pdims, [0; 4], scale)?;
             for axis in 0..rank {
                 c2c_axis(&mut out, pdims, axis, inverse);
             }
-            (Vec::new(), out, pdims)
+            Ok((Vec::new(), out, pdims))
         }
         FftKind::R2C => {
-            let mut real: Vec<S::Real> = reshape_copy(src, sd, pdims, [0; 4], scale);
+            let mut real: Vec<S::Real> = reshape_copy(src, sd, pdims, [0; 4], scale)?;
             let mut hd = pdims;
             hd[0] = pdims[0] / 2 + 1;
             let zero = Complex::new(<S::Real as num_traits::Zero>::zero(), num_traits::zero());
-            let mut out = vec![zero; count(hd)];
+            let mut out = try_filled(count(hd), zero)?;
             if pdims[0] > 0 {
                 r2c_lines(&mut real, &mut out, pdims[0]);
             }
             for axis in 1..rank {
                 c2c_axis(&mut out, hd, axis, false);
             }
-            (Vec::new(), out, hd)
+            Ok((Vec::new(), out, hd))
         }
         FftKind::C2R => {
             let mut hd = pdims;
             hd[0] = pdims[0] / 2 + 1;
-            let mut half: Vec<Complex<S::Real>> = reshape_copy(src, sd, hd, [0; 4], scale);
+            let mut half: Vec<Complex<S::Real>> = reshape_copy(src, sd, hd, [0; 4], scale)?;
             for axis in 1..rank {
                 c2c_axis(&mut half, hd, axis, true);
             }
-            let mut out = vec![<S::Real as num_traits::Zero>::zero(); count(pdims)];
+            let mut out = try_filled(count(pdims), <S::Real as num_traits::Zero>::zero())?;
             if pdims[0] > 0 {
                 c2r_lines(&mut half, &mut out, pdims[0]);
             }
-            (out, Vec::new(), pdims)
+            Ok((out, Vec::new(), pdims))
         }
     }
 }
@@ -201,8 +205,8 @@ pub(crate) fn mul_bcast<S: Sample>(
     b: &[S],
     bd: [usize; 4],
     od: [usize; 4],
-) -> Vec<S> {
-    let mut out = vec![S::default(); count(od)];
+) -> Result<Vec<S>, Error> {
+    let mut out = try_filled(count(od), S::default())?;
     for_lines(&mut out, od, |line, [o1, o2, o3]| {
         let ia = bcast_index([0, o1, o2, o3], ad);
         let ib = bcast_index([0, o1, o2, o3], bd);
@@ -211,7 +215,7 @@ pub(crate) fn mul_bcast<S: Sample>(
             *v = a[ia + i * sa] * b[ib + i * sb];
         }
     });
-    out
+    Ok(out)
 }
 
 /// Direct convolution over the first `rank` dimensions, batched (with broadcasting of size-1
@@ -226,8 +230,8 @@ pub(crate) fn convolve<S: Sample>(
     rank: usize,
     od: [usize; 4],
     start: [i64; 4],
-) -> Vec<S> {
-    let mut out = vec![S::default(); count(od)];
+) -> Result<Vec<S>, Error> {
+    let mut out = try_filled(count(od), S::default())?;
     let (ss, fs) = (strides(sd), strides(fd));
     for_lines(&mut out, od, |line, [o1, o2, o3]| {
         // The (signal offset, filter offset) pairs that dimensions 1..3 contribute.
@@ -266,15 +270,20 @@ pub(crate) fn convolve<S: Sample>(
             *v = acc;
         }
     });
-    out
+    Ok(out)
 }
 
 /// The recursion of an IIR filter: for every line along dimension 0 of `c` (the feed-forward
 /// part already applied), `y[i] = (c[i] - sum_{k>=1} a[k] y[i-k]) / a[0]`. `a` holds the
 /// feedback coefficients along dimension 0, one set for all lines or one per line (size-1
 /// dimensions broadcast).
-pub(crate) fn iir<S: Sample>(c: &[S], cd: [usize; 4], a: &[S], ad: [usize; 4]) -> Vec<S> {
-    let mut out = vec![S::default(); count(cd)];
+pub(crate) fn iir<S: Sample>(
+    c: &[S],
+    cd: [usize; 4],
+    a: &[S],
+    ad: [usize; 4],
+) -> Result<Vec<S>, Error> {
+    let mut out = try_filled(count(cd), S::default())?;
     let na = ad[0];
     for_lines(&mut out, cd, |line, [o1, o2, o3]| {
         let ia = bcast_index([0, o1, o2, o3], ad);
@@ -289,7 +298,7 @@ pub(crate) fn iir<S: Sample>(c: &[S], cd: [usize; 4], a: &[S], ad: [usize; 4]) -
             line[i] = y * inv0;
         }
     });
-    out
+    Ok(out)
 }
 
 /// The sample interpolated at `x` (in index units) from `n` samples read by `at`, or `None`
@@ -344,9 +353,9 @@ pub(crate) fn approx1<S: Sample>(
     pd: [usize; 4],
     m: Interp,
     off_grid: f64,
-) -> Vec<S> {
+) -> Result<Vec<S>, Error> {
     let od = [pd[0], id[1], id[2], id[3]];
-    let mut out = vec![S::default(); count(od)];
+    let mut out = try_filled(count(od), S::default())?;
     let is = strides(id);
     let off = S::from_c64(c64::new(off_grid, 0.0));
     for_lines(&mut out, od, |line, [o1, o2, o3]| {
@@ -358,7 +367,7 @@ pub(crate) fn approx1<S: Sample>(
             *v = interp1(&at, id[0], x, m).map_or(off, S::from_c64);
         }
     });
-    out
+    Ok(out)
 }
 
 /// Interpolation over dimensions 0 and 1: `out[i, j, k, l]` is image `(k, l)` of `input` at
@@ -373,9 +382,9 @@ pub(crate) fn approx2<S: Sample>(
     pd: [usize; 4],
     m: Interp,
     off_grid: f64,
-) -> Vec<S> {
+) -> Result<Vec<S>, Error> {
     let od = [pd[0], pd[1], id[2], id[3]];
-    let mut out = vec![S::default(); count(od)];
+    let mut out = try_filled(count(od), S::default())?;
     let is = strides(id);
     let off = S::from_c64(c64::new(off_grid, 0.0));
     for_lines(&mut out, od, |line, [o1, o2, o3]| {
@@ -396,5 +405,5 @@ pub(crate) fn approx2<S: Sample>(
             *v = if inside { interp1(&col, id[1], y, m).map_or(off, S::from_c64) } else { off };
         }
     });
-    out
+    Ok(out)
 }

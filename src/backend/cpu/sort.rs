@@ -174,14 +174,15 @@ fn undirected<T: SortKey, const DESCENDING: bool>(w: T::Word) -> T {
 
 /// Sorts the contiguous elements `src` into `out` (same length), and writes each sorted
 /// element's position in `src` to `index` when one is given. `parallel` lets the engine use
-/// the thread pool (callers sorting many segments at once run each on one thread).
+/// the thread pool (callers sorting many segments at once run each on one thread). Fails with
+/// [`Error::OutOfMemory`] when the words of narrow elements do not fit.
 pub(crate) fn sort_run_into<T: SortKey>(
     src: &[T],
     out: &mut [T],
     index: Option<&mut [u32]>,
     descending: bool,
     parallel: bool,
-) {
+) -> Result<(), Error> {
     if descending {
         sort_run_directed::<T, true>(src, out, index, parallel)
     } else {
@@ -194,7 +195,7 @@ fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
     out: &mut [T],
     index: Option<&mut [u32]>,
     parallel: bool,
-) {
+) -> Result<(), Error> {
     let n = src.len();
     debug_assert_eq!(out.len(), n);
     let key = directed::<T, DESCENDING>;
@@ -216,7 +217,7 @@ fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
         // is written by the engine before it is read, and `finish` leaves element bits.
         unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut T::Word, n) }
     } else {
-        own_words = radix::scratch_vec(n);
+        own_words = radix::scratch_vec(n)?;
         &mut own_words
     };
     match index {
@@ -234,10 +235,12 @@ fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
             out.iter_mut().zip(own_words.iter()).for_each(conv);
         }
     }
+    Ok(())
 }
 
 /// Sorts every segment along `dim`; returns the sorted elements and, if `with_index`, each
-/// sorted element's original position along `dim` (u32, as ArrayFire returns it).
+/// sorted element's original position along `dim` (u32, as ArrayFire returns it); or
+/// [`Error::OutOfMemory`].
 ///
 /// One segment (or a few) uses the whole thread pool; many segments are sorted one per task.
 /// Segments along dimension 0 are read and written in place; others are gathered into a
@@ -248,14 +251,14 @@ pub(crate) fn sort_along<T: SortKey>(
     dim: usize,
     descending: bool,
     with_index: bool,
-) -> (Vec<T>, Vec<u32>) {
+) -> Result<(Vec<T>, Vec<u32>), Error> {
     let n: usize = dims.iter().product();
     if n == 0 {
-        return (Vec::new(), Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let seg = Segments::along(dims, dim);
-    let mut values: Vec<T> = radix::scratch_vec(n);
-    let mut index: Vec<u32> = if with_index { radix::scratch_vec(n) } else { Vec::new() };
+    let mut values: Vec<T> = radix::scratch_vec(n)?;
+    let mut index: Vec<u32> = if with_index { radix::scratch_vec(n)? } else { Vec::new() };
     let few = seg.count < rayon::current_num_threads();
     if seg.stride == 1 || seg.len == 1 {
         // each segment is a contiguous run
@@ -269,27 +272,30 @@ pub(crate) fn sort_along<T: SortKey>(
                 data.chunks(len)
                     .zip(values.chunks_mut(len))
                     .zip(index.chunks_mut(len))
-                    .for_each(job);
+                    .try_for_each(job)?;
             } else {
-                runs.zip(index.par_chunks_mut(len)).for_each(job);
+                runs.zip(index.par_chunks_mut(len)).try_for_each(job)?;
             }
         } else if few {
             data.chunks(len)
                 .zip(values.chunks_mut(len))
-                .for_each(|(src, out)| sort_run_into(src, out, None, descending, true));
+                .try_for_each(|(src, out)| sort_run_into(src, out, None, descending, true))?;
         } else {
-            runs.for_each(|(src, out)| sort_run_into(src, out, None, descending, false));
+            runs.try_for_each(|(src, out)| sort_run_into(src, out, None, descending, false))?;
         }
-        return (values, index);
+        return Ok((values, index));
     }
     let vp = SharedPtr(values.as_mut_ptr());
     let ip = SharedPtr(index.as_mut_ptr());
-    let job = |s: usize| {
-        let src: Vec<T> = (0..seg.len).map(|j| data[seg.at(s, j)]).collect();
-        let mut out: Vec<T> = radix::scratch_vec(seg.len);
-        let mut idx: Vec<u32> = if with_index { radix::scratch_vec(seg.len) } else { Vec::new() };
+    let job = |s: usize| -> Result<(), Error> {
+        let mut src: Vec<T> = radix::scratch_vec(seg.len)?;
+        for (j, x) in src.iter_mut().enumerate() {
+            *x = data[seg.at(s, j)];
+        }
+        let mut out: Vec<T> = radix::scratch_vec(seg.len)?;
+        let mut idx: Vec<u32> = if with_index { radix::scratch_vec(seg.len)? } else { Vec::new() };
         let idx_out = if with_index { Some(&mut idx[..]) } else { None };
-        sort_run_into(&src, &mut out, idx_out, descending, few);
+        sort_run_into(&src, &mut out, idx_out, descending, few)?;
         for j in 0..seg.len {
             let p = seg.at(s, j);
             // SAFETY: segments are disjoint, so each position is written by one task; `p < n`.
@@ -300,35 +306,39 @@ pub(crate) fn sort_along<T: SortKey>(
                 }
             }
         }
+        Ok(())
     };
     if few {
-        (0..seg.count).for_each(job);
+        (0..seg.count).try_for_each(job)?;
     } else {
-        (0..seg.count).into_par_iter().for_each(job);
+        (0..seg.count).into_par_iter().try_for_each(job)?;
     }
-    (values, index)
+    Ok((values, index))
 }
 
-/// Sorts a whole contiguous slice (one segment).
-pub(crate) fn sort_slice<T: SortKey>(data: &[T], descending: bool) -> Vec<T> {
-    let mut out: Vec<T> = radix::scratch_vec(data.len());
-    sort_run_into(data, &mut out, None, descending, true);
-    out
+/// Sorts a whole contiguous slice (one segment), or fails with [`Error::OutOfMemory`].
+pub(crate) fn sort_slice<T: SortKey>(data: &[T], descending: bool) -> Result<Vec<T>, Error> {
+    let mut out: Vec<T> = radix::scratch_vec(data.len())?;
+    sort_run_into(data, &mut out, None, descending, true)?;
+    Ok(out)
 }
 
 /// Reorders every segment along `dim` of `data` by `index` (positions along `dim`, as
-/// `sort_along` returns them): `out[s, j] = data[s, index[s, j]]`.
+/// `sort_along` returns them): `out[s, j] = data[s, index[s, j]]`. Fails with
+/// [`Error::OutOfMemory`].
 pub(crate) fn gather_along<V: Copy + Send + Sync>(
     data: &[V],
     dims: [usize; 4],
     dim: usize,
     index: &[u32],
-) -> Vec<V> {
+) -> Result<Vec<V>, Error> {
     let seg = Segments::along(dims, dim);
     if seg.count == 1 {
-        return index.par_iter().map(|&i| data[i as usize]).collect();
+        let mut out = crate::storage::alloc_uninit(index.len())?;
+        out.par_extend(index.par_iter().map(|&i| data[i as usize]));
+        return Ok(out);
     }
-    let mut out: Vec<V> = radix::scratch_vec(data.len());
+    let mut out: Vec<V> = radix::scratch_vec(data.len())?;
     let op = SharedPtr(out.as_mut_ptr());
     (0..seg.count).into_par_iter().for_each(|s| {
         for j in 0..seg.len {
@@ -338,13 +348,14 @@ pub(crate) fn gather_along<V: Copy + Send + Sync>(
             unsafe { *op.get().add(p) = data[seg.at(s, index[p] as usize)] };
         }
     });
-    out
+    Ok(out)
 }
 
-/// The sorted, distinct elements of `data` (every NaN is one value, `-0.0` is `0.0`).
-pub(crate) fn unique<T: SortKey>(data: &[T]) -> Vec<T> {
+/// The sorted, distinct elements of `data` (every NaN is one value, `-0.0` is `0.0`), or
+/// [`Error::OutOfMemory`].
+pub(crate) fn unique<T: SortKey>(data: &[T]) -> Result<Vec<T>, Error> {
     let n = data.len();
-    let mut words: Vec<T::Word> = radix::scratch_vec(n);
+    let mut words: Vec<T::Word> = radix::scratch_vec(n)?;
     let mut none = vec![(); n];
     radix::sort_words(
         data,
@@ -356,12 +367,12 @@ pub(crate) fn unique<T: SortKey>(data: &[T]) -> Vec<T> {
         true,
     );
     words.dedup();
-    words.into_iter().map(T::from_key).collect()
+    crate::storage::try_mapped(&words, |&w| T::from_key(w))
 }
 
-/// The elements present in both `a` and `b`, sorted and distinct.
-pub(crate) fn intersect<T: SortKey>(a: &[T], b: &[T]) -> Vec<T> {
-    let (ua, ub) = (unique(a), unique(b));
+/// The elements present in both `a` and `b`, sorted and distinct, or [`Error::OutOfMemory`].
+pub(crate) fn intersect<T: SortKey>(a: &[T], b: &[T]) -> Result<Vec<T>, Error> {
+    let (ua, ub) = (unique(a)?, unique(b)?);
     let (mut i, mut j) = (0, 0);
     let mut out = Vec::new();
     while i < ua.len() && j < ub.len() {
@@ -376,7 +387,7 @@ pub(crate) fn intersect<T: SortKey>(a: &[T], b: &[T]) -> Vec<T> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Runs `$body` with `$v` bound to the typed vector of a sortable `HostVec` (by value or by
@@ -431,9 +442,9 @@ pub(crate) fn sort_node(
     let (values, index) = with_sortable!(func, h, v => {
         let v = &v[range];
         if single_segment && !with_index {
-            (Element::wrap(sort_slice(v, descending)), None)
+            (Element::wrap(sort_slice(v, descending)?), None)
         } else {
-            let (s, i) = sort_along(v, du, dim, descending, with_index);
+            let (s, i) = sort_along(v, du, dim, descending, with_index)?;
             (Element::wrap(s), with_index.then_some(i))
         }
     });
@@ -453,11 +464,11 @@ pub(crate) fn sort_by_key_node(
     let (hv, rv) = host_elements(&dv);
     let du = dims_usize(dk.dims);
     let (sorted_keys, index) = with_sortable!(func, hk, v => {
-        let (s, i) = sort_along(&v[rk], du, dim, descending, true);
+        let (s, i) = sort_along(&v[rk], du, dim, descending, true)?;
         (Element::wrap(s), i)
     });
     let sorted_vals =
-        with_vec!(hv, v, E => Element::wrap(gather_along::<E>(&v[rv.clone()], du, dim, &index)));
+        with_vec!(hv, v, E => Element::wrap(gather_along::<E>(&v[rv.clone()], du, dim, &index)?));
     Ok((Buffer::host(sorted_keys), Buffer::host(sorted_vals)))
 }
 
@@ -479,13 +490,13 @@ pub(crate) fn set_node(
             &hb.as_slice()[rb]
         };
         Element::wrap(match op {
-            SetOp::Unique => unique(v),
+            SetOp::Unique => unique(v)?,
             SetOp::Union => {
                 let mut all = v.to_vec();
                 all.extend_from_slice(w());
-                unique(&all)
+                unique(&all)?
             }
-            SetOp::Intersect => intersect(v, w()),
+            SetOp::Intersect => intersect(v, w())?,
         })
     });
     let n = out.len();

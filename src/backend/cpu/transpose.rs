@@ -9,8 +9,9 @@ use rayon::prelude::*;
 use crate::backend::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
+use crate::error::Error;
 use crate::jit::Data;
-use crate::storage::{with_vec, Element, HostVec};
+use crate::storage::{alloc_uninit, with_vec, Element, HostVec};
 
 /// Side of a cache block, in elements.
 const BLOCK: usize = 64;
@@ -18,17 +19,18 @@ const BLOCK: usize = 64;
 const TASK: usize = 1 << 15;
 
 /// The transpose of `d` (shape `dims`, stride 1 along dimension 0), dense, of shape
-/// `[dims[1], dims[0], dims[2], dims[3]]`; conjugated if `conj` (complex types only).
-pub(crate) fn transpose(d: &Data, dims: Dim4, dtype: DType, conj: bool) -> HostVec {
+/// `[dims[1], dims[0], dims[2], dims[3]]`; conjugated if `conj` (complex types only). Fails
+/// with [`Error::OutOfMemory`] when the result does not fit.
+pub(crate) fn transpose(d: &Data, dims: Dim4, dtype: DType, conj: bool) -> Result<HostVec, Error> {
     let Buffer::Host(h) = &*d.buf else {
         unreachable!("internal error: device buffer on the CPU backend")
     };
     debug_assert_eq!(h.dtype(), dtype);
-    match h {
-        HostVec::C32(v) if conj => HostVec::C32(blocked(v, d, dims, |z| z.conj())),
-        HostVec::C64(v) if conj => HostVec::C64(blocked(v, d, dims, |z| z.conj())),
-        _ => with_vec!(h, v, T => T::wrap(blocked(v, d, dims, |x| x))),
-    }
+    Ok(match h {
+        HostVec::C32(v) if conj => HostVec::C32(blocked(v, d, dims, |z| z.conj())?),
+        HostVec::C64(v) if conj => HostVec::C64(blocked(v, d, dims, |z| z.conj())?),
+        _ => with_vec!(h, v, T => T::wrap(blocked(v, d, dims, |x| x)?)),
+    })
 }
 
 fn blocked<T: Copy + Send + Sync>(
@@ -36,12 +38,12 @@ fn blocked<T: Copy + Send + Sync>(
     d: &Data,
     dims: Dim4,
     f: impl Fn(T) -> T + Sync,
-) -> Vec<T> {
+) -> Result<Vec<T>, Error> {
     let [d0, d1, d2, d3] = dims.get().map(|x| x as usize);
     let n = d0 * d1 * d2 * d3;
-    let mut out: Vec<T> = Vec::with_capacity(n);
+    let mut out: Vec<T> = alloc_uninit(n)?;
     if n == 0 {
-        return out;
+        return Ok(out);
     }
     let (s1, s2, s3) = (d.strides[1] as isize, d.strides[2] as isize, d.strides[3] as isize);
     // Output columns (each d1 long) per task: whole blocks, and enough work to amortise a task.
@@ -82,7 +84,7 @@ fn blocked<T: Copy + Send + Sync>(
     });
     // SAFETY: the loops above wrote every element of every batch, block by block.
     unsafe { out.set_len(n) };
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -103,7 +105,7 @@ mod tests {
                 offset: 5,
                 strides: [1, s1, s1 * d1 as i64, s1 * (d1 * d2) as i64],
             };
-            let t = transpose(&data, dims, DType::U32, false).into_vec::<u32>();
+            let t = transpose(&data, dims, DType::U32, false).unwrap().into_vec::<u32>();
             for l in 0..d3 {
                 for k in 0..d2 {
                     for j in 0..d1 {

@@ -16,6 +16,8 @@ pub(crate) struct DstPtr(pub(crate) *mut u8);
 // chunks here; see `index_copy` for its split), while the `&mut HostVec` the pointer came
 // from is held.
 unsafe impl Send for DstPtr {}
+// SAFETY: as above; shared references only hand out the pointer, and the writes through it
+// are to disjoint elements.
 unsafe impl Sync for DstPtr {}
 
 impl DstPtr {

@@ -117,9 +117,11 @@ impl Handle {
         // SAFETY: `culib` opens the library `load_cublas` found; looking a symbol up runs
         // nothing.
         let lib = unsafe { cb::culib() };
-        if let Some(name) =
-            ENTRY_POINTS.iter().find(|n| unsafe { lib.get::<*const c_void>(n.as_bytes()) }.is_err())
-        {
+        let missing = |n: &str| {
+            // SAFETY: looking a symbol up runs nothing; the address is only tested, not used.
+            unsafe { lib.get::<*const c_void>(n.as_bytes()) }.is_err()
+        };
+        if let Some(name) = ENTRY_POINTS.iter().find(|n| missing(n)) {
             return Err(Error::BackendUnavailable(format!(
                 "CUDA: the cuBLAS library found has no `{name}` (too old?)"
             )));
@@ -355,7 +357,7 @@ pub(crate) fn gemm(
     let read_c = c.is_some() && !p.beta_is_zero();
     let out = match c {
         Some(buf) => buf,
-        None => Buffer::Cuda(dev.memory().alloc((p.out_len() * size).max(1))?),
+        None => Buffer::Cuda(dev.memory().alloc(p.out_len().saturating_mul(size).max(1))?),
     };
     let out_ptr = buffer_ptr(&out);
     let tf32 = tf32();

@@ -525,6 +525,7 @@ pub(crate) fn trsm(
         // SAFETY: the handle exists, so cuBLAS is loaded; `name` is its trsm of this element
         // type, whose C signature `Trsm` matches with `void *` element pointers.
         let lib = unsafe { cb::culib() };
+        // SAFETY: as above: the symbol `name` has the C signature `Trsm`.
         let solve: Trsm = *unsafe { lib.get::<Trsm>(name.as_bytes()) }.map_err(|_| {
             Error::BackendUnavailable(format!("CUDA: the cuBLAS library found has no `{name}`"))
         })?;

@@ -30,7 +30,7 @@ pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> 
     let n = p.dims.elements() as usize;
     let mut outs = Vec::with_capacity(p.outputs.len());
     for &o in &p.outputs {
-        outs.push(dev.memory().alloc((n * p.steps[o].dtype.size()).max(1))?);
+        outs.push(dev.memory().alloc(n.saturating_mul(p.steps[o].dtype.size()).max(1))?);
     }
     if n == 0 {
         return Ok(outs);

@@ -287,6 +287,7 @@ fn adopted_memory_is_freed_by_the_driver() {
     for _ in 0..100 {
         // SAFETY: a fresh cuMemAlloc block that nothing else frees.
         let raw = unsafe { cu::malloc_sync(1 << 20) }.unwrap();
+        // SAFETY: `raw` is that block, of 1 MiB, adopted once; no work uses it yet.
         let mem = unsafe { d.memory().adopt(raw, 1 << 20) };
         d.write(&mem, 0, &pattern(1 << 20, 3)).unwrap();
         drop(mem);

@@ -52,7 +52,9 @@ unsafe impl DeviceAllocator for DriverAllocator {
         // A failure here means the context is gone (process exit, sticky error): nothing to
         // recover, and panicking in a destructor would abort.
         let _ = self.ctx.bind_to_thread();
-        let _ = cu::free_sync(ptr);
+        // SAFETY: the caller passes a block `allocate` returned (a `cuMemAlloc` of this
+        // context), not freed since and no longer used by queued work.
+        let _ = unsafe { cu::free_sync(ptr) };
     }
 }
 

@@ -376,6 +376,7 @@ fn the_cache_limit_evicts_oldest_first() {
 fn adopted_memory_is_freed_once_by_the_driver_and_never_cached() {
     let (m, a, _) = manager(1 << 30);
     let raw = a.allocate(5000).unwrap();
+    // SAFETY: `raw` is a live fake block that nothing else frees; no work is queued.
     let x = unsafe { m.adopt(raw, 5000) };
     assert!(x.is_foreign());
     assert_eq!(m.info(), (5000, 1, 0, 0));
@@ -385,6 +386,7 @@ fn adopted_memory_is_freed_once_by_the_driver_and_never_cached() {
     assert_eq!(m.info(), (0, 0, 0, 0));
     // Locked and unlocked again before the drop: still emberfire's, freed once.
     let raw = a.allocate(5000).unwrap();
+    // SAFETY: `raw` is a live fake block that nothing else frees; no work is queued.
     let y = unsafe { m.adopt(raw, 5000) };
     y.lock();
     y.unlock();
@@ -457,6 +459,7 @@ fn an_address_given_back_and_reused_is_not_mistaken_for_the_old_memory() {
 fn borrowed_memory_keeps_its_owner_and_is_never_freed() {
     let (m, a, o) = manager(1 << 30);
     let owner = Arc::new(vec![1u8; 4]);
+    // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
     let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
     assert_eq!(Arc::strong_count(&owner), 2);
     drop(x);
@@ -470,8 +473,10 @@ fn borrowed_memory_keeps_its_owner_and_is_never_freed() {
 fn locked_borrowed_memory_keeps_its_owner_until_unlocked() {
     let (m, a, o) = manager(1 << 30);
     let owner = Arc::new(vec![1u8; 4]);
+    // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
     let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
     // Borrowed twice at the same address: both handles are kept and released together.
+    // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
     let y = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
     x.lock();
     y.lock();
@@ -545,6 +550,7 @@ const USER2: StreamId = StreamId(11);
 fn a_scope_allocates_for_the_user_stream_and_joins_both_ways() {
     let (m, _, o) = manager(1 << 30);
     assert_eq!(m.current_stream(), OWN);
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let scope = unsafe { m.enter_stream(USER) }.unwrap();
     assert_eq!(o.log(), vec!["record s7 e1", "wait s9 e1"], "the user stream waits for ours");
     assert_eq!(m.current_stream(), USER);
@@ -567,6 +573,7 @@ fn a_scope_allocates_for_the_user_stream_and_joins_both_ways() {
 #[test]
 fn memory_freed_in_a_scope_is_reused_on_the_own_stream_after_an_event() {
     let (m, _, o) = manager(1 << 30);
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let scope = unsafe { m.enter_stream(USER) }.unwrap();
     o.log();
     let x = m.alloc(4096).unwrap();
@@ -598,8 +605,10 @@ fn memory_freed_in_a_scope_is_reused_on_the_own_stream_after_an_event() {
 #[test]
 fn nested_scopes_restore_the_outer_stream_also_after_a_panic() {
     let (m, _, o) = manager(1 << 30);
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let outer = unsafe { m.enter_stream(USER) }.unwrap();
     o.log();
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let inner = unsafe { m.enter_stream(USER2) }.unwrap();
     assert_eq!(o.log(), vec!["record s9 e2", "wait s11 e2", "record s7 e3", "wait s11 e3"]);
     assert_eq!(m.current_stream(), USER2);
@@ -607,6 +616,7 @@ fn nested_scopes_restore_the_outer_stream_also_after_a_panic() {
     assert_eq!(o.log(), vec!["record s11 e4", "wait s9 e4", "record s11 e5", "wait s7 e5"]);
     assert_eq!(m.current_stream(), USER);
     let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: a stream id of the fake stream order, which never reaches a driver.
         let _scope = unsafe { m.enter_stream(USER2) }.unwrap();
         assert_eq!(m.current_stream(), USER2);
         panic!("inside a scope");
@@ -623,7 +633,9 @@ fn nested_scopes_restore_the_outer_stream_also_after_a_panic() {
 #[test]
 fn a_stream_retires_after_its_last_scope() {
     let (m, _, _) = manager(1 << 30);
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let a = unsafe { m.enter_stream(USER) }.unwrap();
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let b = unsafe { m.enter_stream(USER) }.unwrap();
     assert_eq!(m.open_streams(), vec![USER]);
     a.leave().unwrap(); // out of order: still valid
@@ -632,6 +644,7 @@ fn a_stream_retires_after_its_last_scope() {
     b.leave().unwrap();
     assert!(m.is_retired(USER));
     // Used again later: active again.
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let c = unsafe { m.enter_stream(USER) }.unwrap();
     assert!(!m.is_retired(USER));
     drop(c);
@@ -641,6 +654,7 @@ fn a_stream_retires_after_its_last_scope() {
 #[test]
 fn scopes_on_the_own_stream_change_nothing() {
     let (m, _, o) = manager(1 << 30);
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let s = unsafe { m.enter_stream(OWN) }.unwrap();
     assert_eq!(m.current_stream(), OWN);
     s.leave().unwrap();
@@ -651,6 +665,7 @@ fn scopes_on_the_own_stream_change_nothing() {
 #[test]
 fn scopes_are_per_thread() {
     let (m, _, _) = manager(1 << 30);
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let s = unsafe { m.enter_stream(USER) }.unwrap();
     let other = std::thread::scope(|t| t.spawn(|| m.current_stream()).join().unwrap());
     assert_eq!(other, OWN);
@@ -680,6 +695,7 @@ fn use_on_another_stream_waits_for_the_producer_and_delays_reuse() {
 #[test]
 fn device_wide_waits_cover_every_open_stream() {
     let (m, _, o) = manager(1 << 30);
+    // SAFETY: a stream id of the fake stream order, which never reaches a driver.
     let s = unsafe { m.enter_stream(USER) }.unwrap();
     o.log();
     let other = StreamId(42);
