@@ -69,13 +69,15 @@ pub(crate) enum Family {
 #[derive(Clone)]
 pub(crate) struct KernelKey {
     family: Family,
-    bytes: Box<[u8]>,
+    // A `Vec`, not a boxed slice: turning the family's `Vec` into a box could reallocate it
+    // on every launch.
+    bytes: Vec<u8>,
     hash: u64,
 }
 
 impl KernelKey {
     /// The key of a variant of `family` told apart by `bytes`.
-    pub(crate) fn new(family: Family, bytes: impl Into<Box<[u8]>>) -> KernelKey {
+    pub(crate) fn new(family: Family, bytes: impl Into<Vec<u8>>) -> KernelKey {
         let bytes = bytes.into();
         let hash = key_hash(family as u8, &bytes);
         KernelKey { family, bytes, hash }
@@ -210,7 +212,12 @@ impl KernelCache {
         key: KernelKey,
         build: impl FnOnce() -> Result<T, Error>,
     ) -> Result<Arc<T>, Error> {
-        let entry = lock(&self.entries).entry(key.clone()).or_default().clone();
+        // The common case, a hit, neither copies the key nor inserts.
+        let found = lock(&self.entries).get(&key).cloned();
+        let entry = match found {
+            Some(e) => e,
+            None => lock(&self.entries).entry(key.clone()).or_default().clone(),
+        };
         let mut built_here = false;
         let built = entry.built.get_or_init(|| {
             built_here = true;
