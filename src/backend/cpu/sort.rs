@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::radix::{self, Word};
 use super::shared_ptr::SharedPtr;
 use crate::backend::dense::Dense;
+use crate::backend::signal::dims_usize;
 use crate::backend::sort::{Segments, SetOp};
 use crate::backend::Buffer;
 use crate::error::Error;
@@ -421,10 +422,6 @@ fn host_elements(d: &Dense) -> (&HostVec, std::ops::Range<usize>) {
         Buffer::Host(h) => (h, d.data.offset..d.data.offset + d.dims.elements() as usize),
         Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU sort path"),
     }
-}
-
-fn dims_usize(d: crate::dim4::Dim4) -> [usize; 4] {
-    d.get().map(|x| x as usize)
 }
 
 /// See `BackendKind::sort`. A dense array is read in place.
