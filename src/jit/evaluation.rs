@@ -6,11 +6,11 @@
 //! program cannot take is cut: some of its nodes are evaluated first, bottom-up, each by a
 //! program within the budget, until what is left fits one program (see `split_oversized`).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::node::{fits_one_program, State, MAX_LEAVES, MAX_OUTPUTS};
+use super::node_map::{NodeMap, NodeSet};
 use super::program::Builder;
 use super::{Data, Node, Program};
 use crate::array::Array;
@@ -86,9 +86,18 @@ pub(crate) fn program_for(roots: &[Arc<Node>]) -> crate::error::Result<Program> 
 /// Evaluates the lazy nodes among `nodes`, each of which fits one program: those of one shape
 /// and backend share programs, as many at a time as the leaf and output budgets allow.
 fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
+    if let [n] = nodes {
+        // `eval` of one array, the common case: nothing to group
+        if n.data().is_none() {
+            let mut builder = Builder::new(n.dims);
+            builder.push_root(n);
+            run_program(builder.finish(), &[n])?;
+        }
+        return Ok(());
+    }
     let mut groups: Vec<Vec<Arc<Node>>> = Vec::new();
     // (the addresses stay valid: `nodes` holds every node for the whole call)
-    let mut listed: HashSet<*const Node> = HashSet::new();
+    let mut listed = NodeSet::default();
     for n in nodes {
         if n.data().is_some() || !listed.insert(Arc::as_ptr(n)) {
             continue;
@@ -185,7 +194,7 @@ enum Frame {
 /// keeps its own stack, since the trees may be far deeper than a recursion could go.
 fn plan_waves(roots: &[Arc<Node>]) -> Vec<Vec<Arc<Node>>> {
     // Keyed by address; the map holds each node, so no address is reused while it lives.
-    let mut fit: HashMap<*const Node, (Arc<Node>, Fit)> = HashMap::new();
+    let mut fit: NodeMap<(Arc<Node>, Fit)> = NodeMap::default();
     let mut waves: Vec<Vec<Arc<Node>>> = Vec::new();
     let mut stack: Vec<Frame> = roots.iter().rev().map(|r| Frame::Enter(r.clone())).collect();
     while let Some(frame) = stack.pop() {
@@ -198,7 +207,7 @@ fn plan_waves(roots: &[Arc<Node>]) -> Vec<Vec<Arc<Node>>> {
                     continue; // ready: counts as `READY`
                 };
                 let weight = expr.leaf_weight();
-                let children: Vec<Arc<Node>> = expr.children().into_iter().cloned().collect();
+                let children: Vec<Arc<Node>> = expr.children().cloned().collect();
                 stack.extend(
                     std::iter::once(Frame::Exit(node, children.clone(), weight))
                         .chain(children.into_iter().rev().map(Frame::Enter)),
@@ -209,7 +218,7 @@ fn plan_waves(roots: &[Arc<Node>]) -> Vec<Vec<Arc<Node>>> {
                     continue;
                 }
                 // an operand absent from the map was ready when entered, and stays ready
-                let of = |fit: &HashMap<_, (Arc<Node>, Fit)>, c: &Arc<Node>| {
+                let of = |fit: &NodeMap<(Arc<Node>, Fit)>, c: &Arc<Node>| {
                     fit.get(&Arc::as_ptr(c)).map_or(READY, |e| e.1)
                 };
                 let mut f = Fit { height: 0, leaves: weight, wave: 0 };

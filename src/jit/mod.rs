@@ -4,6 +4,7 @@
 pub(crate) mod evaluation;
 pub(crate) mod index_map;
 pub(crate) mod node;
+pub(crate) mod node_map;
 pub(crate) mod op;
 pub(crate) mod program;
 

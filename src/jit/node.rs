@@ -63,14 +63,16 @@ pub(crate) enum Expr {
 }
 
 impl Expr {
-    /// The children of this expression, in order.
-    pub(crate) fn children(&self) -> Vec<&Arc<Node>> {
-        match self {
-            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => vec![],
-            Expr::Unary(_, a) | Expr::Cast(a) => vec![a],
-            Expr::Binary(_, a, b) => vec![a, b],
-            Expr::Select(c, a, b) => vec![c, a, b],
-        }
+    /// The children of this expression, in order. No allocation: this runs for every operation
+    /// a user writes, and for every node a program is built from.
+    pub(crate) fn children(&self) -> impl DoubleEndedIterator<Item = &Arc<Node>> + '_ {
+        let c: [Option<&Arc<Node>>; 3] = match self {
+            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => [None; 3],
+            Expr::Unary(_, a) | Expr::Cast(a) => [Some(a), None, None],
+            Expr::Binary(_, a, b) => [Some(a), Some(b), None],
+            Expr::Select(c, a, b) => [Some(c), Some(a), Some(b)],
+        };
+        c.into_iter().flatten()
     }
 
     /// What the expression counts for as a leaf in a tree's leaf budget (`MAX_LEAVES`): one
@@ -166,7 +168,7 @@ impl Node {
                 c.eval();
             }
             height = 1;
-            leaves = expr.children().len() as u32;
+            leaves = expr.children().count() as u32;
         }
         Arc::new(Node {
             dtype,

@@ -2,11 +2,11 @@
 //! instructions. Backends evaluate programs, never the live graph: the snapshot holds its own
 //! references to every buffer it reads, so other threads may evaluate or drop nodes meanwhile.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::index_map::{IndexMap, MAPPED_LEAF_WEIGHT};
 use super::node::{Data, Expr, Node, State};
+use super::node_map::NodeMap;
 use super::op::{BinOp, UnOp};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -119,7 +119,7 @@ enum Frame {
 pub(crate) struct Builder {
     program: Program,
     /// The step of each node flattened so far.
-    seen: HashMap<*const Node, usize>,
+    seen: NodeMap<usize>,
     /// The node of each step, to forget it again in `truncate`.
     nodes: Vec<*const Node>,
     /// Every node flattened, kept alive while the builder lives so that no address in `seen`
@@ -140,7 +140,7 @@ impl Builder {
     pub(crate) fn new(dims: Dim4) -> Builder {
         Builder {
             program: Program { steps: Vec::new(), outputs: Vec::new(), dims },
-            seen: HashMap::new(),
+            seen: NodeMap::default(),
             nodes: Vec::new(),
             keep: Vec::new(),
             leaf_weight: 0,
@@ -195,11 +195,10 @@ impl Builder {
                             Expr::Iota(b) => Instr::Iota(b),
                             Expr::Mapped(d, m) => Instr::Mapped(d, m),
                             expr => {
-                                let children: Vec<Arc<Node>> =
-                                    expr.children().into_iter().cloned().collect();
-                                stack.push(Frame::Exit(node, expr));
+                                let at = stack.len();
                                 // reversed, so that the first operand is flattened first
-                                stack.extend(children.into_iter().rev().map(Frame::Enter));
+                                stack.extend(expr.children().rev().cloned().map(Frame::Enter));
+                                stack.insert(at, Frame::Exit(node, expr));
                                 continue;
                             }
                         },

@@ -179,8 +179,7 @@ fn reshape_tree(root: &Arc<Node>, old: Dim4, new: Dim4) -> Option<Arc<Node>> {
                             ..
                         } => return None,
                         State::Lazy { expr, .. } => {
-                            let children: Vec<Arc<Node>> =
-                                expr.children().into_iter().cloned().collect();
+                            let children: Vec<Arc<Node>> = expr.children().cloned().collect();
                             stack.push(Frame::Exit(node, expr));
                             // reversed, so that operands are rebuilt left to right
                             stack.extend(children.into_iter().rev().map(Frame::Enter));
