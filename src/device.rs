@@ -334,14 +334,16 @@ pub fn init() {
     }
 }
 
-/// Waits until all work queued on `device` has finished. CPU work is synchronous, so on the
-/// CPU this returns at once.
+/// Waits until all work queued on `device` has finished; `-1` means the active device, as in
+/// ArrayFire. CPU work is synchronous, so on the CPU this returns at once.
 ///
 /// ```
 /// emberfire::sync(emberfire::get_device());
+/// emberfire::sync(-1);
 /// ```
 pub fn sync(device: i32) {
     let count = device_count();
+    let device = if device == -1 { get_device() } else { device };
     if device < 0 || device >= count {
         let e = Error::InvalidDevice { requested: device, count };
         crate::error_handler::raise(&e, format!("sync: {e}"));
