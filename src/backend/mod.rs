@@ -44,6 +44,14 @@ pub(crate) enum Buffer {
 }
 
 impl Buffer {
+    /// The buffer's length in bytes.
+    pub(crate) fn byte_len(&self) -> usize {
+        match self {
+            Buffer::Host(h) => h.len() * h.dtype().size(),
+            Buffer::Cuda(m) => m.len(),
+        }
+    }
+
     /// Wraps host memory, counting it in `device_mem_info`.
     pub(crate) fn host(h: HostVec) -> Buffer {
         HOST_BYTES.fetch_add(h.len() * h.dtype().size(), Ordering::Relaxed);

@@ -78,11 +78,7 @@ fn launch(
 
     let mut args = KernelArgs::with_capacity(8 + p.steps.len() * 5);
     args.u64(n as u64);
-    if plan.coords {
-        for k in 0..3 {
-            args.u64(p.dims[k]);
-        }
-    }
+    push_coord_args(p, &plan, &mut args);
     push_step_args(p, &plan, &mut args);
     for &ptr in outs {
         args.u64(ptr);
@@ -130,6 +126,21 @@ pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
         }
         _ => true,
     })
+}
+
+/// Appends what a kernel that needs coordinates takes to compute them: the extents `d0..d2`,
+/// then in a narrow kernel the packed divisors (`codegen::index`).
+pub(crate) fn push_coord_args(p: &Program, plan: &codegen::Plan, args: &mut KernelArgs) {
+    if plan.coords {
+        for k in 0..3 {
+            args.u64(p.dims[k]);
+        }
+        if plan.narrow {
+            for m in codegen::index::divisor_values(p.dims, plan.rank) {
+                args.u64(m);
+            }
+        }
+    }
 }
 
 /// Appends the values of the parameters `codegen::step_params` declares, in the same order.

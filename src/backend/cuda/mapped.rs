@@ -9,7 +9,7 @@
 //! dimension follows, and which dimensions are broadcast, are compiled into the source and
 //! are part of the structural key; extents, offsets and strides are arguments.
 
-use super::codegen::storage_type;
+use super::codegen::{index, storage_type, Plan};
 use super::launch::input_ptr;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -17,10 +17,18 @@ use crate::jit::index_map::{Axis, IndexMap};
 use crate::jit::Data;
 
 /// The bytes a mapped step adds to the structural key (after its element type).
-pub(crate) fn key(m: &IndexMap, dims: Dim4) -> [u8; 4] {
+pub(crate) fn key(m: &IndexMap, dims: Dim4) -> [u8; 5] {
     let [lo, hi] = m.key().to_le_bytes();
     let broadcast = (0..4).filter(|&k| dims[k] == 1).fold(0u8, |b, k| b | (1 << k));
-    [9, lo, hi, broadcast]
+    let short = (0..4).filter(|&k| short_wrap(m, dims, k)).fold(0u8, |b, k| b | (1 << k));
+    [9, lo, hi, broadcast, short]
+}
+
+/// Whether a wrapping read along dimension `k` goes round at most once, so that one compare
+/// and subtract replaces the remainder: the output is no longer than the source along `k` (a
+/// `shift`, not a `tile`), so `c + offset < 2 n`.
+fn short_wrap(m: &IndexMap, dims: Dim4, k: usize) -> bool {
+    matches!(m.axes[k], Axis::Wrap(_)) && dims[k] <= m.src[k]
 }
 
 /// The parameter declarations of mapped step `i`.
@@ -50,29 +58,40 @@ pub(crate) fn values(d: &Data, t: DType, dims: Dim4, m: &IndexMap) -> Vec<u64> {
 }
 
 /// The stored element of mapped step `i` (of shape `dims`) at the output coordinates
-/// `c0..c3` of the kernel's loop.
-pub(crate) fn element(i: usize, t: DType, dims: Dim4, m: &IndexMap) -> String {
+/// `c0..c3` of the kernel's loop, in the kernel's index width.
+pub(crate) fn element(i: usize, t: DType, dims: Dim4, m: &IndexMap, plan: &Plan) -> String {
+    let ix = index::ix(plan.narrow);
+    let zero = if plan.narrow { "0" } else { "0LL" };
     let mut index = Vec::with_capacity(4);
     let mut inside = Vec::new();
     for (k, a) in m.axes.iter().enumerate() {
-        let c = if dims[k] == 1 { "0LL".to_string() } else { format!("c{k}") };
-        let (n, x) = (format!("n{i}_{k}"), format!("({c} + o{i}_{k})"));
+        let stride = format!("({ix})s{i}_{k}");
+        if dims[k] == 1 && *a == Axis::Same {
+            continue; // coordinate 0: no term
+        }
+        let c = if dims[k] == 1 { zero.to_string() } else { format!("c{k}") };
+        let (n, x) = (format!("(({ix})n{i}_{k})"), format!("({c} + ({ix})o{i}_{k})"));
         let at = match a {
             Axis::Same => c,
+            Axis::Wrap(_) if short_wrap(m, dims, k) => format!("({x} >= {n} ? {x} - {n} : {x})"),
             Axis::Wrap(_) => format!("({x} % {n})"),
-            Axis::Clamp(_) => format!("min(max({x}, 0LL), {n} - 1)"),
+            Axis::Clamp(_) => format!("min(max({x}, {zero}), {n} - 1)"),
             Axis::Mirror(_) => {
                 format!("({x} < 0 ? (-{x} - 1) % {n} : {x} >= {n} ? {n} - 1 - {x} % {n} : {x})")
             }
             Axis::Zero(_) => {
                 inside.push(format!("{x} >= 0 && {x} < {n}"));
                 // clamped so that the address stays inside the source even where unused
-                format!("min(max({x}, 0LL), {n} - 1)")
+                format!("min(max({x}, {zero}), {n} - 1)")
             }
         };
-        index.push(format!("{at} * s{i}_{k}"));
+        index.push(format!("{at} * {stride}"));
     }
-    let load = format!("in{i}[{}]", index.join(" + "));
+    let load = if index.is_empty() {
+        format!("in{i}[0]")
+    } else {
+        format!("in{i}[{}]", index.join(" + "))
+    };
     if inside.is_empty() {
         return load;
     }

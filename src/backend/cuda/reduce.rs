@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::codegen;
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
-use super::launch::{aligned_for, linear_inputs, order_inputs, push_step_args};
+use super::launch::{aligned_for, linear_inputs, order_inputs, push_coord_args, push_step_args};
 use super::memory::DeviceMem;
 use super::reduce_codegen::{self as rc, Fold, Layout};
 use super::runtime::{self, Device};
@@ -197,11 +197,7 @@ pub(crate) fn reduce(
     for v in [e.inner, e.r, e.outer, grid.tiles, grid.groups, grid.jchunk] {
         args.u64(v as u64);
     }
-    if plan.coords {
-        for k in 0..3 {
-            args.u64(p.dims[k]);
-        }
-    }
+    push_coord_args(&p, &plan, &mut args);
     push_step_args(&p, &plan, &mut args);
     args.f64(nanval);
     args.u64(out_mem.ptr());

@@ -461,6 +461,9 @@ pub(crate) fn source(p: &Program, plan: &Plan, fold: Fold, out: DType, l: &Layou
         .collect();
     if plan.coords {
         params.extend(["d0", "d1", "d2"].iter().map(|n| format!("const long long {n}")));
+        if plan.narrow {
+            params.extend(codegen::index::divisor_params(plan.rank));
+        }
     }
     params.extend(codegen::step_params(p, plan));
     params.push("const double nv".into());
@@ -580,7 +583,7 @@ fn combine_rows(s: &mut String, l: &Layout, shared: bool) {
 /// The loops that fold this thread's share of its group's rows into `acc`.
 fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout) {
     let out = p.outputs[0];
-    let coords = "        const long long c0 = i % d0; long long t_ = i / d0; const long long c1 = t_ % d1; t_ /= d1; const long long c2 = t_ % d2; const long long c3 = t_ / d2;\n        (void)c0; (void)c1; (void)c2; (void)c3;\n";
+    let coords = format!("        {}\n", codegen::index::coords("i", plan.narrow, plan.rank));
     // one element: the producer's steps, then the fold; `acc_k` and `j` are C expressions
     let element = |s: &mut String, raw: &dyn Fn(usize) -> String, acc_k: &str, j: &str| {
         s.push_str("        {\n");
@@ -604,7 +607,7 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout) {
             s.push_str("      const long long base = i0 + inner * r * o;\n");
             s.push_str("#pragma unroll 4\n      for (long long j = jlo + y; j < jhi; j += TY) {\n        const long long i = base + inner * j;\n");
         }
-        s.push_str(coords);
+        s.push_str(&coords);
         element(s, &|k| codegen::element_read(p, plan, k), "acc[0]", "j");
         s.push_str("      }\n");
         return;

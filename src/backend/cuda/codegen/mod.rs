@@ -16,6 +16,7 @@
 //! - `ops.rs`: the expression of every operation and cast;
 //! - `kernels/elementwise_prelude.cu`: the device functions every kernel starts with.
 
+pub(crate) mod index;
 mod ops;
 mod types;
 
@@ -49,6 +50,10 @@ pub(crate) struct Plan {
     /// True when the (single) output is written through four strides into an existing buffer
     /// (`run_into`) instead of densely into a new one.
     pub strided_out: bool,
+    /// True when coordinates and offsets are computed in 32 bits (`index::fits_narrow`).
+    pub narrow: bool,
+    /// Leading dimensions of the program's shape that may exceed 1 (`index::rank`).
+    pub rank: usize,
 }
 
 impl Plan {
@@ -92,7 +97,8 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
             vector = w;
         }
     }
-    Plan { access, vector, coords, strided_out: false }
+    let narrow = coords && index::fits_narrow(p);
+    Plan { access, vector, coords, strided_out: false, narrow, rank: index::rank(p.dims) }
 }
 
 /// A compact encoding of everything the generated source depends on.
@@ -101,11 +107,18 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
     k.push(plan.vector as u8);
     k.push(plan.coords as u8);
     k.push(plan.strided_out as u8);
+    k.push(plan.narrow as u8);
+    k.push(plan.rank as u8);
     for (i, s) in p.steps.iter().enumerate() {
         k.push(s.dtype as u8);
         let operands: Vec<usize> = s.instr.operands();
         match &s.instr {
-            Instr::Input(_) => k.extend([1, (plan.access[i] == Some(Access::Linear)) as u8]),
+            // a strided read skips the terms of its broadcast dimensions
+            Instr::Input(_) => k.extend([
+                1,
+                (plan.access[i] == Some(Access::Linear)) as u8,
+                broadcast_mask(s.dims),
+            ]),
             Instr::Scalar(_) => k.push(2),
             Instr::Range(d) => k.extend([3, *d, broadcast_mask(s.dims)]),
             Instr::Iota(_) => k.extend([4, broadcast_mask(s.dims)]),
@@ -149,6 +162,9 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         params.extend(
             ["const long long d0", "const long long d1", "const long long d2"].map(String::from),
         );
+        if plan.narrow {
+            params.extend(index::divisor_params(plan.rank));
+        }
     }
     params.extend(step_params(p, plan));
     for (o, &idx) in p.outputs.iter().enumerate() {
@@ -206,10 +222,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         );
     }
     if plan.coords {
-        let _ = writeln!(
-            s,
-            "    const long long c0 = i % d0; long long t_ = i / d0; const long long c1 = t_ % d1; t_ /= d1; const long long c2 = t_ % d2; const long long c3 = t_ / d2;"
-        );
+        let _ = writeln!(s, "    {}", index::coords("i", plan.narrow, plan.rank));
     }
     body(&mut s, p, "    ", |i| element_read(p, plan, i));
     let out_at =
@@ -280,10 +293,20 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
 /// The stored element of input step `i` at the element with linear index `i` and coordinates
 /// `c0..c3` (variables of the generated code), for a kernel that reads one element at a time.
 pub(crate) fn element_read(p: &Program, plan: &Plan, i: usize) -> String {
-    if let Instr::Mapped(_, m) = &p.steps[i].instr {
-        super::mapped::element(i, p.steps[i].dtype, p.steps[i].dims, m)
+    let st = &p.steps[i];
+    if let Instr::Mapped(_, m) = &st.instr {
+        super::mapped::element(i, st.dtype, st.dims, m, plan)
     } else if plan.access[i] == Some(Access::Strided) {
-        format!("in{i}[c0 * s{i}_0 + c1 * s{i}_1 + c2 * s{i}_2 + c3 * s{i}_3]")
+        // only the dimensions the read moves along: below the rank, not broadcast
+        let terms: Vec<String> = (0..plan.rank)
+            .filter(|&k| st.dims[k] != 1)
+            .map(|k| format!("c{k} * ({})s{i}_{k}", index::ix(plan.narrow)))
+            .collect();
+        if terms.is_empty() {
+            format!("in{i}[0]")
+        } else {
+            format!("in{i}[{}]", terms.join(" + "))
+        }
     } else {
         format!("in{i}[i]")
     }

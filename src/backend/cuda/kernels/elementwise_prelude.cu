@@ -72,3 +72,9 @@ template <typename T, int N> __device__ __forceinline__ void vstore(T* dst, cons
   for (int k = 0; k < N; k++) u.e[k] = src[k];
   *reinterpret_cast<V*>(dst) = u.v;
 }
+
+// x / d for x < 2^31, with d given as a packed divisor from the host (`codegen::index::divisor`):
+// a multiplier in the low 58 bits and a shift above them.
+__device__ __forceinline__ unsigned ef_udiv(const unsigned x, const unsigned long long packed) {
+  return (unsigned)(((unsigned long long)x * (packed & 0x3FFFFFFFFFFFFFFULL)) >> (unsigned)(packed >> 58));
+}
