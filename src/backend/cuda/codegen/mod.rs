@@ -42,8 +42,9 @@ pub(crate) enum Access {
 pub(crate) struct Plan {
     /// For each step that is an `Input`, how it is read (indexed by step).
     pub access: Vec<Option<Access>>,
-    /// Elements per thread per iteration in the linear loop (1, 2, 4, 8 or 16); 1 when any
-    /// input is strided or any step needs coordinates.
+    /// Elements per thread per iteration (1, 2, 4, 8 or 16): consecutive elements read and
+    /// written with one wide access per linear input and output. With coordinates, a run
+    /// along dimension 0 (which the width divides) that shares one coordinate computation.
     pub vector: usize,
     /// True when some step needs the coordinates of the element (strided input, range, iota).
     pub coords: bool,
@@ -82,22 +83,26 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
             _ => {}
         }
     }
-    let mut vector = 1;
-    if !coords {
-        let widest = p
-            .steps
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| access[*i].is_some() || p.outputs.contains(i))
-            .map(|(_, s)| s.dtype.size())
-            .max()
-            .unwrap_or(4);
-        let w = (16 / widest).max(1);
-        if w > 1 && aligned_for(w) {
-            vector = w;
-        }
-    }
+    let widest = p
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| access[*i].is_some() || p.outputs.contains(i))
+        .map(|(_, s)| s.dtype.size())
+        .max()
+        .unwrap_or(4);
+    let mut vector = (16 / widest).max(1);
     let narrow = coords && index::fits_narrow(p);
+    if coords {
+        // A run of elements along dimension 0 per thread: they share the division into
+        // coordinates and every offset along the other dimensions, and the linear reads and
+        // the writes are wide. Only where whole runs tile dimension 0.
+        while vector > 1 && !(narrow && p.dims[0] % vector as u64 == 0 && aligned_for(vector)) {
+            vector /= 2;
+        }
+    } else if vector > 1 && !aligned_for(vector) {
+        vector = 1;
+    }
     Plan { access, vector, coords, strided_out: false, narrow, rank: index::rank(p.dims) }
 }
 
@@ -176,6 +181,11 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     let _ = writeln!(s, "extern \"C\" __global__ void {ENTRY}({}) {{", params.join(", "));
 
     let w = plan.vector;
+    if w > 1 && plan.coords {
+        run_loop(&mut s, p, plan);
+        s.push_str("}\n");
+        return s;
+    }
     if w > 1 {
         // Vector loop: each thread handles `w` consecutive elements with one wide load/store per
         // array, then a scalar tail handles the last n % w elements.
@@ -233,6 +243,52 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     }
     s.push_str("  }\n}\n");
     s
+}
+
+/// The loop of a kernel with coordinates and runs of `plan.vector` elements along dimension 0
+/// per thread: the coordinates of a run's first element, wide loads of the linear inputs, the
+/// elements one by one (the generated code shadows `i` and `c0` for each), wide stores. The
+/// width divides the first extent, so runs never straddle a row and need no tail.
+fn run_loop(s: &mut String, p: &Program, plan: &Plan) {
+    let w = plan.vector;
+    let ix = index::ix(plan.narrow);
+    let _ = writeln!(
+        s,
+        "  for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n / {w}; v += (long long)gridDim.x * blockDim.x) {{"
+    );
+    let _ = writeln!(s, "    const long long ib = v * {w};");
+    let _ = writeln!(s, "    {}", index::coords("ib", plan.narrow, plan.rank));
+    let _ = writeln!(s, "    const {ix} c0b_ = c0;");
+    for (i, st) in p.steps.iter().enumerate() {
+        if plan.access[i] == Some(Access::Linear) {
+            let _ =
+                writeln!(s, "    {} r{i}[{w}]; vload(r{i}, in{i} + ib);", storage_type(st.dtype));
+        }
+    }
+    for (o, &idx) in p.outputs.iter().enumerate() {
+        let _ = writeln!(s, "    {} w{o}[{w}];", storage_type(p.steps[idx].dtype));
+    }
+    let _ = writeln!(s, "#pragma unroll\n    for (int j = 0; j < {w}; j++) {{");
+    let _ = writeln!(
+        s,
+        "      const long long i = ib + j; const {ix} c0 = c0b_ + j; (void)i; (void)c0;"
+    );
+    body(s, p, "      ", |i| {
+        if plan.access[i] == Some(Access::Linear) {
+            format!("r{i}[j]")
+        } else {
+            element_read(p, plan, i)
+        }
+    });
+    for (o, &idx) in p.outputs.iter().enumerate() {
+        let v = store_expr(p.steps[idx].dtype, &format!("v{idx}"));
+        let _ = writeln!(s, "      w{o}[j] = {v};");
+    }
+    s.push_str("    }\n");
+    for o in 0..p.outputs.len() {
+        let _ = writeln!(s, "    vstore(out{o} + ib, w{o});");
+    }
+    s.push_str("  }\n");
 }
 
 /// The shared device functions a program's kernel needs: the prelude, and integer powers for
