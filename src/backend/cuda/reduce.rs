@@ -183,7 +183,7 @@ pub(crate) fn reduce(
     let resident = (dev.sm_count() * 2048) as usize;
     let layout = choose_layout(e, vector, p.steps.len(), resident);
     let grid = choose_grid(e, layout, (dev.sm_count() * BLOCKS_PER_SM) as usize);
-    let func = kernel(dev, &p, &plan, fold, out, &grid.layout)?;
+    let func = kernel(dev, &p, &plan, fold, out, &grid.layout, dim)?;
     let t = p.steps[p.outputs[0]].dtype;
     let part = if grid.layout.split {
         Some(dev.memory().alloc(grid.splits * nout * rc::acc_size(fold, t))?)
@@ -230,9 +230,10 @@ fn kernel(
     fold: Fold,
     out: DType,
     layout: &Layout,
+    axis: Option<usize>,
 ) -> Result<Arc<KernelFn>, Error> {
-    let key = KernelKey::new(Family::Reduce, rc::key(p, plan, fold, out, layout));
-    dev.kernels().kernel(dev, key, rc::ENTRY, || rc::source(p, plan, fold, out, layout))
+    let key = KernelKey::new(Family::Reduce, rc::key(p, plan, fold, out, layout, axis));
+    dev.kernels().kernel(dev, key, rc::ENTRY, || rc::source(p, plan, fold, out, layout, axis))
 }
 
 #[cfg(test)]

@@ -133,8 +133,16 @@ impl Layout {
 
 /// A compact encoding of everything the source depends on. It starts with `b'R'`, which no
 /// element-wise key starts with.
-pub(crate) fn key(p: &Program, plan: &Plan, fold: Fold, out: DType, l: &Layout) -> Vec<u8> {
+pub(crate) fn key(
+    p: &Program,
+    plan: &Plan,
+    fold: Fold,
+    out: DType,
+    l: &Layout,
+    axis: Option<usize>,
+) -> Vec<u8> {
     let mut k = vec![b'R', fold as u8, out as u8, l.rows as u8, l.split as u8, l.unroll as u8];
+    k.push(axis.map_or(0xff, |a| a as u8));
     k.extend([l.tx, l.ty, l.tz, l.vector].iter().flat_map(|v| (*v as u16).to_le_bytes()));
     k.extend(codegen::key(p, plan));
     k
@@ -445,7 +453,17 @@ fn store_value(a: AccTy, out: DType, v: &str) -> String {
 /// split); `d0`, `d1`, `d2` when the producer needs coordinates; the producer's step parameters
 /// (`codegen::step_params`); `nv` (the NaN replacement); the output, the index output (null
 /// unless `fold.has_index()`), the partials and the tickets (null unless `layout.split`).
-pub(crate) fn source(p: &Program, plan: &Plan, fold: Fold, out: DType, l: &Layout) -> String {
+///
+/// `axis` is the dimension reduced (`None` for a reduction over everything): with coordinates,
+/// the folded elements of one output differ only in that coordinate, which is the row index.
+pub(crate) fn source(
+    p: &Program,
+    plan: &Plan,
+    fold: Fold,
+    out: DType,
+    l: &Layout,
+    axis: Option<usize>,
+) -> String {
     let t = p.steps[p.outputs[0]].dtype;
     let a = acc_ty(fold, t);
     let wo = l.outputs_per_thread();
@@ -504,7 +522,7 @@ pub(crate) fn source(p: &Program, plan: &Plan, fold: Fold, out: DType, l: &Layou
     let _ = writeln!(s, "    acc_t acc[{nacc}];");
     let _ = writeln!(s, "#pragma unroll\n    for (int e = 0; e < {nacc}; e++) acc[e] = ef_id();");
     s.push_str("    if (live) {\n");
-    fold_loops(&mut s, p, plan, l);
+    fold_loops(&mut s, p, plan, l, axis);
     s.push_str("    }\n");
     if l.rows && w > 1 {
         let _ = writeln!(
@@ -581,9 +599,21 @@ fn combine_rows(s: &mut String, l: &Layout, shared: bool) {
 }
 
 /// The loops that fold this thread's share of its group's rows into `acc`.
-fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout) {
+fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout, axis: Option<usize>) {
     let out = p.outputs[0];
-    let coords = format!("        {}\n", codegen::index::coords("i", plan.narrow, plan.rank));
+    // Along an axis, the coordinates of an output's first element are computed once and the
+    // row index `j` is the coordinate along the axis; over everything, each element's
+    // coordinates come from its linear index.
+    let (first, coords) = match axis {
+        Some(a) => (
+            format!("      {}\n", codegen::index::coords("base", plan.narrow, plan.rank)),
+            format!("        const {} c{a} = j; (void)c{a};\n", codegen::index::ix(plan.narrow)),
+        ),
+        None => (
+            String::new(),
+            format!("        {}\n", codegen::index::coords("i", plan.narrow, plan.rank)),
+        ),
+    };
     // one element: the producer's steps, then the fold; `acc_k` and `j` are C expressions
     let element = |s: &mut String, raw: &dyn Fn(usize) -> String, acc_k: &str, j: &str| {
         s.push_str("        {\n");
@@ -602,10 +632,12 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout) {
         // one element at a time, inputs read through their strides
         if l.rows {
             s.push_str("      const long long base = o * r;\n");
-            s.push_str("#pragma unroll 4\n      for (long long j = jlo + y; j < jhi; j += TY) {\n        const long long i = base + j;\n");
+            s.push_str(&first);
+            s.push_str("#pragma unroll 4\n      for (long long j = jlo + y; j < jhi; j += TY) {\n        const long long i = base + j; (void)i;\n");
         } else {
             s.push_str("      const long long base = i0 + inner * r * o;\n");
-            s.push_str("#pragma unroll 4\n      for (long long j = jlo + y; j < jhi; j += TY) {\n        const long long i = base + inner * j;\n");
+            s.push_str(&first);
+            s.push_str("#pragma unroll 4\n      for (long long j = jlo + y; j < jhi; j += TY) {\n        const long long i = base + inner * j; (void)i;\n");
         }
         s.push_str(&coords);
         element(s, &|k| codegen::element_read(p, plan, k), "acc[0]", "j");
@@ -756,7 +788,7 @@ mod tests {
                     // a wide load is at most 16 bytes
                     let widest = (16 / t.size()).max(1) as u32;
                     let l = Layout { vector: l.vector.min(widest), ..*l };
-                    let src = source(&p, &plan, fold, out_type(fold, t), &l);
+                    let src = source(&p, &plan, fold, out_type(fold, t), &l, None);
                     assert!(src.contains(ENTRY));
                     let body = src.replace(ENTRY, &format!("r{n}"));
                     all.push_str(&format!("namespace n{n} {{\n{body}}}\n"));
