@@ -211,7 +211,7 @@ fn conway(world: &Array<u8>, generations: usize) -> f64 {
         for dy in -1..=1 {
             for dx in -1..=1 {
                 if dy != 0 || dx != 0 {
-                    n = n + shift(&w, &[dy, dx, 0, 0]);
+                    n += shift(&w, &[dy, dx, 0, 0]);
                 }
             }
         }

@@ -296,6 +296,30 @@ mod tests {
         (0..levels).fold(b.clone(), |b, _| add(&b, c))
     }
 
+    /// `a + b` as automatic evaluation builds it.
+    fn add_bounded(a: &Arc<Node>, b: &Arc<Node>) -> Arc<Node> {
+        let expr = Expr::Binary(BinOp::Add, a.clone(), b.clone());
+        Node::lazy_bounded(DType::F32, dims(), BackendKind::Cpu, expr, true)
+    }
+
+    #[test]
+    fn a_shared_sub_tree_counts_its_leaves_once() {
+        // x reads 24 distinct inputs; (x + 1) + x reads 25, though its paths reach 49 leaves
+        let leaves: Vec<Arc<Node>> = (0..24).map(|i| input(i as f32)).collect();
+        let x = leaves[1..].iter().fold(leaves[0].clone(), |acc, l| add_bounded(&acc, l));
+        let r = add_bounded(&add_bounded(&x, &input(1.0)), &x);
+        assert!(r.data().is_none() && x.data().is_none(), "nothing is evaluated early");
+        assert_eq!(value(&r), vec![2.0 * 276.0 + 1.0; LEN]);
+        // past the budget, the children are evaluated together and the shared x once
+        let more: Vec<Arc<Node>> = (0..24).map(|i| input(100.0 + i as f32)).collect();
+        let y = more[1..].iter().fold(more[0].clone(), |acc, l| add_bounded(&acc, l));
+        let (a, b) = (add_bounded(&x, &y), add_bounded(&y, &x));
+        let z = add_bounded(&add_bounded(&a, &input(0.5)), &b);
+        assert!(a.data().is_some() && z.data().is_none(), "the children were evaluated");
+        let ys: f32 = (0..24).map(|i| 100.0 + i as f32).sum();
+        assert_eq!(value(&z), vec![2.0 * (276.0 + ys) + 0.5; LEN]);
+    }
+
     #[test]
     fn a_chain_is_cut_every_max_height_levels() {
         let (b, c) = (input(1.0), input(0.5));

@@ -163,12 +163,17 @@ impl Node {
             // tree that reuses its sub-trees doubles its count at each level
             leaves = leaves.saturating_add(l);
         }
+        if bound && height <= MAX_HEIGHT && leaves > MAX_LEAVES {
+            // The sum over paths may count a shared sub-tree's leaves several times (Conway's
+            // rule reads the neighbour count twice); what a program reads is each leaf once.
+            leaves = distinct_leaf_weight(&expr);
+        }
         if bound && !fits_one_program(height, leaves) {
-            for c in expr.children() {
-                c.eval();
-            }
+            // together, so that sub-trees the children share are computed once
+            let children: Vec<Arc<Node>> = expr.children().cloned().collect();
+            super::evaluation::eval_nodes(&children).or_raise("evaluation failed");
             height = 1;
-            leaves = expr.children().count() as u32;
+            leaves = children.len() as u32;
         }
         Arc::new(Node {
             dtype,
@@ -223,6 +228,27 @@ impl Node {
         super::evaluation::eval_nodes(std::slice::from_ref(self))?;
         Ok(self.data().expect("internal error: node not ready after evaluation"))
     }
+}
+
+/// The leaf budget the tree under `expr` uses in one program: each distinct leaf once, by its
+/// weight (as `program::Builder` counts it). The walk keeps its own stack.
+fn distinct_leaf_weight(expr: &Expr) -> u32 {
+    let mut seen = super::node_map::NodeSet::default();
+    let mut stack: Vec<Arc<Node>> = expr.children().cloned().collect();
+    let mut total = expr.leaf_weight();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(Arc::as_ptr(&n)) {
+            continue;
+        }
+        match &*read(&n.state) {
+            State::Ready(_) => total = total.saturating_add(1),
+            State::Lazy { expr, .. } => {
+                total = total.saturating_add(expr.leaf_weight());
+                stack.extend(expr.children().cloned());
+            }
+        }
+    }
+    total
 }
 
 /// A placeholder state with no children, left in a node whose children were taken away.

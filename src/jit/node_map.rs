@@ -46,12 +46,10 @@ impl Hasher for AddressHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::{BuildHasher, Hash};
+    use std::hash::BuildHasher;
 
     fn hash(addr: usize) -> u64 {
-        let mut h = BuildHasherDefault::<AddressHasher>::default().build_hasher();
-        (addr as *const Node).hash(&mut h);
-        h.finish()
+        BuildHasherDefault::<AddressHasher>::default().hash_one(addr as *const Node)
     }
 
     #[test]
