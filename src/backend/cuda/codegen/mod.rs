@@ -94,10 +94,10 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
     let mut vector = (16 / widest).max(1);
     let narrow = coords && index::fits_narrow(p);
     if coords {
-        // A run of elements along dimension 0 per thread: they share the division into
-        // coordinates and every offset along the other dimensions, and the linear reads and
-        // the writes are wide. Only where whole runs tile dimension 0.
-        while vector > 1 && !(narrow && p.dims[0] % vector as u64 == 0 && aligned_for(vector)) {
+        // Runs of elements along dimension 0 per warp (see `run_loop`): they share the
+        // division into coordinates and every offset along the other dimensions. Only where
+        // whole runs tile dimension 0.
+        while vector > 1 && !(narrow && p.dims[0] % (RUN_LANES * vector) as u64 == 0) {
             vector /= 2;
         }
     } else if vector > 1 && !aligned_for(vector) {
@@ -245,50 +245,39 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     s
 }
 
-/// The loop of a kernel with coordinates and runs of `plan.vector` elements along dimension 0
-/// per thread: the coordinates of a run's first element, wide loads of the linear inputs, the
-/// elements one by one (the generated code shadows `i` and `c0` for each), wide stores. The
-/// width divides the first extent, so runs never straddle a row and need no tail.
+/// Lanes that share a run: a warp.
+const RUN_LANES: usize = 32;
+
+/// The loop of a kernel with coordinates and runs along dimension 0: each warp takes
+/// `32 * plan.vector` consecutive elements at a time, lane `l` the elements `l`, `l + 32`, ...
+/// of them, so that every read and write of the warp is one contiguous piece, as in a plain
+/// loop, while each lane divides its index into coordinates once and computes the offsets
+/// along the other dimensions once for its `plan.vector` elements (the generated code shadows
+/// `i` and `c0` for each). The run divides the first extent, so runs never straddle a row and
+/// need no tail; the launch gives each thread `plan.vector` elements.
 fn run_loop(s: &mut String, p: &Program, plan: &Plan) {
     let w = plan.vector;
+    let span = RUN_LANES * w;
     let ix = index::ix(plan.narrow);
+    s.push_str("  const long long lane_ = threadIdx.x % 32;\n");
     let _ = writeln!(
         s,
-        "  for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < n / {w}; v += (long long)gridDim.x * blockDim.x) {{"
+        "  for (long long v = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; v < n / {span}; v += (long long)gridDim.x * blockDim.x / 32) {{"
     );
-    let _ = writeln!(s, "    const long long ib = v * {w};");
+    let _ = writeln!(s, "    const long long ib = v * {span} + lane_;");
     let _ = writeln!(s, "    {}", index::coords("ib", plan.narrow, plan.rank));
     let _ = writeln!(s, "    const {ix} c0b_ = c0;");
-    for (i, st) in p.steps.iter().enumerate() {
-        if plan.access[i] == Some(Access::Linear) {
-            let _ =
-                writeln!(s, "    {} r{i}[{w}]; vload(r{i}, in{i} + ib);", storage_type(st.dtype));
-        }
-    }
-    for (o, &idx) in p.outputs.iter().enumerate() {
-        let _ = writeln!(s, "    {} w{o}[{w}];", storage_type(p.steps[idx].dtype));
-    }
     let _ = writeln!(s, "#pragma unroll\n    for (int j = 0; j < {w}; j++) {{");
     let _ = writeln!(
         s,
-        "      const long long i = ib + j; const {ix} c0 = c0b_ + j; (void)i; (void)c0;"
+        "      const long long i = ib + 32 * j; const {ix} c0 = c0b_ + 32 * j; (void)i; (void)c0;"
     );
-    body(s, p, "      ", |i| {
-        if plan.access[i] == Some(Access::Linear) {
-            format!("r{i}[j]")
-        } else {
-            element_read(p, plan, i)
-        }
-    });
+    body(s, p, "      ", |i| element_read(p, plan, i));
     for (o, &idx) in p.outputs.iter().enumerate() {
         let v = store_expr(p.steps[idx].dtype, &format!("v{idx}"));
-        let _ = writeln!(s, "      w{o}[j] = {v};");
+        let _ = writeln!(s, "      out{o}[i] = {v};");
     }
-    s.push_str("    }\n");
-    for o in 0..p.outputs.len() {
-        let _ = writeln!(s, "    vstore(out{o} + ib, w{o});");
-    }
-    s.push_str("  }\n");
+    s.push_str("    }\n  }\n");
 }
 
 /// The shared device functions a program's kernel needs: the prelude, and integer powers for
@@ -435,7 +424,8 @@ mod tests {
     /// compile check. Without the variable it checks that generation does not panic.
     #[test]
     fn generates_every_operation() {
-        let d = Dim4::new(&[8, 3, 1, 1]);
+        // 64 rows: the programs with coordinates (range, iota) get runs along dimension 0
+        let d = Dim4::new(&[64, 3, 1, 1]);
         let mut kernels = Vec::new();
         for t in DType::ALL {
             for op in UNARY {
@@ -448,7 +438,7 @@ mod tests {
                 if op.supports(t) {
                     let steps = vec![
                         input(t, d),
-                        input(t, Dim4::new(&[8, 1, 1, 1])),
+                        input(t, Dim4::new(&[64, 1, 1, 1])),
                         step(Instr::Binary(op, 0, 1), op.out_type(t), d),
                     ];
                     kernels.push(program(steps, d));
@@ -460,7 +450,7 @@ mod tests {
             }
             let steps = vec![
                 step(Instr::Range(1), t, d),
-                step(Instr::Iota([8, 1, 1, 1]), t, d),
+                step(Instr::Iota([64, 1, 1, 1]), t, d),
                 input(DType::B8, d),
                 step(Instr::Select(2, 0, 1), t, d),
             ];
