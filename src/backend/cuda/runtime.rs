@@ -121,10 +121,7 @@ pub(crate) fn device(ordinal: usize) -> Result<&'static Device, Error> {
     let table = TABLE.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
     table[ordinal]
         .get_or_init(|| match catch_unwind(AssertUnwindSafe(|| Device::open(ordinal))) {
-            Ok(Ok(d)) => {
-                preload_libraries(ordinal);
-                Ok(&*Box::leak(Box::new(d)))
-            }
+            Ok(Ok(d)) => Ok(&*Box::leak(Box::new(d))),
             Ok(Err(e)) => Err(e),
             Err(p) => Err(Error::BackendUnavailable(format!(
                 "CUDA: device {ordinal} could not be opened: {}",
@@ -132,21 +129,6 @@ pub(crate) fn device(ordinal: usize) -> Result<&'static Device, Error> {
             ))),
         })
         .clone()
-}
-
-/// Starts loading cuBLAS and making device `ordinal`'s handle on a thread of its own, unless
-/// `EMBERFIRE_PRELOAD=0`. Loading the library takes about 150 ms (it is hundreds of megabytes),
-/// which a program's first matrix product would otherwise wait for after its first kernels;
-/// this way it overlaps the program's start. The first product waits for this thread if it
-/// is not done (the handle is a `OnceLock`), and finds any error it met.
-fn preload_libraries(ordinal: usize) {
-    if std::env::var_os("EMBERFIRE_PRELOAD").is_some_and(|v| v == "0") {
-        return;
-    }
-    // a thread that cannot start only loses the head start
-    let _ = std::thread::Builder::new()
-        .name("emberfire-preload".into())
-        .spawn(move || super::blas::available(ordinal));
 }
 
 /// One CUDA device as emberfire uses it.
