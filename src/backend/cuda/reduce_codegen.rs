@@ -788,7 +788,9 @@ mod tests {
                     // a wide load is at most 16 bytes
                     let widest = (16 / t.size()).max(1) as u32;
                     let l = Layout { vector: l.vector.min(widest), ..*l };
-                    let src = source(&p, &plan, fold, out_type(fold, t), &l, None);
+                    // columns reduce along dimension 1, rows over everything
+                    let axis = if l.rows { None } else { Some(1) };
+                    let src = source(&p, &plan, fold, out_type(fold, t), &l, axis);
                     assert!(src.contains(ENTRY));
                     let body = src.replace(ENTRY, &format!("r{n}"));
                     all.push_str(&format!("namespace n{n} {{\n{body}}}\n"));

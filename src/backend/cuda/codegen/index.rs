@@ -80,9 +80,11 @@ pub(crate) fn divisor_params(rank: usize) -> Vec<String> {
     (0..rank - 1).map(|k| format!("const unsigned long long m{k}")).collect()
 }
 
-/// The values of [`divisor_params`] for a program of shape `dims`.
+/// The values of [`divisor_params`] for a program of shape `dims`. An extent of 0 (a reduction
+/// of an empty dimension still launches, to write its identities) divides as 1: no element is
+/// ever divided by it.
 pub(crate) fn divisor_values(dims: Dim4, rank: usize) -> Vec<u64> {
-    (0..rank - 1).map(|k| divisor(dims[k])).collect()
+    (0..rank - 1).map(|k| divisor(dims[k].max(1))).collect()
 }
 
 /// C statements defining the coordinates `c0..c3` of the element whose linear index is the
@@ -137,6 +139,13 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_empty_extent_divides_as_one() {
+        // a reduction along dimension 0 of a 0 x 3 array launches with d0 = 0
+        let v = divisor_values(Dim4::new(&[0, 3, 1, 1]), 2);
+        assert_eq!(v, vec![divisor(1)]);
     }
 
     #[test]
