@@ -75,6 +75,19 @@ fn gather_run<T: Element + Default>(
             o.extend_from_slice(&v[s..s + run]);
         }
         Axis::Same => o.extend((c0..c0 + run as u64).map(at)),
+        Axis::Wrap(k) if stride0 == 1 => {
+            // a contiguous source row: the run is at most a few whole pieces of it, copied as
+            // slices (a shift's run is two: up to the row's end, then from its start)
+            let row = &v[base as usize..(base + n as i64) as usize];
+            let mut x = ((c0 + k) % n) as usize;
+            let mut left = run;
+            while left > 0 {
+                let take = left.min(row.len() - x);
+                o.extend_from_slice(&row[x..x + take]);
+                left -= take;
+                x = 0;
+            }
+        }
         Axis::Wrap(k) => {
             let mut x = (c0 + k) % n;
             for _ in 0..run {
