@@ -450,7 +450,8 @@ fn store_value(a: AccTy, out: DType, v: &str) -> String {
 
 /// Writes the source of the reduction kernel. Parameters, in order (`cuda::reduce` passes
 /// them): `inner`, `r`, `outer`, `tiles` (output tiles per slab), `groups`, `jchunk` (rows per
-/// split); `d0`, `d1`, `d2` when the producer needs coordinates; the producer's step parameters
+/// split); `d0`, `d1`, `d2` when the producer needs coordinates, then in a narrow kernel the
+/// packed divisors (`codegen::index::divisor_params`); the producer's step parameters
 /// (`codegen::step_params`); `nv` (the NaN replacement); the output, the index output (null
 /// unless `fold.has_index()`), the partials and the tickets (null unless `layout.split`).
 ///

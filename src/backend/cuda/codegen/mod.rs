@@ -157,7 +157,8 @@ pub(crate) const ENTRY: &str = "ef_fused";
 const PRELUDE: &str = include_str!("../kernels/elementwise_prelude.cu");
 
 /// Writes the kernel's source. Parameter order (which `launch` follows): `n`; the output's d0,
-/// d1, d2 when coordinates are needed; then, step by step, each input's pointer (and its four
+/// d1, d2 when coordinates are needed, then in a narrow kernel the packed divisors
+/// (`index::divisor_params`); then, step by step, each input's pointer (and its four
 /// strides when strided), each scalar's value, each iota's four block sizes; then one pointer
 /// per output; then, for a strided output, its four strides.
 pub(crate) fn source(p: &Program, plan: &Plan) -> String {
