@@ -55,9 +55,9 @@ fn process_default() -> Result<BackendKind> {
     static DEFAULT: OnceLock<Result<BackendKind>> = OnceLock::new();
     DEFAULT
         .get_or_init(|| match std::env::var("EMBERFIRE_BACKEND") {
-            Err(_) => Ok(best_available()),
+            Err(_) => best_available(),
             Ok(v) => match v.to_ascii_lowercase().as_str() {
-                "" | "default" => Ok(best_available()),
+                "" | "default" => best_available(),
                 "cpu" => Ok(BackendKind::Cpu),
                 "cuda" => kind_of(Backend::CUDA),
                 other => Err(Error::BackendUnavailable(format!(
@@ -68,9 +68,13 @@ fn process_default() -> Result<BackendKind> {
         .clone()
 }
 
-/// CUDA where a driver and a device are present, else the CPU.
-fn best_available() -> BackendKind {
-    kind_of(Backend::CUDA).unwrap_or(BackendKind::Cpu)
+/// CUDA where a driver and a device are present, else the CPU. A bad `EMBERFIRE_DEVICE` on a
+/// machine with CUDA is an error, not a silent move to the CPU.
+fn best_available() -> Result<BackendKind> {
+    match cuda_count() {
+        Ok(n) => default_cuda_device(n).map(BackendKind::Cuda),
+        Err(_) => Ok(BackendKind::Cpu),
+    }
 }
 
 fn cuda_count() -> Result<usize> {
@@ -84,13 +88,34 @@ fn cuda_count() -> Result<usize> {
 
 fn kind_of(b: Backend) -> Result<BackendKind> {
     match b {
-        Backend::DEFAULT => Ok(best_available()),
+        Backend::DEFAULT => best_available(),
         Backend::CPU => Ok(BackendKind::Cpu),
-        Backend::CUDA => cuda_count().map(|_| BackendKind::Cuda(0)),
+        Backend::CUDA => cuda_count().and_then(|n| default_cuda_device(n).map(BackendKind::Cuda)),
         Backend::OPENCL => {
             Err(Error::BackendUnavailable("OpenCL is not provided by emberfire".into()))
         }
     }
+}
+
+/// The device a thread starts on when it first uses CUDA: `EMBERFIRE_DEVICE` (an emberfire
+/// device id, `0..count`), or device 0. Read once per process, so that a whole program (or a
+/// test suite) runs on another GPU without changing its code.
+fn default_cuda_device(count: usize) -> Result<usize> {
+    static DEFAULT: OnceLock<Result<usize>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| match std::env::var("EMBERFIRE_DEVICE") {
+            Err(_) => Ok(0),
+            Ok(v) if v.trim().is_empty() => Ok(0),
+            Ok(v) => match v.trim().parse::<usize>() {
+                Ok(d) if d < count => Ok(d),
+                Ok(d) => Err(Error::InvalidDevice { requested: d as i32, count: count as i32 }),
+                Err(_) => Err(Error::BackendUnavailable(format!(
+                    "EMBERFIRE_DEVICE={v}: expected a device id from 0 to {}",
+                    count.saturating_sub(1)
+                ))),
+            },
+        })
+        .clone()
 }
 
 thread_local! {
@@ -109,6 +134,21 @@ pub(crate) fn active_kind() -> BackendKind {
             k
         }
     })
+}
+
+/// Runs `f` with `kind` as this thread's active backend and device, then restores the one
+/// before (also when `f` panics): arrays `f` creates (constants, host data) live where the
+/// arrays it is given live.
+pub(crate) fn with_active<R>(kind: BackendKind, f: impl FnOnce() -> R) -> R {
+    struct Restore(BackendKind);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ACTIVE.with(|a| a.set(Some(self.0)));
+        }
+    }
+    let _restore = Restore(active_kind());
+    ACTIVE.with(|a| a.set(Some(kind)));
+    f()
 }
 
 /// Makes `backend` the active backend of this thread; arrays created afterwards live there.

@@ -25,6 +25,7 @@
 mod array;
 mod array_memory;
 mod backend;
+pub mod collective;
 mod compat;
 mod device;
 mod dim4;
@@ -38,6 +39,7 @@ mod macros;
 mod ops;
 mod print_format;
 mod random;
+mod sharded;
 mod storage;
 mod sync;
 
@@ -106,6 +108,7 @@ pub use ops::seq::Seq;
 pub use ops::set::{set_intersect, set_union, set_unique};
 pub use ops::signal::*;
 pub use ops::sort::{sort, sort_by_key, sort_index};
+pub use sharded::{ShardedArray, Sharding};
 
 pub use backend::cuda::kernel::JitStats;
 

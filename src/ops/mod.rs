@@ -22,3 +22,4 @@ pub(crate) mod set;
 pub(crate) mod signal;
 pub(crate) mod sort;
 pub(crate) mod stats;
+mod to_device;

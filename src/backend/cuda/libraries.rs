@@ -164,10 +164,21 @@ pub(crate) fn preload(path: &Path, companions: &[&str]) -> bool {
 /// Makes library `names` loadable under cudarc's names: already on the loader's path, or found
 /// by [`candidates`] and preloaded. On failure returns the places searched, for the message.
 pub(crate) fn load(names: &[&str], search: &Search, companions: &[&str]) -> Result<(), String> {
+    load_of_majors(names, search, &["13", "12"], companions)
+}
+
+/// Like [`load`], for a library whose sonames carry the major versions `majors` (NCCL is
+/// `libnccl.so.2` whatever the toolkit).
+pub(crate) fn load_of_majors(
+    names: &[&str],
+    search: &Search,
+    majors: &[&str],
+    companions: &[&str],
+) -> Result<(), String> {
     if super::keep_loaded(names) {
         return Ok(());
     }
-    let places = candidates(search, &|k| std::env::var_os(k));
+    let places = candidates_of_majors(search, majors, &|k| std::env::var_os(k));
     let found = places.iter().find(|p| preload(p, companions));
     if found.is_some() && super::keep_loaded(names) {
         return Ok(());

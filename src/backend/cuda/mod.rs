@@ -31,6 +31,8 @@ pub(crate) mod index_copy;
 pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod mapped;
+pub(crate) mod nccl;
+pub(crate) mod peer;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod reduce_codegen;
