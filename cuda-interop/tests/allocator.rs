@@ -46,7 +46,7 @@ unsafe impl DeviceAllocator for Recording {
 fn arrays_take_their_memory_from_an_installed_allocator() {
     let Some(_gpu) = common::cuda() else { return };
     device_gc();
-    let driver = driver_allocator(0).unwrap();
+    let driver = driver_allocator(common::dev()).unwrap();
     let mine = Arc::new(Recording {
         inner: driver.clone(),
         live: Mutex::new(HashMap::new()),

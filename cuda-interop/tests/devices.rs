@@ -49,8 +49,8 @@ fn set_device_native_id_selects_the_cuda_backend() {
 #[test]
 fn emberfire_and_cudarc_share_the_primary_context() {
     let Some(_gpu) = common::cuda() else { return };
-    let ours = interop::context(0).unwrap();
-    let theirs = CudaContext::new(0).unwrap();
+    let ours = interop::context(common::dev()).unwrap();
+    let theirs = CudaContext::new(common::dev() as usize).unwrap();
     assert!(theirs.is_primary());
     assert_eq!(ours.cu_ctx(), theirs.cu_ctx());
     // Memory cudarc allocates through its own context object is usable by emberfire as it is.
@@ -63,8 +63,8 @@ fn emberfire_and_cudarc_share_the_primary_context() {
 #[test]
 fn stream_handles_are_emberfires_own_outside_scopes() {
     let Some(_gpu) = common::cuda() else { return };
-    let raw = interop::get_stream(0).unwrap();
-    let own = interop::stream(0).unwrap();
+    let raw = interop::get_stream(common::dev()).unwrap();
+    let own = interop::stream(common::dev()).unwrap();
     assert_eq!(raw, own.cu_stream());
     assert!(!raw.is_null(), "a stream of emberfire's own, not the legacy default stream");
     // Work queued on it through cudarc runs in order with emberfire's: a copy of an array's
@@ -77,5 +77,5 @@ fn stream_handles_are_emberfires_own_outside_scopes() {
     drop(guard);
     let b = &a + 1.0f64;
     assert_eq!(b.to_vec(), vec![4.0, 6.0, 8.0]);
-    assert_eq!(interop::stream(0).unwrap().cu_stream(), raw);
+    assert_eq!(interop::stream(common::dev()).unwrap().cu_stream(), raw);
 }

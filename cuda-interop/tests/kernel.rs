@@ -175,14 +175,14 @@ fn kernel_errors_are_reported() {
         "f",
     );
     for _ in 0..2 {
-        let e = bad.compile(0).unwrap_err();
+        let e = bad.compile(common::dev()).unwrap_err();
         assert!(e.to_string().contains("undefined_name"), "{e}");
     }
     // A missing entry point.
     let wrong = RawKernel::new(REVERSE, "no_such_kernel");
-    assert!(wrong.compile(0).is_err());
+    assert!(wrong.compile(common::dev()).is_err());
     // A stream of another context.
-    let other = CudaContext::new_non_primary(0, 0).unwrap();
+    let other = CudaContext::new_non_primary(common::dev() as usize, 0).unwrap();
     let theirs = other.new_stream().unwrap();
     let x = Array::new(&[1.0f32], dim4!(1));
     let k = RawKernel::new(REVERSE, "reverse");
@@ -194,13 +194,16 @@ fn kernel_errors_are_reported() {
     assert_eq!(e, Error::WrongContext { function: "RawKernel::launch_on", what: "stream" });
     // Arrays of two devices, where there are two.
     if interop::device_count().unwrap() >= 2 {
-        emberfire::set_device(1);
-        let on1 = Array::new(&[1.0f32], dim4!(1));
-        emberfire::set_device(0);
+        let other = if common::dev() == 0 { 1 } else { 0 };
+        emberfire::set_device(other);
+        let elsewhere = Array::new(&[1.0f32], dim4!(1));
+        emberfire::set_device(common::dev());
         // SAFETY: refused before launching.
-        let e =
-            unsafe { k.launch(LaunchConfig::for_num_elems(1), &[arg(&x), arg(&on1), arg(1u32)]) }
-                .unwrap_err();
-        assert_eq!(e, Error::WrongDevice { function: "RawKernel::launch", expected: 0, found: 1 });
+        let e = unsafe {
+            k.launch(LaunchConfig::for_num_elems(1), &[arg(&x), arg(&elsewhere), arg(1u32)])
+        }
+        .unwrap_err();
+        let (expected, found) = (common::dev(), other);
+        assert_eq!(e, Error::WrongDevice { function: "RawKernel::launch", expected, found });
     }
 }

@@ -26,7 +26,7 @@ const MIB: usize = 1 << 20;
 
 /// A raw `cuMemAlloc` block in emberfire's context, filled with `byte`.
 fn raw_block(bytes: usize, byte: u8) -> u64 {
-    interop::context(0).unwrap().bind_to_thread().unwrap();
+    interop::context(common::dev()).unwrap().bind_to_thread().unwrap();
     // SAFETY: the context is current; the block is filled before use.
     unsafe {
         let p = cu::malloc_sync(bytes).unwrap();
@@ -72,7 +72,7 @@ struct Owner {
 impl Drop for Owner {
     fn drop(&mut self) {
         self.drops.fetch_add(1, Ordering::SeqCst);
-        let _ = interop::context(0).unwrap().bind_to_thread();
+        let _ = interop::context(common::dev()).unwrap().bind_to_thread();
         // SAFETY: the block is ours; it fails if someone else freed it already.
         let ok = unsafe { cu::free_sync(self.ptr) }.is_ok();
         *self.freed.lock().unwrap() = Some(ok);
@@ -160,8 +160,8 @@ extern "C" __global__ void slow_fill(float* out, float value, unsigned n, long l
 #[test]
 fn a_slice_is_taken_over_after_its_pending_writes() {
     let Some(_gpu) = common::cuda() else { return };
-    let mine = interop::context(0).unwrap().new_stream().unwrap();
-    let slow_fill = RawKernel::new(SLOW_FILL, "slow_fill").compile(0).unwrap();
+    let mine = interop::context(common::dev()).unwrap().new_stream().unwrap();
+    let slow_fill = RawKernel::new(SLOW_FILL, "slow_fill").compile(common::dev()).unwrap();
     let n: u32 = 1 << 20;
     for run in 0..8 {
         let value = 0.25 + run as f32;
@@ -189,7 +189,7 @@ fn a_slice_is_taken_over_after_its_pending_writes() {
 #[test]
 fn slices_convert_with_their_shape_checked() {
     let Some(_gpu) = common::cuda() else { return };
-    let s = interop::stream(0).unwrap();
+    let s = interop::stream(common::dev()).unwrap();
     let values: Vec<i64> = (0..24).map(|i| i * i - 7).collect();
     // All of it, in four dimensions.
     let a = interop::array_from_slice(s.clone_htod(&values).unwrap(), dim4!(2, 3, 2, 2)).unwrap();
@@ -215,7 +215,7 @@ fn slices_convert_with_their_shape_checked() {
     let empty = interop::array_from_slice(s.clone_htod(&values).unwrap(), dim4!(0)).unwrap();
     assert!(empty.is_empty());
     // A slice of another context.
-    let other = CudaContext::new_non_primary(0, 0).unwrap();
+    let other = CudaContext::new_non_primary(common::dev() as usize, 0).unwrap();
     let theirs = other.new_stream().unwrap().clone_htod(&values).unwrap();
     let e = interop::array_from_slice(theirs, dim4!(24)).unwrap_err();
     assert_eq!(e, Error::WrongContext { function: "array_from_slice", what: "slice" });
@@ -243,7 +243,7 @@ fn bad_pointers_are_errors() {
         e,
         Error::NotDeviceMemory { function: "array_from_device_ptr", ptr: host.as_ptr() as u64 }
     );
-    let ctx = interop::context(0).unwrap();
+    let ctx = interop::context(common::dev()).unwrap();
     // SAFETY: pinned memory only used as an address here.
     let pinned = unsafe { ctx.alloc_pinned::<f32>(16) }.unwrap();
     let p = pinned.as_ptr().unwrap();
@@ -286,7 +286,7 @@ fn bad_pointers_are_errors() {
     // SAFETY: our own block, freed once.
     unsafe { cu::free_sync(raw) }.unwrap();
     // Memory of another context on the same device.
-    let other = CudaContext::new_non_primary(0, 0).unwrap();
+    let other = CudaContext::new_non_primary(common::dev() as usize, 0).unwrap();
     other.bind_to_thread().unwrap();
     // SAFETY: the other context is current; the block is freed below in it.
     let foreign = unsafe { cu::malloc_sync(4096) }.unwrap();
@@ -341,7 +341,7 @@ fn a_locked_buffer_holds_under_memory_pressure_and_returns_to_the_pool() {
             }
         }
     }
-    let total = interop::context(0).unwrap().total_mem().unwrap();
+    let total = interop::context(common::dev()).unwrap().total_mem().unwrap();
     let filled: usize = held.iter().map(|z| z.elements() * 4).sum();
     assert!(filled > total / 2, "filled only {filled} of {total} bytes");
     for z in &held {
@@ -352,7 +352,7 @@ fn a_locked_buffer_holds_under_memory_pressure_and_returns_to_the_pool() {
     drop(held);
     device_gc();
     // The locked contents are intact.
-    let s = interop::stream(0).unwrap();
+    let s = interop::stream(common::dev()).unwrap();
     assert_eq!(s.clone_dtoh(&guard.view().unwrap()).unwrap(), values);
     // Unlocked, and once the array is gone, the block is back in the pool: the next array of
     // that size gets it.
@@ -393,7 +393,7 @@ fn a_guard_leaves_an_earlier_lock_in_place() {
 #[ignore = "needs a CUDA device"]
 fn lent_buffers_leave_nothing_behind_in_ten_thousand_rounds() {
     let Some(_gpu) = common::cuda() else { return };
-    let stream = interop::stream(0).unwrap();
+    let stream = interop::stream(common::dev()).unwrap();
     let n = 64 * 64;
     let xs = common::random_f32("lent x", n, 100.0);
     let ys = common::random_f32("lent y", n, 100.0);

@@ -81,8 +81,8 @@ fn check_affine(run: usize, values: &[f32], k: f32, out: &[f32]) {
 fn the_event_helper_orders_a_user_kernel_after_emberfire() {
     let Some(_gpu) = common::cuda() else { return };
     let (values, x) = inputs();
-    let mine = interop::context(0).unwrap().new_stream().unwrap();
-    let affine = RawKernel::new(KERNELS, "affine").compile(0).unwrap();
+    let mine = interop::context(common::dev()).unwrap().new_stream().unwrap();
+    let affine = RawKernel::new(KERNELS, "affine").compile(common::dev()).unwrap();
     let n = N as u32;
     for run in 0..RUNS {
         let k = 0.5 + run as f32 * 0.05;
@@ -112,8 +112,8 @@ fn the_event_helper_orders_a_user_kernel_after_emberfire() {
 fn emberfire_on_the_users_stream_needs_no_ordering() {
     let Some(_gpu) = common::cuda() else { return };
     let (values, x) = inputs();
-    let mine = interop::context(0).unwrap().new_stream().unwrap();
-    let affine = RawKernel::new(KERNELS, "affine").compile(0).unwrap();
+    let mine = interop::context(common::dev()).unwrap().new_stream().unwrap();
+    let affine = RawKernel::new(KERNELS, "affine").compile(common::dev()).unwrap();
     let n = N as u32;
     for run in 0..RUNS {
         let k = 0.55 + run as f32 * 0.05;
@@ -143,7 +143,7 @@ fn emberfire_on_the_users_stream_needs_no_ordering() {
 fn launch_on_a_users_stream_orders_itself() {
     let Some(_gpu) = common::cuda() else { return };
     let (values, x) = inputs();
-    let mine = interop::context(0).unwrap().new_stream().unwrap();
+    let mine = interop::context(common::dev()).unwrap().new_stream().unwrap();
     let affine = RawKernel::new(KERNELS, "affine");
     for run in 0..RUNS {
         let k = 0.6 + run as f32 * 0.05;
@@ -170,8 +170,8 @@ fn launch_on_a_users_stream_orders_itself() {
 #[test]
 fn the_event_helper_orders_emberfire_after_a_user_kernel() {
     let Some(_gpu) = common::cuda() else { return };
-    let mine = interop::context(0).unwrap().new_stream().unwrap();
-    let slow_fill = RawKernel::new(KERNELS, "slow_fill").compile(0).unwrap();
+    let mine = interop::context(common::dev()).unwrap().new_stream().unwrap();
+    let slow_fill = RawKernel::new(KERNELS, "slow_fill").compile(common::dev()).unwrap();
     let n: u32 = 1 << 20;
     for run in 0..RUNS {
         let value = 1.0 + run as f32;
@@ -205,7 +205,7 @@ fn the_event_helper_orders_emberfire_after_a_user_kernel() {
 #[test]
 fn a_slow_user_kernel_on_the_scope_stream_is_seen_by_emberfire() {
     let Some(_gpu) = common::cuda() else { return };
-    let mine = interop::context(0).unwrap().new_stream().unwrap();
+    let mine = interop::context(common::dev()).unwrap().new_stream().unwrap();
     let slow_fill = RawKernel::new(KERNELS, "slow_fill");
     let n: u32 = 1 << 20;
     for run in 0..RUNS {

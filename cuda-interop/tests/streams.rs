@@ -12,7 +12,7 @@ use emberfire_cuda_interop::{self as interop, cudarc::driver::CudaContext, Error
 #[test]
 fn emberfire_works_on_the_users_stream_inside_the_scope() {
     let Some(_gpu) = common::cuda() else { return };
-    let ctx = interop::context(0).unwrap();
+    let ctx = interop::context(common::dev()).unwrap();
     let own = interop::get_stream(0).unwrap();
     let mine = ctx.new_stream().unwrap();
     let values = common::random_f32("scope", 10_000, 3.0);
@@ -40,7 +40,7 @@ fn emberfire_works_on_the_users_stream_inside_the_scope() {
 #[test]
 fn scopes_nest_and_a_panic_ends_them() {
     let Some(_gpu) = common::cuda() else { return };
-    let ctx = interop::context(0).unwrap();
+    let ctx = interop::context(common::dev()).unwrap();
     let own = interop::get_stream(0).unwrap();
     let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let a = Array::new(&[1i32, 2, 3], dim4!(3));
@@ -79,7 +79,7 @@ fn scopes_nest_and_a_panic_ends_them() {
 #[test]
 fn the_legacy_default_stream_can_be_used_too() {
     let Some(_gpu) = common::cuda() else { return };
-    let ctx = interop::context(0).unwrap();
+    let ctx = interop::context(common::dev()).unwrap();
     let legacy = ctx.default_stream();
     let v =
         interop::with_stream(&legacy, || (Array::new(&[2.0f64, 4.0], dim4!(2)) / 2.0f64).to_vec())
@@ -90,7 +90,7 @@ fn the_legacy_default_stream_can_be_used_too() {
 #[test]
 fn a_stream_of_another_context_is_refused() {
     let Some(_gpu) = common::cuda() else { return };
-    let other = CudaContext::new_non_primary(0, 0).unwrap();
+    let other = CudaContext::new_non_primary(common::dev() as usize, 0).unwrap();
     let theirs = other.new_stream().unwrap();
     let wrong = Error::WrongContext { function: "with_stream", what: "stream" };
     assert_eq!(interop::with_stream(&theirs, || ()).unwrap_err(), wrong);
@@ -107,7 +107,7 @@ fn a_stream_of_another_context_is_refused() {
 #[test]
 fn the_users_stream_may_be_dropped_after_its_scope() {
     let Some(_gpu) = common::cuda() else { return };
-    let ctx = interop::context(0).unwrap();
+    let ctx = interop::context(common::dev()).unwrap();
     let values = common::random_f32("dropped", 1 << 16, 2.0);
     let kept;
     {
@@ -140,7 +140,7 @@ fn the_users_stream_may_be_dropped_after_its_scope() {
             1e-6,
         );
     }
-    interop::context(0).unwrap().check_err().unwrap();
+    interop::context(common::dev()).unwrap().check_err().unwrap();
 }
 
 /// One thread computes on a stream of its own and frees its arrays there while another
@@ -152,7 +152,7 @@ fn memory_freed_on_one_stream_is_reused_on_another_in_order() {
     let Some(_gpu) = common::cuda() else { return };
     let n = 1 << 20;
     let values = common::random_f32("crossing", n, 1.0);
-    let ctx = interop::context(0).unwrap();
+    let ctx = interop::context(common::dev()).unwrap();
     std::thread::scope(|s| {
         let on_user_stream = s.spawn(|| {
             emberfire::set_backend(emberfire::Backend::CUDA);

@@ -36,8 +36,14 @@ pub fn cuda() -> Option<MutexGuard<'static, ()>> {
         return None;
     }
     let guard = serial();
-    emberfire::set_device(0);
+    emberfire::set_device(dev());
     Some(guard)
+}
+
+/// The device under test: the one `EMBERFIRE_DEVICE` names (as emberfire's default device),
+/// else 0, so that the suite runs on any GPU of a machine.
+pub fn dev() -> i32 {
+    std::env::var("EMBERFIRE_DEVICE").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }
 
 /// A deterministic generator for a test, from a name.
@@ -57,7 +63,7 @@ pub fn random_f32(name: &str, n: usize, range: f32) -> Vec<f32> {
 /// Free device memory in bytes, as the driver reports it (after the device has finished its
 /// queued work, so frees have taken effect).
 pub fn free_device_memory() -> usize {
-    let ctx = emberfire_cuda_interop::context(0).expect("a CUDA device");
+    let ctx = emberfire_cuda_interop::context(dev()).expect("a CUDA device");
     ctx.synchronize().expect("synchronising the device");
     ctx.mem_get_info().expect("querying free memory").0
 }

@@ -64,7 +64,7 @@ struct Nccl {
     get_unique_id: unsafe extern "C" fn(*mut RawUniqueId) -> c_int,
     comm_init_all: unsafe extern "C" fn(*mut RawComm, c_int, *const c_int) -> c_int,
     comm_init_rank: unsafe extern "C" fn(*mut RawComm, c_int, RawUniqueId, c_int) -> c_int,
-    comm_destroy: unsafe extern "C" fn(RawComm) -> c_int,
+    comm_abort: unsafe extern "C" fn(RawComm) -> c_int,
     get_error_string: unsafe extern "C" fn(c_int) -> *const c_char,
     get_last_error: unsafe extern "C" fn(RawComm) -> *const c_char,
     all_reduce: Coll7,
@@ -146,7 +146,7 @@ fn bind(lib: libloading::Library, name: &str) -> Result<Nccl, Error> {
         get_unique_id: sym(&lib, name, "ncclGetUniqueId")?,
         comm_init_all: sym(&lib, name, "ncclCommInitAll")?,
         comm_init_rank: sym(&lib, name, "ncclCommInitRank")?,
-        comm_destroy: sym(&lib, name, "ncclCommDestroy")?,
+        comm_abort: sym(&lib, name, "ncclCommAbort")?,
         get_error_string: sym(&lib, name, "ncclGetErrorString")?,
         get_last_error: sym(&lib, name, "ncclGetLastError")?,
         all_reduce: sym(&lib, name, "ncclAllReduce")?,
@@ -224,12 +224,15 @@ impl Drop for Comm {
     fn drop(&mut self) {
         let Ok(n) = nccl() else { return };
         if let Ok(dev) = runtime::device(self.ordinal) {
-            // Work queued on the communicator must finish before it is destroyed.
+            // Work queued on the communicator finishes before it goes.
             let _ = dev.sync();
         }
-        // SAFETY: the communicator is ours and destroyed only here; a failure at this point
+        // Abort rather than destroy: with nothing left in flight the two free the same
+        // resources, but destroying finalizes first, which waits for the other ranks and can
+        // hang when one thread drops the ranks of a group one after the other. A failure here
         // (process exit) leaves nothing to do.
-        let _ = unsafe { (n.comm_destroy)(self.raw()) };
+        // SAFETY: the communicator is ours and released only here.
+        let _ = unsafe { (n.comm_abort)(self.raw()) };
     }
 }
 
