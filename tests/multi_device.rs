@@ -360,6 +360,67 @@ fn ranks_in_threads_meet_through_a_unique_id() {
     }
 }
 
+/// The environment through which `ranks_in_processes_meet_through_a_unique_id` hands a child
+/// process its part.
+const CHILD_ID: &str = "EMBERFIRE_TEST_NCCL_ID";
+const CHILD_RANK: &str = "EMBERFIRE_TEST_RANK";
+
+#[test]
+fn ranks_in_processes_meet_through_a_unique_id() {
+    if get_active_backend() == Backend::CPU {
+        return; // no NCCL on the CPU: `ranks_in_threads_meet_through_a_unique_id` checks the error
+    }
+    let id = UniqueId::new().unwrap();
+    let hex: String = id.as_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let world = device_count();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..world)
+        .map(|rank| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "one_rank_of_a_group_spanning_processes",
+                    "--include-ignored",
+                    "--nocapture",
+                ])
+                .env(CHILD_ID, &hex)
+                .env(CHILD_RANK, rank.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (rank, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "rank {rank}'s process failed: {text}");
+        assert!(text.contains(&format!("rank {rank} of {world}: all-reduce checked")), "{text}");
+    }
+}
+
+#[test]
+#[ignore = "one rank of `ranks_in_processes_meet_through_a_unique_id`, which runs it in a process of its own"]
+fn one_rank_of_a_group_spanning_processes() {
+    let (Ok(hex), Ok(rank)) = (std::env::var(CHILD_ID), std::env::var(CHILD_RANK)) else {
+        return; // run directly rather than by the test above: nothing to join
+    };
+    let mut bytes = [0u8; 128];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap();
+    }
+    let rank: usize = rank.parse().unwrap();
+    let world = device_count() as usize;
+    set_device(rank as i32);
+    let comm = Communicator::from_unique_id(&UniqueId::from_bytes(bytes), rank, world).unwrap();
+    let x = Array::new(&rank_values::<i64>(rank, 6), dim4!(6));
+    let got = comm.all_reduce(&[x], ReduceOp::Sum).unwrap()[0].to_vec();
+    let want: Vec<i64> = (0..6).map(|i| (0..world).map(|r| k(r, i) as i64).sum()).collect();
+    assert_eq!(got, want);
+    println!("rank {rank} of {world}: all-reduce checked");
+}
+
 fn panic_text(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
     let e = std::panic::catch_unwind(f).unwrap_err();
     e.downcast_ref::<String>()

@@ -53,7 +53,7 @@ fn arrays_take_their_memory_from_an_installed_allocator() {
         allocations: Mutex::new(0),
         refuse: AtomicBool::new(false),
     });
-    set_allocator(0, mine.clone()).unwrap();
+    set_allocator(common::dev(), mine.clone()).unwrap();
     let values = common::random_f32("allocator", 300_000, 10.0);
     let a = Array::new(&values, dim4!(300_000));
     let b = (&a * 3.0f32 + 1.0f32).to_vec();
@@ -72,7 +72,7 @@ fn arrays_take_their_memory_from_an_installed_allocator() {
     mine.refuse.store(false, Ordering::SeqCst);
 
     // Back to the driver: the cache goes back to `mine` at once, blocks in use when freed.
-    set_allocator(0, driver).unwrap();
+    set_allocator(common::dev(), driver).unwrap();
     let c = (&a - 1.0f32).to_vec();
     common::assert_close(
         "after restoring",

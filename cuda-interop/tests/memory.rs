@@ -140,8 +140,8 @@ fn a_lock_keeps_a_borrowed_owner_until_it_is_released() {
     drop(a);
     assert_eq!(drops.load(Ordering::SeqCst), 0);
     assert_eq!(device_mem_info().3, locked_before + 1);
-    assert!(interop::unlock_device_ptr(0, ptr).unwrap());
-    assert!(!interop::unlock_device_ptr(0, ptr).unwrap());
+    assert!(interop::unlock_device_ptr(common::dev(), ptr).unwrap());
+    assert!(!interop::unlock_device_ptr(common::dev(), ptr).unwrap());
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(*freed.lock().unwrap(), Some(true));
     assert_eq!(device_mem_info().3, locked_before);
@@ -298,21 +298,20 @@ fn bad_pointers_are_errors() {
     unsafe { cu::free_sync(foreign) }.unwrap();
     // Memory of another device, where there is one.
     if interop::device_count().unwrap() >= 2 {
-        let second = interop::context(1).unwrap();
-        let slice = interop::stream(1).unwrap().clone_htod(&[1.0f32; 8]).unwrap();
+        let (here, there) = (common::dev(), if common::dev() == 0 { 1 } else { 0 });
+        let second = interop::context(there).unwrap();
+        let slice = interop::stream(there).unwrap().clone_htod(&[1.0f32; 8]).unwrap();
         let e = interop::array_from_slice(slice, dim4!(8)).unwrap_err();
-        assert_eq!(e, Error::WrongDevice { function: "array_from_slice", expected: 0, found: 1 });
-        let s1 = interop::stream(1).unwrap();
+        let wrong = |function| Error::WrongDevice { function, expected: here, found: there };
+        assert_eq!(e, wrong("array_from_slice"));
+        let s1 = interop::stream(there).unwrap();
         let kept = s1.clone_htod(&[1.0f32; 8]).unwrap();
         let p = kept.device_ptr(&s1).0;
         // SAFETY: refused (the test checks the error) before the memory is used or adopted.
         let e =
             unsafe { interop::array_from_borrowed_ptr(p as *const f32, dim4!(8), Arc::new(())) }
                 .unwrap_err();
-        assert_eq!(
-            e,
-            Error::WrongDevice { function: "array_from_borrowed_ptr", expected: 0, found: 1 }
-        );
+        assert_eq!(e, wrong("array_from_borrowed_ptr"));
         drop(second);
     }
 }
@@ -406,7 +405,7 @@ fn lent_buffers_leave_nothing_behind_in_ten_thousand_rounds() {
         assert_eq!(device_mem_info(), start, "round {round}: the lent buffers left memory behind");
         for p in lent.buffers {
             assert!(
-                !interop::unlock_device_ptr(0, p).unwrap(),
+                !interop::unlock_device_ptr(common::dev(), p).unwrap(),
                 "round {round}: a record of {p:#x}"
             );
             addresses.insert(p);
@@ -421,6 +420,6 @@ fn lent_buffers_leave_nothing_behind_in_ten_thousand_rounds() {
     a.lock();
     drop(a);
     assert_eq!(device_mem_info().3, start.3 + 1);
-    assert!(interop::unlock_device_ptr(0, p).unwrap());
+    assert!(interop::unlock_device_ptr(common::dev(), p).unwrap());
     assert_eq!(device_mem_info(), start);
 }

@@ -13,18 +13,18 @@ use emberfire_cuda_interop::{self as interop, cudarc::driver::CudaContext, Error
 fn emberfire_works_on_the_users_stream_inside_the_scope() {
     let Some(_gpu) = common::cuda() else { return };
     let ctx = interop::context(common::dev()).unwrap();
-    let own = interop::get_stream(0).unwrap();
+    let own = interop::get_stream(common::dev()).unwrap();
     let mine = ctx.new_stream().unwrap();
     let values = common::random_f32("scope", 10_000, 3.0);
     let before = Array::new(&values, dim4!(100, 100)) * 2.0f32; // lazy, computed in the scope
     let (inside, sum) = interop::with_stream(&mine, || {
-        assert_eq!(interop::get_stream(0).unwrap(), mine.cu_stream());
+        assert_eq!(interop::get_stream(common::dev()).unwrap(), mine.cu_stream());
         let y = sin(&before) + 1.0f32;
-        (interop::get_stream(0).unwrap(), sum_all(&y).0 as f64)
+        (interop::get_stream(common::dev()).unwrap(), sum_all(&y).0 as f64)
     })
     .unwrap();
     assert_eq!(inside, mine.cu_stream());
-    assert_eq!(interop::get_stream(0).unwrap(), own, "back on emberfire's stream");
+    assert_eq!(interop::get_stream(common::dev()).unwrap(), own, "back on emberfire's stream");
     let expect: f64 = values.iter().map(|&v| ((v * 2.0) as f64).sin() + 1.0).sum();
     assert!((sum - expect).abs() < 1e-3 * expect.abs().max(1.0), "{sum} vs {expect}");
     // `before` was evaluated on the user's stream; emberfire's stream uses it afterwards.
@@ -41,17 +41,17 @@ fn emberfire_works_on_the_users_stream_inside_the_scope() {
 fn scopes_nest_and_a_panic_ends_them() {
     let Some(_gpu) = common::cuda() else { return };
     let ctx = interop::context(common::dev()).unwrap();
-    let own = interop::get_stream(0).unwrap();
+    let own = interop::get_stream(common::dev()).unwrap();
     let (s1, s2) = (ctx.new_stream().unwrap(), ctx.new_stream().unwrap());
     let a = Array::new(&[1i32, 2, 3], dim4!(3));
     let r = interop::with_stream(&s1, || {
         let b = &a + 1i32;
         let inner = interop::with_stream(&s2, || {
-            assert_eq!(interop::get_stream(0).unwrap(), s2.cu_stream());
+            assert_eq!(interop::get_stream(common::dev()).unwrap(), s2.cu_stream());
             (&b * 10i32).to_vec()
         })
         .unwrap();
-        assert_eq!(interop::get_stream(0).unwrap(), s1.cu_stream());
+        assert_eq!(interop::get_stream(common::dev()).unwrap(), s1.cu_stream());
         inner
     })
     .unwrap();
@@ -63,13 +63,13 @@ fn scopes_nest_and_a_panic_ends_them() {
         })
     }));
     assert!(caught.is_err());
-    assert_eq!(interop::get_stream(0).unwrap(), own, "the panic ended the scope");
+    assert_eq!(interop::get_stream(common::dev()).unwrap(), own, "the panic ended the scope");
     assert_eq!((&a * 3i32).to_vec(), vec![3, 6, 9]);
     // Other threads never see this thread's scope.
     interop::with_stream(&s1, || {
         let other = std::thread::spawn(|| {
             emberfire::set_backend(emberfire::Backend::CUDA);
-            interop::get_stream(0).unwrap() as usize
+            interop::get_stream(common::dev()).unwrap() as usize
         });
         assert_eq!(other.join().unwrap(), own as usize);
     })
