@@ -74,13 +74,15 @@ pub fn main() -> interop::Result<()> {
     // ANCHOR: user_stream
     // The same kernel on a stream of our own, through raw device pointers, ordered with
     // events both ways: the host never waits.
-    let mine = interop::context(0)?.new_stream()?;
+    // The stream and the compiled kernel belong to the device the arrays live on.
+    let device = emberfire::get_device();
+    let mine = interop::context(device)?.new_stream()?;
     let out2 = Array::<f32>::new_empty(dim4!(n as u64));
     {
         let (gx, gy, gout) = (interop::lock(&x)?, interop::lock(&y)?, interop::lock(&out2)?);
         // Our stream waits for everything emberfire has queued (computing x, y, zeroing out2).
         interop::stream_wait_for_emberfire(&mine)?;
-        let func = kernel.compile(0)?;
+        let func = kernel.compile(device)?;
         let (px, py, pout, bias) = (gx.ptr(), gy.ptr(), gout.ptr(), 1.5f32);
         let mut launch = mine.launch_builder(func.function());
         launch.arg(&px).arg(&py).arg(&pout).arg(&bias).arg(&n);
