@@ -46,7 +46,13 @@ pub enum Sharding {
     Replicated,
 }
 
-/// One array held in shards on several devices. See the [module documentation](self).
+/// One array held in shards on several devices: split along one dimension into contiguous
+/// runs, one per device ([`Sharding::Split`]), or whole on every device
+/// ([`Sharding::Replicated`]). Each shard is an ordinary [`Array`] on its device; element-wise
+/// work ([`ShardedArray::map`], [`ShardedArray::zip_with`]) fuses per shard, reductions along
+/// the split dimension combine the shards' partial results with one all-reduce, and
+/// [`ShardedArray::matmul`] multiplies shard by shard. The book's "Several GPUs" chapter shows
+/// the whole.
 ///
 /// ```
 /// use emberfire::{dim4, Array, ShardedArray};
