@@ -657,3 +657,40 @@ fn example_grid_coordinates() {
     assert_eq!(coords.dims(), Dim4::new(&[9, 2, 1, 1]));
     assert_eq!(coords.to_vec(), vec![0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 0, 0, 1, 1, 1, 2, 2, 2]);
 }
+
+/// Long columns: each evaluation chunk lies inside one column, where shifts and tiles read
+/// their source in place (or as one zero for padding) instead of gathering.
+#[test]
+fn long_columns_read_shifted_tiled_and_padded_sources_in_place() {
+    let (rows, cols) = (9000u64, 3u64);
+    let host: Vec<i32> = (0..(rows * cols) as i32).map(|i| i * 7 - 1000).collect();
+    let a = Array::new(&host, dim4!(rows, cols));
+    let at = |r: u64, c: u64| host[(c * rows + r) as usize];
+    let (r_n, c_n) = (rows as i64, cols as i64);
+    for (dy, dx) in [(0i32, 1i32), (5, 0), (-5, 2), (3, -1), (8999, 0)] {
+        let got = shift(&a, &[dy, dx, 0, 0]).to_vec();
+        for c in 0..cols {
+            for r in (0..rows).step_by(97).chain([0, rows - 1]) {
+                let sr = (r as i64 - dy as i64).rem_euclid(r_n) as u64;
+                let sc = (c as i64 - dx as i64).rem_euclid(c_n) as u64;
+                assert_eq!(
+                    got[(c * rows + r) as usize],
+                    at(sr, sc),
+                    "shift ({dy}, {dx}) at ({r}, {c})"
+                );
+            }
+        }
+    }
+    let t = tile(&a, dim4!(2, 2)).to_vec();
+    for (r, c) in [(0u64, 0u64), (rows + 17, 4), (2 * rows - 1, 5), (123, 3)] {
+        assert_eq!(t[(c * 2 * rows + r) as usize], at(r % rows, c % cols), "tile at ({r}, {c})");
+    }
+    let p = pad(&a, dim4!(0, 1, 0, 0), dim4!(0, 1, 0, 0), BorderType::ZERO);
+    let pv = p.to_vec();
+    assert_eq!(p.dims(), dim4!(rows, cols + 2));
+    for r in (0..rows).step_by(101) {
+        assert_eq!(pv[r as usize], 0, "left padding");
+        assert_eq!(pv[(rows + r) as usize], at(r, 0));
+        assert_eq!(pv[((cols + 1) * rows + r) as usize], 0, "right padding");
+    }
+}

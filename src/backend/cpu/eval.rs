@@ -145,15 +145,13 @@ pub(crate) fn eval_steps<'a>(
             Instr::Mapped(d, m) => super::gather::load_mapped(d, m, step.dims, p.dims, start, len),
             Instr::Scalar(h) => Val::Splat(h.clone()),
             Instr::Range(dim) => {
-                Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, |c| {
-                    c[*dim as usize]
-                }))
+                index_values(step.dtype, step.dims, p.dims, start, len, |c| c[*dim as usize])
             }
             Instr::Iota(b) => {
                 let b: [usize; 4] = std::array::from_fn(|k| b[k] as usize);
-                Val::Owned(index_values(step.dtype, step.dims, p.dims, start, len, move |c| {
+                index_values(step.dtype, step.dims, p.dims, start, len, move |c| {
                     c[0] % b[0] + b[0] * (c[1] % b[1] + b[1] * (c[2] % b[2] + b[2] * (c[3] % b[3])))
-                }))
+                })
             }
             Instr::Unary(op, a) => {
                 let t = p.steps[*a].dtype;
@@ -212,7 +210,7 @@ pub(crate) fn eval_steps<'a>(
 }
 
 /// Coordinates of linear index `i` in `dims`.
-fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
+pub(crate) fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
     let mut c = [0; 4];
     for (d, cd) in c.iter_mut().enumerate() {
         let n = dims[d] as usize;
@@ -261,12 +259,29 @@ fn load<'a>(d: &'a Data, dims: Dim4, out: Dim4, start: usize, len: usize) -> Val
         return Val::View(h, d.offset + start);
     }
     let es: [i64; 4] = std::array::from_fn(|k| if dims[k] == 1 { 0 } else { d.strides[k] });
+    let base_of =
+        |c: [usize; 4]| d.offset as i64 + (1..4).map(|k| c[k] as i64 * es[k]).sum::<i64>();
+    // A chunk inside one run along dimension 0 (the usual case: chunks are a few thousand
+    // elements, columns longer) reads a broadcast or strided input in place where it can: one
+    // value repeated, or a contiguous piece of the buffer.
+    let d0 = out[0] as usize;
+    if start % d0 + len <= d0 {
+        let c = coords(start, out);
+        let at = base_of(c) + c[0] as i64 * es[0];
+        match es[0] {
+            0 => return Val::Splat(h.sub(at as usize..at as usize + 1)),
+            1 => return Val::View(h, at as usize),
+            _ => {}
+        }
+    }
     with_vec!(h, v, T => {
         let mut o: Vec<T> = Vec::with_capacity(len);
         for_runs(out, start, len, |_, run, c| {
-            let base = d.offset as i64 + (1..4).map(|k| c[k] as i64 * es[k]).sum::<i64>();
-            for j in 0..run {
-                o.push(v[(base + (c[0] + j) as i64 * es[0]) as usize]);
+            let at = base_of(c) + c[0] as i64 * es[0];
+            match es[0] {
+                0 => o.resize(o.len() + run, v[at as usize]),
+                1 => o.extend_from_slice(&v[at as usize..at as usize + run]),
+                step => o.extend((0..run as i64).map(|j| v[(at + j * step) as usize])),
             }
         });
         Val::Owned(T::wrap(o))
@@ -282,19 +297,38 @@ fn index_values(
     start: usize,
     len: usize,
     f: impl Fn([usize; 4]) -> usize,
-) -> HostVec {
+) -> Val<'static> {
+    let d0 = out[0] as usize;
+    if dims[0] == 1 && start % d0 + len <= d0 {
+        // one run, broadcast along it: one value for the chunk
+        let mut c = coords(start, out);
+        for k in 0..4 {
+            if dims[k] == 1 {
+                c[k] = 0;
+            }
+        }
+        let v = f(c) as u64;
+        return Val::Splat(with_dtype!(dtype, T => T::wrap(vec![convert::<u64, T>(v)])));
+    }
     let mut idx: Vec<u64> = Vec::with_capacity(len);
     for_runs(out, start, len, |_, run, c| {
-        for j in 0..run {
-            let mut cc = c;
-            cc[0] += j;
-            for k in 0..4 {
-                if dims[k] == 1 {
-                    cc[k] = 0;
-                }
+        let mut cc = c;
+        for k in 1..4 {
+            if dims[k] == 1 {
+                cc[k] = 0;
             }
-            idx.push(f(cc) as u64);
+        }
+        if dims[0] == 1 {
+            // broadcast along the run: one value
+            cc[0] = 0;
+            idx.resize(idx.len() + run, f(cc) as u64);
+        } else {
+            idx.extend((0..run).map(|j| {
+                let mut e = cc;
+                e[0] += j;
+                f(e) as u64
+            }));
         }
     });
-    with_dtype!(dtype, T => T::wrap(crate::storage::cast_slice::<u64, T>(&idx)))
+    Val::Owned(with_dtype!(dtype, T => T::wrap(crate::storage::cast_slice::<u64, T>(&idx))))
 }

@@ -29,6 +29,9 @@ pub(crate) fn load_mapped<'a>(
                 .map_or_else(T::default, |at| v[at as usize]);
             return Val::Splat(T::wrap(vec![x]));
         }
+        if let Some(v) = in_place(d, h, m, dims, out, start, len) {
+            return v;
+        }
         let mut o: Vec<T> = Vec::with_capacity(len);
         for_runs(out, start, len, |_, run, c| match outer(d, m, dims, c.map(|x| x as u64)) {
             Some(base) => gather_run(v, &mut o, run, c[0] as u64, dims[0], m, base, d.strides[0]),
@@ -36,6 +39,39 @@ pub(crate) fn load_mapped<'a>(
         });
         Val::Owned(T::wrap(o))
     })
+}
+
+/// A chunk that lies inside one run along dimension 0 and reads a contiguous piece of the
+/// source (a shift along another dimension, or along dimension 0 where the piece does not
+/// wrap) is read in place; a run outside the source (zero padding) is one zero. `None` where
+/// the chunk must be gathered.
+fn in_place<'a>(
+    d: &Data,
+    h: &'a crate::storage::HostVec,
+    m: &IndexMap,
+    dims: Dim4,
+    out: Dim4,
+    start: usize,
+    len: usize,
+) -> Option<Val<'a>> {
+    let d0 = out[0] as usize;
+    if start % d0 + len > d0 || dims[0] == 1 {
+        return None;
+    }
+    let c = super::eval::coords(start, out);
+    let Some(base) = outer(d, m, dims, c.map(|x| x as u64)) else {
+        return Some(Val::Splat(crate::storage::HostVec::zeros(h.dtype(), 1)));
+    };
+    if d.strides[0] != 1 {
+        return None;
+    }
+    let n = m.src[0];
+    let first = match m.axes[0] {
+        Axis::Same => c[0] as u64,
+        Axis::Wrap(k) => (c[0] as u64 + k) % n,
+        _ => return None,
+    };
+    (first + len as u64 <= n).then(|| Val::View(h, (base + first as i64) as usize))
 }
 
 /// The position of the source element for step coordinates `c` along dimensions 1 to 3
