@@ -72,9 +72,14 @@ fn process_default() -> Result<BackendKind> {
 /// machine with CUDA is an error, not a silent move to the CPU.
 fn best_available() -> Result<BackendKind> {
     match cuda_count() {
-        Ok(n) => default_cuda_device(n).map(BackendKind::Cuda),
+        Ok(n) => cuda_default(n),
         Err(_) => Ok(BackendKind::Cpu),
     }
+}
+
+/// The CUDA backend on its default device, given `n` devices.
+fn cuda_default(n: usize) -> Result<BackendKind> {
+    default_cuda_device(n).map(BackendKind::Cuda)
 }
 
 fn cuda_count() -> Result<usize> {
@@ -90,7 +95,7 @@ fn kind_of(b: Backend) -> Result<BackendKind> {
     match b {
         Backend::DEFAULT => best_available(),
         Backend::CPU => Ok(BackendKind::Cpu),
-        Backend::CUDA => cuda_count().and_then(|n| default_cuda_device(n).map(BackendKind::Cuda)),
+        Backend::CUDA => cuda_count().and_then(cuda_default),
         Backend::OPENCL => {
             Err(Error::BackendUnavailable("OpenCL is not provided by emberfire".into()))
         }

@@ -209,8 +209,16 @@ pub(crate) fn eval_steps<'a>(
     vals
 }
 
+/// The coordinates of element `start` when output elements `start..start + len` lie inside
+/// one run along dimension 0 (one column), where an input can often be read in place; `None`
+/// when the chunk crosses runs.
+pub(crate) fn inside_one_run(out: Dim4, start: usize, len: usize) -> Option<[usize; 4]> {
+    let d0 = out[0] as usize;
+    (start % d0 + len <= d0).then(|| coords(start, out))
+}
+
 /// Coordinates of linear index `i` in `dims`.
-pub(crate) fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
+fn coords(mut i: usize, dims: Dim4) -> [usize; 4] {
     let mut c = [0; 4];
     for (d, cd) in c.iter_mut().enumerate() {
         let n = dims[d] as usize;
@@ -264,9 +272,7 @@ fn load<'a>(d: &'a Data, dims: Dim4, out: Dim4, start: usize, len: usize) -> Val
     // A chunk inside one run along dimension 0 (the usual case: chunks are a few thousand
     // elements, columns longer) reads a broadcast or strided input in place where it can: one
     // value repeated, or a contiguous piece of the buffer.
-    let d0 = out[0] as usize;
-    if start % d0 + len <= d0 {
-        let c = coords(start, out);
+    if let Some(c) = inside_one_run(out, start, len) {
         let at = base_of(c) + c[0] as i64 * es[0];
         match es[0] {
             0 => return Val::Splat(h.sub(at as usize..at as usize + 1)),
@@ -298,10 +304,8 @@ fn index_values(
     len: usize,
     f: impl Fn([usize; 4]) -> usize,
 ) -> Val<'static> {
-    let d0 = out[0] as usize;
-    if dims[0] == 1 && start % d0 + len <= d0 {
+    if let Some(mut c) = inside_one_run(out, start, len).filter(|_| dims[0] == 1) {
         // one run, broadcast along it: one value for the chunk
-        let mut c = coords(start, out);
         for k in 0..4 {
             if dims[k] == 1 {
                 c[k] = 0;

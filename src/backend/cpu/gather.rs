@@ -54,11 +54,10 @@ fn in_place<'a>(
     start: usize,
     len: usize,
 ) -> Option<Val<'a>> {
-    let d0 = out[0] as usize;
-    if start % d0 + len > d0 || dims[0] == 1 {
+    if dims[0] == 1 {
         return None;
     }
-    let c = super::eval::coords(start, out);
+    let c = super::eval::inside_one_run(out, start, len)?;
     let Some(base) = outer(d, m, dims, c.map(|x| x as u64)) else {
         return Some(Val::Splat(crate::storage::HostVec::zeros(h.dtype(), 1)));
     };
