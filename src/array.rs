@@ -403,16 +403,6 @@ impl<T: HasAfEnum> Array<T> {
         self.get_type() == DType::B8
     }
 
-    /// emberfire has no sparse arrays; always false.
-    ///
-    /// ```
-    /// use emberfire::{Array, dim4};
-    /// assert!(!Array::new(&[1.0f32], dim4!(1)).is_sparse());
-    /// ```
-    pub fn is_sparse(&self) -> bool {
-        false
-    }
-
     /// True when the array is evaluated and its elements are contiguous in memory.
     ///
     /// ```
@@ -442,7 +432,9 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(a.is_linear());
     /// ```
     pub fn eval(&self) {
-        self.node.eval();
+        if !self.is_sparse() {
+            self.node.eval();
+        }
     }
 
     /// Like [`Array::eval`], returning an error instead of panicking when the backend fails.
@@ -452,6 +444,9 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(Array::new(&[1.0f32], dim4!(1)).try_eval().is_ok());
     /// ```
     pub fn try_eval(&self) -> Result<()> {
+        if self.is_sparse() {
+            return Ok(()); // always ready
+        }
         self.node.try_eval().map(|_| ())
     }
 
@@ -464,6 +459,9 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(b.to_vec(), a.to_vec());
     /// ```
     pub fn copy(&self) -> Self {
+        if self.is_sparse() {
+            return crate::ops::sparse::copy_sparse(self);
+        }
         let dims = self.dims();
         let program = crate::jit::Program::copy_of(self.node.eval(), T::DTYPE, dims);
         let buf =
@@ -552,6 +550,10 @@ impl<T: HasAfEnum> Array<T> {
 impl<T: HasAfEnum + crate::print_format::PrintElem> fmt::Display for Array<T> {
     /// ArrayFire's printed layout, without a name line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let precision = f.precision().map(|p| p as i32);
+        if self.is_sparse() {
+            return f.write_str(&format_gen("", self, precision));
+        }
         let d = self.dims();
         let s = crate::print_format::format_array(
             "",
@@ -565,6 +567,9 @@ impl<T: HasAfEnum + crate::print_format::PrintElem> fmt::Display for Array<T> {
 
 impl<T: HasAfEnum + crate::print_format::PrintElem> fmt::Debug for Array<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_sparse() {
+            return f.write_str(&format_gen("", self, None));
+        }
         f.write_str(&crate::print_format::format_debug(*self.dims().get(), &self.to_vec()))
     }
 }
@@ -597,6 +602,9 @@ pub(crate) fn format_gen<T: HasAfEnum>(
     precision: Option<i32>,
 ) -> String {
     let p = precision.map_or(crate::print_format::DEFAULT_PRECISION, |p| p.max(0) as usize);
+    if let Some(parts) = input.node().sparse() {
+        return crate::ops::sparse::print::format_sparse(msg, *input.dims().get(), &parts, p);
+    }
     let h = input.host_vec();
     with_vec!(&h, v, E => crate::print_format::format_array(msg, *input.dims().get(), v, p))
 }

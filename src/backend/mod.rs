@@ -12,6 +12,7 @@ pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod sort;
+pub(crate) mod sparse;
 
 pub(crate) mod index_copy;
 pub(crate) mod signal;

@@ -88,7 +88,7 @@ pub(crate) fn program_for(roots: &[Arc<Node>]) -> crate::error::Result<Program> 
 fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
     if let [n] = nodes {
         // `eval` of one array, the common case: nothing to group
-        if n.data().is_none() {
+        if n.is_lazy() {
             let mut builder = Builder::new(n.dims);
             builder.push_root(n);
             run_program(builder.finish(), &[n])?;
@@ -99,7 +99,7 @@ fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
     // (the addresses stay valid: `nodes` holds every node for the whole call)
     let mut listed = NodeSet::default();
     for n in nodes {
-        if n.data().is_some() || !listed.insert(Arc::as_ptr(n)) {
+        if !n.is_lazy() || !listed.insert(Arc::as_ptr(n)) {
             continue;
         }
         match groups.iter_mut().find(|g| g[0].dims == n.dims && g[0].backend == n.backend) {

@@ -7,6 +7,7 @@ pub(crate) mod node;
 pub(crate) mod node_map;
 pub(crate) mod op;
 pub(crate) mod program;
+pub(crate) mod sparse;
 
 pub(crate) use node::{Data, Expr, Node};
 pub(crate) use op::{BinOp, UnOp};

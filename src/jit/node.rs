@@ -13,6 +13,7 @@ use std::sync::{Arc, RwLock};
 
 use super::index_map::IndexMap;
 use super::op::{BinOp, UnOp};
+use super::sparse::{dense_only_message, SparseParts};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -107,7 +108,13 @@ impl Expr {
 #[derive(Clone, Debug)]
 pub(crate) enum State {
     Ready(Data),
-    Lazy { expr: Expr, height: u32, leaves: u32 },
+    Lazy {
+        expr: Expr,
+        height: u32,
+        leaves: u32,
+    },
+    /// A sparse matrix (see `jit::sparse`): ready, but with no dense data to read.
+    Sparse(Arc<SparseParts>),
 }
 
 /// A vertex of the expression graph.
@@ -157,6 +164,9 @@ impl Node {
     ) -> Arc<Node> {
         let (mut height, mut leaves) = (0u32, expr.leaf_weight());
         for c in expr.children() {
+            if let Some(s) = c.sparse() {
+                panic!("{}", dense_only_message("an element-wise operation", s.format));
+            }
             let (h, l) = c.height_leaves();
             height = height.max(h.saturating_add(1));
             // a leaf reached along several paths counts once per path, so in manual mode a
@@ -183,10 +193,33 @@ impl Node {
         })
     }
 
+    /// A node holding a sparse matrix of shape `dims` (see `jit::sparse`).
+    pub(crate) fn sparse_matrix(
+        dtype: DType,
+        dims: Dim4,
+        backend: BackendKind,
+        parts: SparseParts,
+    ) -> Arc<Node> {
+        Arc::new(Node { dtype, dims, backend, state: RwLock::new(State::Sparse(Arc::new(parts))) })
+    }
+
+    /// The parts of a sparse matrix; `None` for a dense array.
+    pub(crate) fn sparse(&self) -> Option<Arc<SparseParts>> {
+        match &*read(&self.state) {
+            State::Sparse(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether the node is a lazy expression still to be computed.
+    pub(crate) fn is_lazy(&self) -> bool {
+        matches!(&*read(&self.state), State::Lazy { .. })
+    }
+
     /// Height of the tree (0 for data) and the number of leaves it reads.
     pub(crate) fn height_leaves(&self) -> (u32, u32) {
         match &*read(&self.state) {
-            State::Ready(_) => (0, 1),
+            State::Ready(_) | State::Sparse(_) => (0, 1),
             State::Lazy { height, leaves, .. } => (*height, *leaves),
         }
     }
@@ -200,7 +233,7 @@ impl Node {
     pub(crate) fn data(&self) -> Option<Data> {
         match &*read(&self.state) {
             State::Ready(d) => Some(d.clone()),
-            State::Lazy { .. } => None,
+            State::Lazy { .. } | State::Sparse(_) => None,
         }
     }
 
@@ -225,6 +258,9 @@ impl Node {
         if let Some(d) = self.data() {
             return Ok(d);
         }
+        if let Some(s) = self.sparse() {
+            panic!("{}", dense_only_message("reading the elements", s.format));
+        }
         super::evaluation::eval_nodes(std::slice::from_ref(self))?;
         Ok(self.data().expect("internal error: node not ready after evaluation"))
     }
@@ -241,7 +277,7 @@ fn distinct_leaf_weight(expr: &Expr) -> u32 {
             continue;
         }
         match &*read(&n.state) {
-            State::Ready(_) => total = total.saturating_add(1),
+            State::Ready(_) | State::Sparse(_) => total = total.saturating_add(1),
             State::Lazy { expr, .. } => {
                 total = total.saturating_add(expr.leaf_weight());
                 stack.extend(expr.children().cloned());
@@ -294,6 +330,7 @@ impl fmt::Debug for Node {
         let state = match self.state.try_read().as_deref() {
             Ok(State::Ready(_)) => "ready",
             Ok(State::Lazy { .. }) => "lazy",
+            Ok(State::Sparse(_)) => "sparse",
             Err(_) => "locked",
         };
         f.debug_struct("Node")

@@ -189,6 +189,9 @@ impl Builder {
                     // program then still computes it from the expression seen here
                     let instr = match node.state() {
                         State::Ready(d) => Instr::Input(d),
+                        State::Sparse(s) => {
+                            panic!("{}", super::sparse::dense_only_message("evaluating", s.format))
+                        }
                         State::Lazy { expr, .. } => match expr {
                             Expr::Scalar(v) => Instr::Scalar(v),
                             Expr::Range(d) => Instr::Range(d),

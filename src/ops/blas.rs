@@ -371,6 +371,13 @@ fn matmul_in<T: GemmType>(
     optlhs: MatProp,
     optrhs: MatProp,
 ) -> Result<Array<T>> {
+    if lhs.is_sparse() {
+        return crate::ops::sparse::matmul::product(func, lhs, rhs, optlhs, optrhs);
+    }
+    assert!(
+        !rhs.is_sparse(),
+        "{func}: a sparse `rhs` is not supported; only the left operand may be sparse"
+    );
     let product = Product::new(func, lhs, rhs, optlhs, optrhs);
     if product.dims.elements() == 0 {
         return product.empty();

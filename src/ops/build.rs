@@ -81,6 +81,9 @@ fn float_for(t: DType) -> DType {
 /// type, else a float type. Panics (naming `func`) for complex inputs the operation does not
 /// accept.
 pub(crate) fn unary<O: HasAfEnum>(func: &str, op: UnOp, input: &Arc<Node>) -> Array<O> {
+    if let Some(p) = input.sparse() {
+        panic!("{}", crate::jit::sparse::dense_only_message(func, p.format));
+    }
     let (tin, tout) = (input.dtype, O::get_af_dtype());
     let compute = if op.supports(tin) && op.out_type(tin) == op.out_type(tout) {
         tin
@@ -109,6 +112,17 @@ pub(crate) fn binary<O: HasAfEnum>(
     batch: bool,
 ) -> Array<O> {
     let backend = common_backend(func, &[lhs, rhs]);
+    if lhs.sparse().is_some() || rhs.sparse().is_some() {
+        let n = crate::ops::sparse::arith::binary(func, op, lhs, rhs, compute);
+        if n.dtype != O::get_af_dtype() {
+            panic!(
+                "{func}: the result of sparse arithmetic is {}, not {}",
+                n.dtype.name(),
+                O::get_af_dtype().name()
+            );
+        }
+        return Array::from_node(n);
+    }
     let dims = broadcast_dims(func, &[lhs.dims, rhs.dims], batch);
     if !op.supports(compute) {
         panic!(

@@ -21,5 +21,6 @@ pub(crate) mod seq;
 pub(crate) mod set;
 pub(crate) mod signal;
 pub(crate) mod sort;
+pub(crate) mod sparse;
 pub(crate) mod stats;
 mod to_device;

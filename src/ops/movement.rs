@@ -27,6 +27,7 @@ use crate::dtype::{DType, HasAfEnum};
 use crate::error_handler::OrRaise;
 use crate::jit::index_map::{Axis, IndexMap};
 use crate::jit::node::State;
+use crate::jit::sparse::dense_only_message;
 use crate::jit::{Data, Expr, Node, UnOp};
 use crate::ops::build;
 use crate::storage::HostVec;
@@ -128,6 +129,7 @@ fn reshape<T: HasAfEnum>(func: &str, input: &Array<T>, dims: Dim4) -> Array<T> {
             let d = ready(func, c.node());
             view(node, dims, Data { strides: dense_strides(dims), ..d })
         }
+        State::Sparse(s) => panic!("{}", dense_only_message(func, s.format)),
         State::Lazy { .. } => {
             if let Some(n) = reshape_tree(node, old, dims) {
                 return Array::from_node(n);
@@ -170,7 +172,7 @@ fn reshape_tree(root: &Arc<Node>, old: Dim4, new: Dim4) -> Option<Arc<Node>> {
                         State::Ready(d) if d.is_contiguous(old) => {
                             Node::ready(t, new, b, Data { strides: dense_strides(new), ..d })
                         }
-                        State::Ready(_) => return None,
+                        State::Ready(_) | State::Sparse(_) => return None,
                         State::Lazy { expr: Expr::Scalar(v), .. } => {
                             Node::lazy(t, new, b, Expr::Scalar(v))
                         }
@@ -387,6 +389,7 @@ fn periodic(func: &str, node: &Arc<Node>, by: [u64; 4], reps: [u64; 4]) -> Arc<N
         {
             (d, m.src, m.axes)
         }
+        State::Sparse(s) => panic!("{}", dense_only_message(func, s.format)),
         State::Lazy { .. } => (ready(func, node), dims, [Axis::Same; 4]),
     };
     let axes: [Axis; 4] = std::array::from_fn(|k| {

@@ -18,6 +18,7 @@ pub(crate) mod scan;
 mod shared_ptr;
 pub(crate) mod signal;
 pub(crate) mod sort;
+pub(crate) mod sparse;
 mod stream;
 pub(crate) mod transpose;
 pub(crate) mod vmath;

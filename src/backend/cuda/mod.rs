@@ -40,6 +40,7 @@ pub(crate) mod scan;
 pub(crate) mod signal;
 pub(crate) mod sort;
 pub(crate) mod sort_layout;
+pub(crate) mod sparse;
 pub(crate) mod transpose;
 
 pub(crate) mod blas;

@@ -61,6 +61,8 @@ pub(crate) enum Family {
     Scan,
     /// The radix sort and compaction (`kernels/sort.cu`).
     Sort,
+    /// Sparse matrices (`kernels/sparse.cu`).
+    Sparse,
     /// A source given as text, keyed by the text and the entry point.
     Source,
 }
