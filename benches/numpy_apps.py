@@ -6,7 +6,8 @@ same machine in the same session):
     python3 benches/numpy_apps.py [--quick] [--cases a,b]
 
 Lines: case=<name> impl=numpy ms=<median of 15 whole runs after 2 (5 with --quick)>.
-Each case computes what apps.rs's case of the same name computes, the natural NumPy way.
+Each case computes what apps.rs's case of the same name computes, the natural NumPy way
+(cg_poisson_f32 with SciPy's CSR matrix: `pip install numpy scipy`).
 """
 import math, statistics, sys, time
 
@@ -95,9 +96,27 @@ def heat2d(steps=20):
     return float(u.sum())
 
 
+def cg_poisson(side=512, iters=100):
+    import scipy.sparse as sp
+    global CG_A
+    if "CG_A" not in globals():
+        I = sp.identity(side, dtype=np.float32, format="csr")
+        T = sp.diags([-1, 4, -1], [-1, 0, 1], shape=(side, side), dtype=np.float32, format="csr")
+        E = sp.diags([-1, -1], [-1, 1], shape=(side, side), dtype=np.float32, format="csr")
+        CG_A = (sp.kron(I, T) + sp.kron(E, I)).tocsr()
+    A = CG_A
+    n = A.shape[0]
+    b = np.ones(n, np.float32); x = np.zeros(n, np.float32); r = b.copy(); p = r.copy(); rr = r @ r
+    for _ in range(iters):
+        Ap = A @ p; alpha = rr / (p @ Ap); x += alpha * p; r -= alpha * Ap
+        rr2 = r @ r; p = r + (rr2 / rr) * p; rr = rr2
+    return float(np.linalg.norm(b - A @ x))
+
+
 run("pi_f32", pi)
 run("mc_barrier_f32", mc_barrier)
 run("kmeans_f32", kmeans)
 run("nbody_f32", nbody)
 run("conway_u8", conway)
 run("heat2d_f32", heat2d)
+run("cg_poisson_f32", cg_poisson)

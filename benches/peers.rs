@@ -22,9 +22,13 @@ use std::time::Instant;
 
 use emberfire::{
     cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, matmul, moddims, sin,
-    sqrt, sum, sync, transpose, Array, Backend, MatProp,
+    sparse_from_host, sqrt, sum, sync, transpose, Array, Backend, MatProp, SparseFormat,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
+
+#[path = "common/poisson.rs"]
+mod poisson;
+use poisson::poisson_csr;
 
 /// What the command line asked for.
 struct Options {
@@ -277,6 +281,27 @@ fn main() {
         emit("transpose_f32", ms, 8 * m * m);
     }
 
+    if opts.wants("spmv_csr_f32") {
+        // y = A x for the 5-point Laplacian of a 2048 x 2048 grid in CSR (1024 x 1024 on the
+        // CPU, as the NumPy peer); bytes: values and column indices, row offsets, x and y once
+        let side = if on_gpu { 2048 } else { 1024 };
+        let rows = side * side;
+        let (v, off, col) = poisson_csr(side);
+        let nnz = v.len();
+        let a = sparse_from_host(
+            rows as u64,
+            rows as u64,
+            nnz as u64,
+            &v,
+            &off,
+            &col,
+            SparseFormat::CSR,
+        );
+        let x = random_f32(rows, &mut rng);
+        x.eval();
+        let ms = time_ms(&timing, || matmul(&a, &x, MatProp::NONE, MatProp::NONE).eval());
+        emit("spmv_csr_f32", ms, nnz * 8 + (rows + 1) * 4 + rows * 8);
+    }
     if on_gpu && opts.wants("small_add_f32") {
         // latency of one small evaluated operation, in the peers' unit (ms per op); last, as in
         // the peers' script: right after the long matrix products it measured twice as slow

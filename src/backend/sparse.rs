@@ -119,7 +119,7 @@ pub(crate) fn csr_matmul(
             cpu::csr_matmul::<S>(
                 host(values), host_i32(offsets), host_i32(indices), m as usize, host(rhs),
                 [rhs.dims[0] as usize, rhs.dims[1] as usize],
-            ),
+            )?,
             Dim4::new(&[m, rhs.dims[1], 1, 1]),
         ))),
         BackendKind::Cuda(d) => cuda::sparse::csr_matmul(d, values, offsets, indices, m, rhs),

@@ -5,6 +5,8 @@
 use rayon::prelude::*;
 
 use super::signal::Sample;
+use crate::error::Error;
+use crate::storage::{alloc_uninit, try_filled};
 
 /// Rows per parallel task of the product: enough work per task to amortise the scheduling,
 /// and enough tasks to balance rows of uneven length.
@@ -47,7 +49,9 @@ pub(crate) fn scatter<T: Sample>(
     out
 }
 
-/// See `backend::sparse::csr_matmul`; `rhs` is `[k, n]`, column-major.
+/// See `backend::sparse::csr_matmul`; `rhs` is `[k, n]`, column-major. Every offset and
+/// column index was checked against the matrix's shape when it was made, and `rhs` has the
+/// matrix's column count of rows (checked by the caller).
 pub(crate) fn csr_matmul<T: Sample>(
     values: &[T],
     offsets: &[i32],
@@ -55,23 +59,29 @@ pub(crate) fn csr_matmul<T: Sample>(
     m: usize,
     rhs: &[T],
     [k, n]: [usize; 2],
-) -> Vec<T> {
-    let mut out = vec![T::zero(); m * n];
-    if m == 0 {
-        return out;
+) -> Result<Vec<T>, Error> {
+    if m == 0 || n == 0 || k == 0 {
+        return try_filled(m * n, T::zero());
     }
-    for (x, y) in rhs.chunks_exact(k.max(1)).zip(out.chunks_exact_mut(m)).take(n) {
+    assert!(offsets.len() == m + 1 && rhs.len() == k * n, "internal error: CSR shapes");
+    let mut out: Vec<T> = alloc_uninit(m * n)?;
+    let spare = &mut out.spare_capacity_mut()[..m * n];
+    for (x, y) in rhs.chunks_exact(k).zip(spare.chunks_exact_mut(m)) {
         y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(b, ys)| {
             let first = b * ROWS_PER_TASK;
             for (i, yi) in ys.iter_mut().enumerate() {
                 let (s, e) = (offsets[first + i] as usize, offsets[first + i + 1] as usize);
                 let mut acc = T::zero();
                 for (&v, &c) in values[s..e].iter().zip(&indices[s..e]) {
-                    acc += v * x[c as usize];
+                    // SAFETY: `c` is a column index of the matrix, checked to lie in `0..k`
+                    // when the matrix was made, and `x` is a column of `k` elements.
+                    acc += v * unsafe { *x.get_unchecked(c as usize) };
                 }
-                *yi = acc;
+                yi.write(acc);
             }
         });
     }
-    out
+    // SAFETY: the loop wrote all `m` rows of each of the `n` columns, the whole `m * n`.
+    unsafe { out.set_len(m * n) };
+    Ok(out)
 }
