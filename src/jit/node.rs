@@ -164,10 +164,7 @@ impl Node {
     ) -> Arc<Node> {
         let (mut height, mut leaves) = (0u32, expr.leaf_weight());
         for c in expr.children() {
-            if let Some(s) = c.sparse() {
-                panic!("{}", dense_only_message("an element-wise operation", s.format));
-            }
-            let (h, l) = c.height_leaves();
+            let (h, l) = c.operand_height_leaves();
             height = height.max(h.saturating_add(1));
             // a leaf reached along several paths counts once per path, so in manual mode a
             // tree that reuses its sub-trees doubles its count at each level
@@ -214,6 +211,18 @@ impl Node {
     /// Whether the node is a lazy expression still to be computed.
     pub(crate) fn is_lazy(&self) -> bool {
         matches!(&*read(&self.state), State::Lazy { .. })
+    }
+
+    /// [`Node::height_leaves`] of a node about to become an operand of a lazy expression;
+    /// panics for a sparse node, which nothing lazy may read (one lock, as for a dense node).
+    fn operand_height_leaves(&self) -> (u32, u32) {
+        match &*read(&self.state) {
+            State::Ready(_) => (0, 1),
+            State::Lazy { height, leaves, .. } => (*height, *leaves),
+            State::Sparse(s) => {
+                panic!("{}", dense_only_message("an element-wise operation", s.format))
+            }
+        }
     }
 
     /// Height of the tree (0 for data) and the number of leaves it reads.
