@@ -40,9 +40,10 @@ impl Val {
         Val(Node::lazy(self.dtype(), one, self.0.backend, Expr::Scalar(h)))
     }
 
-    /// The index along dimension `dim` over shape `dims`, in this value's type.
-    pub(super) fn index(&self, dims: Dim4, dim: u8) -> Val {
-        Val(Node::lazy(self.dtype(), dims, self.0.backend, Expr::Range(dim)))
+    /// The index along dimension `dim` over shape `dims`, as a value of type `t` on this
+    /// value's backend.
+    pub(super) fn index(&self, dims: Dim4, dim: u8, t: DType) -> Val {
+        Val(Node::lazy(t, dims, self.0.backend, Expr::Range(dim)))
     }
 
     fn bin(&self, op: BinOp, other: &Val) -> Val {
@@ -61,6 +62,15 @@ impl Val {
     }
     pub(super) fn lt(&self, o: &Val) -> Val {
         self.bin(BinOp::Lt, o)
+    }
+    pub(super) fn ge(&self, o: &Val) -> Val {
+        self.bin(BinOp::Ge, o)
+    }
+    pub(super) fn and(&self, o: &Val) -> Val {
+        self.bin(BinOp::And, o)
+    }
+    pub(super) fn or(&self, o: &Val) -> Val {
+        self.bin(BinOp::Or, o)
     }
     pub(super) fn eq(&self, o: &Val) -> Val {
         self.bin(BinOp::Eq, o)

@@ -61,7 +61,7 @@ fn channels3<T: HasAfEnum>(input: &Array<T>, to: DType) -> [Val; 3] {
 /// Three one-channel values as one three-channel value: the output channel is chosen by its
 /// index, so the three stay one lazy expression.
 fn stack3(like: Dim4, [a, b, c]: [Val; 3]) -> Val {
-    let idx = a.index(with_channels(like, 3), 2);
+    let idx = a.index(with_channels(like, 3), 2, DType::S32);
     Val::select(&idx.eq(&idx.k(0.0)), &a, &Val::select(&idx.eq(&idx.k(1.0)), &b, &c))
 }
 

@@ -2,8 +2,8 @@
 //! ([`rgb2gray`], [`rgb2hsv`], [`rgb2ycbcr`], [`color_space`] and their inverses), image
 //! files ([`load_image`], [`save_image`] and their native forms), filters ([`gaussian_kernel`],
 //! [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`], [`maxfilt`]), morphology
-//! ([`dilate`], [`erode`], [`dilate3`], [`erode3`]), [`moments`] and [`histogram`] with
-//! [`hist_equal`].
+//! ([`dilate`], [`erode`], [`dilate3`], [`erode3`]), [`moments`] and [`hist_equal`] (with the
+//! statistics family's [`histogram`](crate::histogram)).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
@@ -11,9 +11,9 @@
 //! independently.
 //!
 //! Every function here is built from emberfire's backend-neutral operations (element-wise
-//! arithmetic and `select`, reads shifted by an index map, gathers, reductions, scans, sort
-//! and by-key reductions), so it runs on every backend and gives the same results on each:
-//! a filter over a window is one fused pass that reads the input once per window offset,
+//! arithmetic and `select`, reads shifted by an index map, gathers, reductions, scans and
+//! sort), so it runs on every backend and gives the same results on each: a filter over a
+//! window is one fused pass that reads the input once per window offset,
 //! and nothing is computed on the host but the small things ArrayFire computes there too
 //! (a Gaussian kernel's weights, a mask's nonzero offsets).
 //!
@@ -21,25 +21,26 @@
 //! and says so in the function's documentation (for example, what a morphological filter
 //! reads outside the image, or the gradient of a dimension of size 1).
 
+mod border;
 mod calc;
 mod color;
-// mod filter;
-// mod histogram;
+mod filter;
+mod histogram;
 mod io;
-// mod moments;
-// mod morph;
-// mod window;
+mod moments;
+mod morph;
+mod window;
 
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
-// pub use filter::{gaussian_kernel, gradient, sat, sobel};
-// pub use histogram::{hist_equal, histogram};
+pub use filter::{gaussian_kernel, gradient, sat, sobel};
+pub use histogram::hist_equal;
 pub use io::{
     is_imageio_available, load_image, load_image_native, save_image, save_image_native,
     try_load_image, try_load_image_native, try_save_image, try_save_image_native,
 };
-// pub use moments::{moments, moments_all};
-// pub use morph::{dilate, dilate3, erode, erode3};
-// pub use window::{maxfilt, medfilt, medfilt1, minfilt};
+pub use moments::{moments, moments_all};
+pub use morph::{dilate, dilate3, erode, erode3};
+pub use window::{maxfilt, medfilt, medfilt1, minfilt};
 
 /// Colour spaces of [`color_space`].
 ///
@@ -118,9 +119,9 @@ pub enum Connectivity {
 /// The values are bit flags, as in ArrayFire.
 ///
 /// ```
-/// use emberfire::MomentType;
-/// let all = MomentType::M00 as u32 | MomentType::M01 as u32 | MomentType::M10 as u32;
-/// assert_eq!(all | MomentType::M11 as u32, MomentType::FIRST_ORDER as u32);
+/// use emberfire::{dim4, moments_all, Array, MomentType};
+/// let img = Array::new(&[1.0f32, 2.0, 3.0, 4.0], dim4!(2, 2));
+/// assert_eq!(moments_all(&img, MomentType::M00), 10.0);
 /// ```
 #[allow(non_camel_case_types)]
 #[repr(u32)]
