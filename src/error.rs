@@ -31,6 +31,14 @@ pub enum Error {
     },
     /// A driver, compiler or library call failed; the text carries its message.
     Driver(String),
+    /// An image file could not be read or written: it is missing, unreadable, corrupt, or in
+    /// a format (or of a pixel layout) this build does not handle.
+    ImageFile {
+        /// The file's path, as given.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -42,6 +50,7 @@ impl fmt::Display for Error {
             }
             Error::OutOfMemory { bytes } => write!(f, "out of memory allocating {bytes} bytes"),
             Error::Driver(msg) => write!(f, "driver error: {msg}"),
+            Error::ImageFile { path, reason } => write!(f, "image file {path:?}: {reason}"),
         }
     }
 }

@@ -108,6 +108,7 @@ impl From<&Error> for AfError {
             Error::InvalidDevice { .. } => AfError::ERR_ARG,
             Error::OutOfMemory { .. } => AfError::ERR_NO_MEM,
             Error::Driver(_) => AfError::ERR_DRIVER,
+            Error::ImageFile { .. } => AfError::ERR_NOT_SUPPORTED,
         }
     }
 }

@@ -492,6 +492,38 @@ pub fn pad<T: HasAfEnum>(
     Array::from_node(mapped(T::DTYPE, out, node.backend, data, IndexMap { src: dims, axes }))
 }
 
+/// A lazy array of shape `out` whose element `c` reads element `c + offsets` of `input`, by
+/// `border`'s rule where that lies outside the input (along dimensions where the offset is 0
+/// and `out` has the input's extent, the coordinate is used as is). Costs no copy, like
+/// `pad`: the image filters build their shifted reads with it, so a sum or a maximum of
+/// shifted reads is one fused pass over the input.
+pub(crate) fn offset_read<T: HasAfEnum>(
+    input: &Array<T>,
+    out: Dim4,
+    offsets: [i64; 4],
+    border: BorderType,
+) -> Array<T> {
+    let dims = input.dims();
+    let node = input.node();
+    if out.elements() == 0 || dims.elements() == 0 {
+        return Array::from_node(zeros_node(T::DTYPE, out, node.backend));
+    }
+    let data = ready("offset_read", node);
+    let axes: [Axis; 4] = std::array::from_fn(|k| {
+        let (b, n) = (offsets[k], dims[k] as i64);
+        if b == 0 && out[k] == dims[k] {
+            return Axis::Same;
+        }
+        match border {
+            BorderType::ZERO => Axis::Zero(b),
+            BorderType::SYMMETRIC => Axis::Mirror(b),
+            BorderType::CLAMP_TO_EDGE => Axis::Clamp(b),
+            BorderType::PERIODIC => Axis::Wrap(b.rem_euclid(n) as u64),
+        }
+    });
+    Array::from_node(mapped(T::DTYPE, out, node.backend, data, IndexMap { src: dims, axes }))
+}
+
 /// Concatenates two arrays along dimension `dim`; their other dimensions must agree. Empty
 /// arrays are skipped, as in ArrayFire.
 ///
