@@ -47,7 +47,16 @@ pub(crate) fn params(i: usize, t: DType, m: &IndexMap) -> Vec<String> {
 /// The argument values of a mapped step, in the order of [`params`].
 pub(crate) fn values(d: &Data, t: DType, dims: Dim4, m: &IndexMap) -> Vec<u64> {
     let mut v = vec![input_ptr(d, t.size())];
-    v.extend((0..4).map(|k| if dims[k] == 1 { 0 } else { d.strides[k] as u64 }));
+    // a dimension of extent 1 is broadcast (stride 0) only where the rule keeps the
+    // coordinate; a rule with an offset (a one-element crop at `o`) reads `o * stride`
+    let stride = |k: usize| {
+        if dims[k] == 1 && m.axes[k] == Axis::Same {
+            0
+        } else {
+            d.strides[k] as u64
+        }
+    };
+    v.extend((0..4).map(stride));
     for (k, a) in m.axes.iter().enumerate() {
         if *a != Axis::Same {
             v.push(m.src[k]);
