@@ -46,10 +46,14 @@ fn ptr(d: &Dense) -> u64 {
     }
 }
 
-fn alloc(dev: &Device, n: u64, t: DType) -> Result<Dense, Error> {
-    let mem = dev.memory().alloc((n as usize * t.size()).max(1))?;
-    let dims = Dim4::new(&[n, 1, 1, 1]);
+/// New dense data of shape `dims` (its strides are those of `dims`).
+fn alloc(dev: &Device, dims: Dim4, t: DType) -> Result<Dense, Error> {
+    let mem = dev.memory().alloc((dims.elements() as usize * t.size()).max(1))?;
     Ok(Dense::new(Buffer::Cuda(mem), dims, t, BackendKind::Cuda(dev.ordinal())))
+}
+
+fn vector(n: u64) -> Dim4 {
+    Dim4::new(&[n, 1, 1, 1])
 }
 
 /// Launches `k` on `grid` blocks of `block` threads.
@@ -80,7 +84,7 @@ fn launch_over(dev: &Device, k: &KernelFn, n: u64, args: &mut KernelArgs) -> Res
 /// See `backend::sparse::compress`.
 pub(crate) fn compress(ordinal: usize, sorted: &Dense, n: u64) -> Result<Dense, Error> {
     let dev = runtime::device(ordinal)?;
-    let out = alloc(dev, n + 1, DType::S32)?;
+    let out = alloc(dev, vector(n + 1), DType::S32)?;
     let nnz = sorted.dims.elements();
     let k = kernel(dev, "ef_compress", DType::F32)?;
     let mut p = KernelArgs::new();
@@ -92,7 +96,7 @@ pub(crate) fn compress(ordinal: usize, sorted: &Dense, n: u64) -> Result<Dense, 
 /// See `backend::sparse::expand`.
 pub(crate) fn expand(ordinal: usize, offsets: &Dense, nnz: u64) -> Result<Dense, Error> {
     let dev = runtime::device(ordinal)?;
-    let out = alloc(dev, nnz, DType::S32)?;
+    let out = alloc(dev, vector(nnz), DType::S32)?;
     let n = offsets.dims.elements() - 1;
     if nnz > 0 {
         let k = kernel(dev, "ef_expand", DType::F32)?;
@@ -113,8 +117,7 @@ pub(crate) fn scatter(
 ) -> Result<Dense, Error> {
     let dev = runtime::device(ordinal)?;
     let t = values.dtype;
-    let mut out = alloc(dev, m * n, t)?;
-    out.dims = Dim4::new(&[m, n, 1, 1]);
+    let out = alloc(dev, Dim4::new(&[m, n, 1, 1]), t)?;
     let zero = kernel(dev, "ef_zero", t)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(&out)).i64((m * n) as i64);
@@ -140,8 +143,7 @@ pub(crate) fn csr_matmul(
     let dev = runtime::device(ordinal)?;
     let t = values.dtype;
     let (k, n) = (rhs.dims[0], rhs.dims[1]);
-    let mut out = alloc(dev, m * n, t)?;
-    out.dims = Dim4::new(&[m, n, 1, 1]);
+    let out = alloc(dev, Dim4::new(&[m, n, 1, 1]), t)?;
     if m == 0 || n == 0 {
         return Ok(out);
     }
