@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
 done
 export OUT=${OUT:-/tmp/apps}; mkdir -p "$OUT"
 here=$(cd "$(dirname "$0")" && pwd)
-all="pi_f32 mc_barrier_f32 kmeans_f32 nbody_f32 conway_u8 heat2d_f32"
+all="pi_f32 mc_barrier_f32 kmeans_f32 nbody_f32 conway_u8 heat2d_f32 cg_poisson_f32"
 list=${cases:-$all}; list=${list//,/ }
 sel=(); [[ -n $cases ]] && sel=(--cases "$cases")
 

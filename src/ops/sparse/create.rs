@@ -11,9 +11,10 @@ use crate::ops::indexer::lookup;
 use crate::ops::locate::locate;
 use crate::ops::movement::{flat, transpose};
 
-/// A sparse `rows x cols` matrix in `format` from its values and index arrays (see the
-/// [module table](crate::SparseFormat) for what `row_indices` and `col_indices` hold in each
-/// format). The arrays are used as they are where they are already evaluated and contiguous,
+/// A sparse `rows x cols` matrix in `format` from its values and index arrays: for CSR,
+/// `row_indices` holds `rows + 1` row offsets and `col_indices` a column index per value; for
+/// CSC, a row index per value and `cols + 1` column offsets; for COO, a row and a column index
+/// per value. The arrays are used as they are where they are already evaluated and contiguous,
 /// without a copy, as in arrayfire-rust.
 ///
 /// Panics (naming the argument) if `format` is DENSE, an array is sparse, a length does not
