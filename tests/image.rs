@@ -1058,3 +1058,77 @@ fn hist_equal_refuses_bool() {
     let a = Array::new(&[true; 4], dim4!(2, 2));
     hist_equal(&a, &Array::new(&[1u32; 2], dim4!(2)));
 }
+
+// ---- bilateral --------------------------------------------------------------------------------
+
+fn bilateral_case<T: Elem + ImageFilterType>(seed: u64, lo: f64, hi: f64, csigma: f32)
+where
+    T::AbsOutType: Elem,
+{
+    let mut r = Rng64::seed_from_u64(seed);
+    for d in batched() {
+        for ssigma in [0.5f32, 1.0, 2.4] {
+            let x: Vec<T> = uniform(&mut r, d.iter().product(), lo, hi);
+            let a = Array::new(&x, d4(d[0], d[1], d[2], d[3]));
+            let got = bilateral(&a, ssigma, csigma, false);
+            let xs = f64s(&x);
+            let radius = ((ssigma * 1.5) as i64).max(1);
+            let (svar, cvar) = ((ssigma * ssigma) as f64, (csigma * csigma) as f64);
+            let mut want = vec![0.0; xs.len()];
+            for b in 0..d[3] {
+                for c in 0..d[2] {
+                    for j in 0..d[1] {
+                        for i in 0..d[0] {
+                            let centre = xs[at(d, i, j, c, b)];
+                            let (mut norm, mut sum) = (0.0, 0.0);
+                            for wj in -radius..=radius {
+                                let tj = (j as i64 + wj).clamp(0, d[1] as i64 - 1) as usize;
+                                for wi in -radius..=radius {
+                                    let ti = (i as i64 + wi).clamp(0, d[0] as i64 - 1) as usize;
+                                    let v = xs[at(d, ti, tj, c, b)];
+                                    let w = ((wi * wi + wj * wj) as f64 / (-2.0 * svar)
+                                        + (centre - v) * (centre - v) / (-2.0 * cvar))
+                                        .exp();
+                                    norm += w;
+                                    sum += v * w;
+                                }
+                            }
+                            want[at(d, i, j, c, b)] = sum / norm;
+                        }
+                    }
+                }
+            }
+            let what = format!("bilateral {} {d:?} sigma {ssigma}", T::TY.name);
+            check(&got, a.dims(), &want, 200.0, hi.abs().max(lo.abs()), &what);
+        }
+    }
+}
+
+#[test]
+fn bilateral_weighs_by_distance_and_difference() {
+    bilateral_case::<f32>(141, -1.0, 1.0, 0.5);
+    bilateral_case::<f64>(142, -1.0, 1.0, 0.3);
+    bilateral_case::<u8>(143, 0.0, 256.0, 40.0);
+    bilateral_case::<i16>(144, -100.0, 100.0, 30.0);
+    bilateral_case::<bool>(145, 0.0, 2.0, 0.7);
+}
+
+// ---- empty images -----------------------------------------------------------------------------
+
+#[test]
+fn filters_of_empty_images_are_empty() {
+    let e = Array::<f32>::new_empty(dim4!(0, 5));
+    let d = e.dims();
+    assert_eq!(sobel(&e, 3).0.dims(), d);
+    assert_eq!(sat(&e).dims(), d);
+    assert_eq!(dilate(&e, &constant(1.0f32, dim4!(3, 3))).dims(), d);
+    assert_eq!(erode3(&e, &constant(1.0f32, dim4!(3, 3, 3))).dims(), d);
+    assert_eq!(minfilt(&e, 3, 3, BorderType::ZERO).dims(), d);
+    assert_eq!(medfilt(&e, 3, 3, BorderType::SYMMETRIC).dims(), d);
+    assert_eq!(medfilt1(&e, 5, BorderType::ZERO).dims(), d);
+    assert_eq!(bilateral(&e, 1.0, 1.0, false).dims(), d);
+    assert_eq!(hist_equal(&e, &Array::new(&[1u32, 2], dim4!(2))).dims(), d);
+    let m = moments(&e, MomentType::FIRST_ORDER);
+    assert_eq!(m.dims(), dim4!(4));
+    assert_eq!(m.to_vec(), vec![0.0; 4]);
+}

@@ -1,9 +1,10 @@
 //! Image processing with arrayfire-rust's names, signatures and enums: colour spaces
 //! ([`rgb2gray`], [`rgb2hsv`], [`rgb2ycbcr`], [`color_space`] and their inverses), image
-//! files ([`load_image`], [`save_image`] and their native forms), filters ([`gaussian_kernel`],
-//! [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`], [`maxfilt`]), morphology
-//! ([`dilate`], [`erode`], [`dilate3`], [`erode3`]), [`moments`] and [`hist_equal`] (with the
-//! statistics family's [`histogram`](crate::histogram)).
+//! files ([`load_image`], [`save_image`] and their native forms), filters
+//! ([`gaussian_kernel`], [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`],
+//! [`maxfilt`], [`bilateral`]), morphology ([`dilate`], [`erode`], [`dilate3`], [`erode3`]),
+//! [`moments`] and [`hist_equal`] (with the statistics family's
+//! [`histogram`](crate::histogram)).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
@@ -21,6 +22,7 @@
 //! and says so in the function's documentation (for example, what a morphological filter
 //! reads outside the image, or the gradient of a dimension of size 1).
 
+mod bilateral;
 mod border;
 mod calc;
 mod color;
@@ -31,6 +33,7 @@ mod moments;
 mod morph;
 mod window;
 
+pub use bilateral::bilateral;
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
 pub use filter::{gaussian_kernel, gradient, sat, sobel};
 pub use histogram::hist_equal;
