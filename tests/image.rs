@@ -1132,3 +1132,140 @@ fn filters_of_empty_images_are_empty() {
     assert_eq!(m.dims(), dim4!(4));
     assert_eq!(m.to_vec(), vec![0.0; 4]);
 }
+
+// ---- patches ----------------------------------------------------------------------------------
+
+/// (wx, wy, sx, sy, px, py) cases: square and not, overlapping and not, with padding.
+const PATCHES: [(i64, i64, i64, i64, i64, i64); 6] = [
+    (1, 1, 1, 1, 0, 0),
+    (3, 3, 1, 1, 0, 0),
+    (3, 3, 1, 1, 1, 1),
+    (2, 3, 2, 1, 1, 2),
+    (3, 2, 3, 2, 0, 1),
+    (4, 4, 2, 3, 3, 0),
+];
+
+fn n_windows(n: i64, w: i64, s: i64, p: i64) -> i64 {
+    (n + 2 * p - w) / s + 1
+}
+
+fn unwrap_case<T: Elem>(seed: u64, lo: f64, hi: f64) {
+    let mut r = Rng64::seed_from_u64(seed);
+    for d in batched() {
+        for (wx, wy, sx, sy, px, py) in PATCHES {
+            let (n0, n1) = (d[0] as i64, d[1] as i64);
+            if wx > n0 + 2 * px || wy > n1 + 2 * py {
+                continue;
+            }
+            let x: Vec<T> = uniform(&mut r, d.iter().product(), lo, hi);
+            let a = Array::new(&x, d4(d[0], d[1], d[2], d[3]));
+            let (nx, ny) = (n_windows(n0, wx, sx, px), n_windows(n1, wy, sy, py));
+            let (k, m) = ((wx * wy) as usize, (nx * ny) as usize);
+            let zero = T::from_v(V::F(0.0));
+            let mut want = vec![zero; k * m * d[2] * d[3]];
+            for b in 0..d[3] {
+                for c in 0..d[2] {
+                    for q in 0..m {
+                        let (ax, by) = ((q as i64) % nx, (q as i64) / nx);
+                        for p in 0..k {
+                            let (i, j) = ((p as i64) % wx, (p as i64) / wx);
+                            let (y, xx) = (ax * sx + i - px, by * sy + j - py);
+                            if y >= 0 && xx >= 0 && y < n0 && xx < n1 {
+                                want[p + k * (q + m * (c + d[2] * b))] =
+                                    x[at(d, y as usize, xx as usize, c, b)];
+                            }
+                        }
+                    }
+                }
+            }
+            let what = format!("unwrap {} {d:?} {:?}", T::TY.name, (wx, wy, sx, sy, px, py));
+            let cols = unwrap(&a, wx, wy, sx, sy, px, py, true);
+            exact(&cols, d4(k, m, d[2], d[3]), &want, &what);
+            let rows = unwrap(&a, wx, wy, sx, sy, px, py, false);
+            let mut want_t = want.clone();
+            for b in 0..d[2] * d[3] {
+                for q in 0..m {
+                    for p in 0..k {
+                        want_t[q + m * (p + k * b)] = want[p + k * (q + m * b)];
+                    }
+                }
+            }
+            exact(&rows, d4(m, k, d[2], d[3]), &want_t, &format!("{what} as rows"));
+        }
+    }
+}
+
+#[test]
+fn unwrap_lays_out_every_window() {
+    unwrap_case::<f32>(151, -1.0, 1.0);
+    unwrap_case::<i32>(152, -1000.0, 1000.0);
+    unwrap_case::<u8>(153, 0.0, 256.0);
+    unwrap_case::<bool>(154, 0.0, 2.0);
+    unwrap_case::<f64>(155, -1.0, 1.0);
+}
+
+fn wrap_case<T: Elem>(seed: u64, lo: f64, hi: f64) {
+    let mut r = Rng64::seed_from_u64(seed);
+    for d in batched() {
+        for (wx, wy, sx, sy, px, py) in PATCHES {
+            let (ox, oy) = (d[0] as i64, d[1] as i64);
+            if wx > ox + 2 * px || wy > oy + 2 * py {
+                continue;
+            }
+            let (nx, ny) = (n_windows(ox, wx, sx, px), n_windows(oy, wy, sy, py));
+            let (k, m) = ((wx * wy) as usize, (nx * ny) as usize);
+            let v: Vec<T> = uniform(&mut r, k * m * d[2] * d[3], lo, hi);
+            let a = Array::new(&v, d4(k, m, d[2], d[3]));
+            let vs = f64s(&v);
+            let mut want = vec![0.0; d.iter().product()];
+            for b in 0..d[3] {
+                for c in 0..d[2] {
+                    for q in 0..m {
+                        let (ax, by) = ((q as i64) % nx, (q as i64) / nx);
+                        for p in 0..k {
+                            let (i, j) = ((p as i64) % wx, (p as i64) / wx);
+                            let (y, xx) = (ax * sx + i - px, by * sy + j - py);
+                            if y >= 0 && xx >= 0 && y < ox && xx < oy {
+                                want[at(d, y as usize, xx as usize, c, b)] +=
+                                    vs[p + k * (q + m * (c + d[2] * b))];
+                            }
+                        }
+                    }
+                }
+            }
+            let want: Vec<T> = want.iter().map(|&w| T::from_v(V::F(w))).collect();
+            let what = format!("wrap {} {d:?} {:?}", T::TY.name, (wx, wy, sx, sy, px, py));
+            let got = wrap(&a, ox, oy, wx, wy, sx, sy, px, py, true);
+            let dims = d4(d[0], d[1], d[2], d[3]);
+            if T::TY.dtype.is_integer() || T::TY.dtype == DType::B8 {
+                exact(&got, dims, &want, &what);
+            } else {
+                let w: Vec<f64> = f64s(&want);
+                check(&got, dims, &w, 8.0, 4.0, &what);
+            }
+            let rows = wrap(&transpose(&a, false), ox, oy, wx, wy, sx, sy, px, py, false);
+            assert_eq!(rows.to_vec(), got.to_vec(), "{what}: rows and columns agree");
+        }
+    }
+}
+
+#[test]
+fn wrap_adds_every_window_back() {
+    wrap_case::<f32>(161, -1.0, 1.0);
+    wrap_case::<i16>(162, -100.0, 100.0);
+    wrap_case::<u8>(163, 0.0, 16.0);
+    wrap_case::<bool>(164, 0.0, 2.0);
+    wrap_case::<f64>(165, -1.0, 1.0);
+}
+
+#[test]
+#[should_panic(expected = "unwrap: px must be in 0..wx")]
+fn unwrap_refuses_padding_as_large_as_the_window() {
+    unwrap(&Array::new(&[1.0f32; 25], dim4!(5, 5)), 3, 3, 1, 1, 3, 0, true);
+}
+
+#[test]
+#[should_panic(expected = "wrap: input dims")]
+fn wrap_refuses_patches_of_the_wrong_size() {
+    wrap(&Array::new(&[1.0f32; 16], dim4!(4, 4)), 3, 3, 3, 3, 1, 1, 0, 0, true);
+}

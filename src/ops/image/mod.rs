@@ -3,8 +3,8 @@
 //! files ([`load_image`], [`save_image`] and their native forms), filters
 //! ([`gaussian_kernel`], [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`],
 //! [`maxfilt`], [`bilateral`]), morphology ([`dilate`], [`erode`], [`dilate3`], [`erode3`]),
-//! [`moments`] and [`hist_equal`] (with the statistics family's
-//! [`histogram`](crate::histogram)).
+//! [`moments`], [`hist_equal`] (with the statistics family's
+//! [`histogram`](crate::histogram)), and patches ([`unwrap`], [`wrap`]).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
@@ -32,6 +32,7 @@ mod io;
 mod moments;
 mod morph;
 mod window;
+mod wrap;
 
 pub use bilateral::bilateral;
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
@@ -44,6 +45,7 @@ pub use io::{
 pub use moments::{moments, moments_all};
 pub use morph::{dilate, dilate3, erode, erode3};
 pub use window::{maxfilt, medfilt, medfilt1, minfilt};
+pub use wrap::{unwrap, wrap};
 
 /// Colour spaces of [`color_space`].
 ///
