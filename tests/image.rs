@@ -1269,3 +1269,15 @@ fn unwrap_refuses_padding_as_large_as_the_window() {
 fn wrap_refuses_patches_of_the_wrong_size() {
     wrap(&Array::new(&[1.0f32; 16], dim4!(4, 4)), 3, 3, 3, 3, 1, 1, 0, 0, true);
 }
+
+#[test]
+#[should_panic(expected = "medfilt1: etype PERIODIC is not supported")]
+fn medfilt1_refuses_periodic_borders() {
+    medfilt1(&Array::new(&[1.0f32; 5], dim4!(5)), 3, BorderType::PERIODIC);
+}
+
+#[test]
+#[should_panic(expected = "minfilt: etype CLAMP_TO_EDGE is not supported (ZERO only")]
+fn minfilt_refuses_clamped_borders() {
+    minfilt(&Array::new(&[1u8; 9], dim4!(3, 3)), 3, 3, BorderType::CLAMP_TO_EDGE);
+}
