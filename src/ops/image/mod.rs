@@ -12,11 +12,13 @@
 //! independently.
 //!
 //! Every function here is built from emberfire's backend-neutral operations (element-wise
-//! arithmetic and `select`, reads shifted by an index map, gathers, reductions, scans and
-//! sort), so it runs on every backend and gives the same results on each: a filter over a
-//! window is one fused pass that reads the input once per window offset,
-//! and nothing is computed on the host but the small things ArrayFire computes there too
-//! (a Gaussian kernel's weights, a mask's nonzero offsets).
+//! arithmetic and `select`, reads shifted by an index map, gathers, strided views and
+//! assignment, joins, reductions and scans), so it runs on every backend and gives the same
+//! results on each: a filter over a window is one fused pass that reads the input once per
+//! window offset, and nothing is computed on the host but small tables (a Gaussian kernel's
+//! weights, a mask's offsets, the source rows of a reflected border) and the few scalars
+//! ArrayFire reads back too (a histogram's extremes in `hist_equal`, an image's maximum when
+//! saving).
 //!
 //! Where ArrayFire's backends disagree or leave a case undefined, emberfire picks one rule
 //! and says so in the function's documentation (for example, what a morphological filter
