@@ -20,6 +20,7 @@ use super::morph::fold_window;
 use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, ImageFilterType};
+use crate::jit::evaluation::eval_multiple;
 use crate::ops::movement::BorderType;
 
 fn window_size(func: &str, name: &str, w: u64) -> u64 {
@@ -85,6 +86,11 @@ where
     box_filter("maxfilt", input, wlen, wwid, etype, true)
 }
 
+/// How many comparators of a median network are built before the wires are evaluated
+/// together. A 5 x 5 network (113 comparators) is one stage; a 7 x 7 one (319) is three,
+/// several times faster on the CPU than letting each tree be cut where it outgrows a kernel.
+const STAGE: usize = 128;
+
 /// The median of `input` over a `wlen x wwid` window (both odd) centred on each element.
 fn median<T: HasAfEnum>(
     func: &str,
@@ -120,10 +126,16 @@ fn median<T: HasAfEnum>(
         .map(|o| Val::of(&window_read(&g, dims, o), t))
         .collect();
     let mid = wires.len() / 2;
-    for (i, j) in median_network(wires.len()) {
+    for (c, (i, j)) in median_network(wires.len()).into_iter().enumerate() {
         let (lo, hi) = (wires[i].min(&wires[j]), wires[i].max(&wires[j]));
         wires[i] = lo;
         wires[j] = hi;
+        if (c + 1) % STAGE == 0 {
+            // all the wires at once, sharing their common parts: far cheaper than letting
+            // each tree be cut where it outgrows a kernel
+            let arrays: Vec<Array<T>> = wires.iter().map(|w| w.array()).collect();
+            eval_multiple(arrays.iter().collect());
+        }
     }
     wires[mid].array()
 }
