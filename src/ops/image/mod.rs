@@ -1,9 +1,10 @@
 //! Image processing with arrayfire-rust's names, signatures and enums: colour spaces
 //! ([`rgb2gray`], [`rgb2hsv`], [`rgb2ycbcr`], [`color_space`] and their inverses), image
-//! files ([`load_image`], [`save_image`] and their native forms), filters ([`gaussian_kernel`],
-//! [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`], [`maxfilt`]), morphology
-//! ([`dilate`], [`erode`], [`dilate3`], [`erode3`]), [`moments`] and [`hist_equal`] (with the
-//! statistics family's [`histogram`](crate::histogram)).
+//! files ([`load_image`], [`save_image`] and their native forms), filters
+//! ([`gaussian_kernel`], [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`],
+//! [`maxfilt`], [`bilateral`]), morphology ([`dilate`], [`erode`], [`dilate3`], [`erode3`]),
+//! [`moments`], [`hist_equal`] (with the statistics family's
+//! [`histogram`](crate::histogram)), and patches ([`unwrap`], [`wrap`]).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
@@ -11,16 +12,19 @@
 //! independently.
 //!
 //! Every function here is built from emberfire's backend-neutral operations (element-wise
-//! arithmetic and `select`, reads shifted by an index map, gathers, reductions, scans and
-//! sort), so it runs on every backend and gives the same results on each: a filter over a
-//! window is one fused pass that reads the input once per window offset,
-//! and nothing is computed on the host but the small things ArrayFire computes there too
-//! (a Gaussian kernel's weights, a mask's nonzero offsets).
+//! arithmetic and `select`, reads shifted by an index map, gathers, strided views and
+//! assignment, joins, reductions and scans), so it runs on every backend and gives the same
+//! results on each: a filter over a window is one fused pass that reads the input once per
+//! window offset, and nothing is computed on the host but small tables (a Gaussian kernel's
+//! weights, a mask's offsets, the source rows of a reflected border) and the few scalars
+//! ArrayFire reads back too (a histogram's extremes in `hist_equal`, an image's maximum when
+//! saving).
 //!
 //! Where ArrayFire's backends disagree or leave a case undefined, emberfire picks one rule
 //! and says so in the function's documentation (for example, what a morphological filter
 //! reads outside the image, or the gradient of a dimension of size 1).
 
+mod bilateral;
 mod border;
 mod calc;
 mod color;
@@ -30,7 +34,9 @@ mod io;
 mod moments;
 mod morph;
 mod window;
+mod wrap;
 
+pub use bilateral::bilateral;
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
 pub use filter::{gaussian_kernel, gradient, sat, sobel};
 pub use histogram::hist_equal;
@@ -41,6 +47,7 @@ pub use io::{
 pub use moments::{moments, moments_all};
 pub use morph::{dilate, dilate3, erode, erode3};
 pub use window::{maxfilt, medfilt, medfilt1, minfilt};
+pub use wrap::{unwrap, wrap};
 
 /// Colour spaces of [`color_space`].
 ///
