@@ -150,7 +150,7 @@ where
 ///
 /// ```
 /// use emberfire::{sparse_from_host, sparse_to_dense, SparseFormat};
-/// let s = sparse_from_host(2, 2, 1, &[4.0f32], &[0, 0, 1], &[1], SparseFormat::CSR);
+/// let s = sparse_from_host(2, 2, 1, &[4.0f32], &[0, 1, 1], &[1], SparseFormat::CSR); // (0, 1)
 /// assert_eq!(sparse_to_dense(&s).to_vec(), vec![0.0, 0.0, 4.0, 0.0]);
 /// ```
 pub fn sparse_to_dense<T>(input: &Array<T>) -> Array<T>
