@@ -4,7 +4,6 @@
 //! values are one of the four floating types, indices and offsets i32, and every index was
 //! checked against the matrix's shape before it gets here.
 
-use super::cpu::signal::Sample;
 use super::cpu::sparse as cpu;
 use super::{cuda, BackendKind, Buffer};
 use crate::dim4::Dim4;
@@ -38,22 +37,12 @@ macro_rules! with_value {
     }};
 }
 
-/// The elements of CPU data as a slice.
-fn host<T: Sample>(d: &Dense) -> &[T] {
+/// The elements of CPU data as a slice (values or i32 indices).
+fn host<T: crate::storage::Element>(d: &Dense) -> &[T] {
     match &*d.data.buf {
         Buffer::Host(h) => {
             let n = d.dims.elements() as usize;
             &h.as_slice::<T>()[d.data.offset..d.data.offset + n]
-        }
-        Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
-    }
-}
-
-fn host_i32(d: &Dense) -> &[i32] {
-    match &*d.data.buf {
-        Buffer::Host(h) => {
-            let n = d.dims.elements() as usize;
-            &h.as_slice::<i32>()[d.data.offset..d.data.offset + n]
         }
         Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
     }
@@ -72,7 +61,7 @@ fn vector(n: u64) -> Dim4 {
 pub(crate) fn compress(sorted: &Dense, n: u64) -> Result<Dense, Error> {
     match sorted.backend {
         BackendKind::Cpu => {
-            Ok(host_dense(cpu::compress(host_i32(sorted), n as usize), vector(n + 1)))
+            Ok(host_dense(cpu::compress(host::<i32>(sorted), n as usize), vector(n + 1)))
         }
         BackendKind::Cuda(d) => cuda::sparse::compress(d, sorted, n),
     }
@@ -82,7 +71,7 @@ pub(crate) fn compress(sorted: &Dense, n: u64) -> Result<Dense, Error> {
 pub(crate) fn expand(offsets: &Dense, nnz: u64) -> Result<Dense, Error> {
     match offsets.backend {
         BackendKind::Cpu => {
-            Ok(host_dense(cpu::expand(host_i32(offsets), nnz as usize), vector(nnz)))
+            Ok(host_dense(cpu::expand(host::<i32>(offsets), nnz as usize), vector(nnz)))
         }
         BackendKind::Cuda(d) => cuda::sparse::expand(d, offsets, nnz),
     }
@@ -98,7 +87,7 @@ pub(crate) fn scatter(
 ) -> Result<Dense, Error> {
     match values.backend {
         BackendKind::Cpu => Ok(with_value!(values.dtype, S => host_dense(
-            cpu::scatter::<S>(host(values), host_i32(rows), host_i32(cols), m as usize, n as usize),
+            cpu::scatter::<S>(host(values), host::<i32>(rows), host::<i32>(cols), m as usize, n as usize),
             Dim4::new(&[m, n, 1, 1]),
         ))),
         BackendKind::Cuda(d) => cuda::sparse::scatter(d, values, rows, cols, (m, n)),
@@ -117,7 +106,7 @@ pub(crate) fn csr_matmul(
     match values.backend {
         BackendKind::Cpu => Ok(with_value!(values.dtype, S => host_dense(
             cpu::csr_matmul::<S>(
-                host(values), host_i32(offsets), host_i32(indices), m as usize, host(rhs),
+                host(values), host::<i32>(offsets), host::<i32>(indices), m as usize, host(rhs),
                 [rhs.dims[0] as usize, rhs.dims[1] as usize],
             )?,
             Dim4::new(&[m, rhs.dims[1], 1, 1]),
