@@ -15,14 +15,19 @@
 //! Matrix products print `tflops=` (2·n³ flops per product) instead of `gbs=`. `fft_c32` is one
 //! transform of 2^24 complex points on a GPU and of 2^20 on the CPU, as the peers time it.
 //!
+//! The image cases (`resize_half_f32` ... `sat_f32`) use a 4096 x 4096 image on a GPU and a
+//! 2048 x 2048 one on the CPU, values in [0, 255), as the peer scripts do.
+//!
 //! `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
 
 use emberfire::{
-    cos, dim4, erfc, eval_multiple, exp, get_active_backend, get_device, log, matmul, moddims, sin,
-    sparse_from_host, sqrt, sum, sync, transpose, Array, Backend, MatProp, SparseFormat,
+    constant, convolve2, cos, dilate, dim4, erfc, eval_multiple, exp, gaussian_kernel,
+    get_active_backend, get_device, histogram, log, matmul, medfilt, moddims, resize, rgb2gray,
+    sat, sin, sobel, sparse_from_host, sqrt, sum, sync, transpose, Array, Backend, BorderType,
+    ConvDomain, ConvMode, InterpType, MatProp, SparseFormat,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -302,6 +307,7 @@ fn main() {
         let ms = time_ms(&timing, || matmul(&a, &x, MatProp::NONE, MatProp::NONE).eval());
         emit("spmv_csr_f32", ms, nnz * 8 + (rows + 1) * 4 + rows * 8);
     }
+    image_cases(&opts, &timing, on_gpu, &mut rng);
     if on_gpu && opts.wants("small_add_f32") {
         // latency of one small evaluated operation, in the peers' unit (ms per op); last, as in
         // the peers' script: right after the long matrix products it measured twice as slow
@@ -320,6 +326,74 @@ fn main() {
         let ms = start.elapsed().as_secs_f64() * 1e3 / reps as f64;
         println!("case=small_add_f32 impl=emberfire ms={ms:.6}");
     }
+}
+
+/// The image-processing cases, each written as an arrayfire-rust user writes it.
+fn image_cases(opts: &Options, timing: &Timing, on_gpu: bool, rng: &mut StdRng) {
+    const IMAGE_CASES: [&str; 9] = [
+        "resize_half_f32",
+        "resize_double_f32",
+        "gauss5_f32",
+        "medfilt3_f32",
+        "dilate5_f32",
+        "sobel_f32",
+        "histogram_u8",
+        "rgb2gray_f32",
+        "sat_f32",
+    ];
+    if !IMAGE_CASES.iter().any(|c| opts.wants(c)) {
+        return;
+    }
+    let side = if on_gpu { 4096usize } else { 2048 };
+    let p = side * side;
+    let (half, double) = (side as i64 / 2, 2 * side as i64);
+    let values: Vec<f32> = (0..p).map(|_| rng.gen::<f32>() * 255.0).collect();
+    let img = Array::new(&values, dim4!(side, side));
+    img.eval();
+    let time = |case: &str, bytes: usize, f: &mut dyn FnMut()| {
+        if opts.wants(case) {
+            emit(case, time_ms(timing, f), bytes);
+        }
+    };
+    time("resize_half_f32", 5 * p, &mut || {
+        resize(&img, half, half, InterpType::BILINEAR).eval();
+    });
+    time("resize_double_f32", 20 * p, &mut || {
+        resize(&img, double, double, InterpType::BILINEAR).eval();
+    });
+    let gauss = gaussian_kernel(5, 5, 1.0, 1.0);
+    time("gauss5_f32", 8 * p, &mut || {
+        convolve2(&img, &gauss, ConvMode::DEFAULT, ConvDomain::SPATIAL).eval();
+    });
+    time("medfilt3_f32", 8 * p, &mut || {
+        medfilt(&img, 3, 3, BorderType::ZERO).eval();
+    });
+    let square = constant(1.0f32, dim4!(5, 5));
+    time("dilate5_f32", 8 * p, &mut || {
+        dilate(&img, &square).eval();
+    });
+    time("sobel_f32", 12 * p, &mut || {
+        let (dx, dy) = sobel(&img, 3);
+        eval_multiple(vec![&dx, &dy]);
+    });
+    if opts.wants("histogram_u8") {
+        let levels: Array<u8> = img.cast();
+        levels.eval();
+        time("histogram_u8", p, &mut || {
+            histogram(&levels, 256, 0.0, 255.0).eval();
+        });
+    }
+    if opts.wants("rgb2gray_f32") {
+        let planes: Vec<f32> = (0..3 * p).map(|_| rng.gen::<f32>()).collect();
+        let rgb = Array::new(&planes, dim4!(side, side, 3));
+        rgb.eval();
+        time("rgb2gray_f32", 16 * p, &mut || {
+            rgb2gray(&rgb, 0.2126, 0.7152, 0.0722).eval();
+        });
+    }
+    time("sat_f32", 8 * p, &mut || {
+        sat(&img).eval();
+    });
 }
 
 /// The cumulative normal distribution through `erfc`, as the peers write it.

@@ -1,5 +1,6 @@
 //! Statistics with arrayfire-rust's names and signatures: means, variances, standard
-//! deviations, covariance, correlation, medians, top-k and histograms.
+//! deviations, covariance, correlation, medians and top-k. (Histograms are image functions:
+//! [`histogram`](crate::histogram).)
 //!
 //! Means, variances, covariance and correlation are built from the lazy element-wise
 //! operations and the reductions, so they run on every backend without kernels of their own.
@@ -8,7 +9,7 @@
 //! are two-pass (the mean first, then the mean squared deviation from it), which keeps their
 //! accuracy when the mean is large compared with the spread.
 //!
-//! `median`, `median_all`, `topk` and `histogram` copy the input to the host, compute there and
+//! `median`, `median_all` and `topk` copy the input to the host, compute there and
 //! upload the result: correct on both backends, but not fast on CUDA until device sorting lands.
 //!
 //! Semantics shared by every function here:
@@ -549,43 +550,4 @@ fn runs_to_layout<T: Copy>(vals: &[T], idx: &[u32], dims: Dim4, d: usize) -> (Ve
         }
     }
     (out_v, out_i)
-}
-
-/// Counts the values in `nbins` equal bins over `[minval, maxval]`, one histogram per 2-D
-/// slice: the result has dims `(nbins, 1, dims[2], dims[3])`. Values below `minval` count in
-/// the first bin, values at or above `maxval` in the last; NaN is not counted. Computed on the
-/// host (see the module notes).
-///
-/// ```
-/// use emberfire::{dim4, histogram, Array};
-/// let a = Array::new(&[0.0f32, 0.1, 0.6, 0.9, 1.0], dim4!(5));
-/// assert_eq!(histogram(&a, 2, 0.0, 1.0).to_vec(), vec![2, 3]);
-/// ```
-pub fn histogram<T>(input: &Array<T>, nbins: u32, minval: f64, maxval: f64) -> Array<u32>
-where
-    T: HasAfEnum + RealNumber,
-{
-    let dims = input.dims();
-    if nbins == 0 || !minval.is_finite() || !maxval.is_finite() || minval >= maxval {
-        panic!(
-            "histogram: nbins is {nbins} and the range is [{minval}, {maxval}]; nbins must be \
-             positive and minval below maxval, both finite (input dims {dims})"
-        );
-    }
-    let per_slice = (dims[0] * dims[1]) as usize;
-    let slices = (dims[2] * dims[3]) as usize;
-    let host = input.to_vec();
-    let scale = nbins as f64 / (maxval - minval);
-    let mut counts = vec![0u32; nbins as usize * slices];
-    for s in 0..slices {
-        for &v in &host[s * per_slice..(s + 1) * per_slice] {
-            let x = real_f64(v);
-            if x.is_nan() {
-                continue;
-            }
-            let bin = (((x - minval) * scale).floor().max(0.0) as usize).min(nbins as usize - 1);
-            counts[s * nbins as usize + bin] += 1;
-        }
-    }
-    Array::new(&counts, Dim4::new(&[u64::from(nbins), 1, dims[2], dims[3]]))
 }

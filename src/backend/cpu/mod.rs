@@ -7,6 +7,7 @@ pub(crate) mod copy;
 pub(crate) mod eval;
 pub(crate) mod fft;
 pub(crate) mod gather;
+pub(crate) mod image;
 pub(crate) mod kernels;
 pub(crate) mod lapack;
 pub(crate) mod radix;

@@ -27,6 +27,7 @@ pub(crate) mod cufft;
 pub(crate) mod cusolver;
 pub(crate) mod event;
 pub(crate) mod fft;
+pub(crate) mod image;
 pub(crate) mod index_copy;
 pub(crate) mod kernel;
 pub(crate) mod launch;

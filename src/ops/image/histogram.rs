@@ -1,14 +1,65 @@
-//! Histogram equalisation. (The histogram itself is [`histogram`](crate::histogram), with
-//! the statistics functions.) [`hist_equal`] maps every pixel through the normalised
-//! cumulative histogram with a gather (`lookup`), as ArrayFire does.
+//! Histograms and histogram equalisation. [`histogram`] counts on the array's device (a
+//! kernel of the image family: each block counts into its own bins, then adds them to the
+//! result); [`hist_equal`] maps every pixel through the normalised cumulative histogram with
+//! a gather (`lookup`), as ArrayFire does.
 
 use super::calc::Val;
 use crate::array::Array;
+use crate::backend::dense::Dense;
+use crate::backend::image as backend;
+use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, RealNumber};
+use crate::error_handler::OrRaise;
+use crate::ops::build::cast_node;
 use crate::ops::indexer::lookup;
 use crate::ops::movement::{flat, moddims};
 use crate::ops::reduce::{max_all, min_all};
 use crate::ops::scan::accum;
+
+/// Counts the values in `nbins` equal bins over `[minval, maxval]`, one histogram per 2-D
+/// slice: the result has dims `(nbins, 1, dims[2], dims[3])`. Value `v` counts in bin
+/// `floor((v - minval) * nbins / (maxval - minval))`, computed in f32 (f64 for f64 and 64-bit
+/// integer input) on both backends; values below `minval` count in the first bin, values at or
+/// above `maxval` in the last; NaN is not counted.
+///
+/// ```
+/// use emberfire::{dim4, histogram, Array};
+/// let a = Array::new(&[0.0f32, 0.1, 0.6, 0.9, 1.0], dim4!(5));
+/// assert_eq!(histogram(&a, 2, 0.0, 1.0).to_vec(), vec![2, 3]);
+/// let img = Array::new(&[7u8, 7, 0, 255], dim4!(2, 2));
+/// let h = histogram(&img, 256, 0.0, 255.0).to_vec(); // one bin per level
+/// assert_eq!((h[0], h[7], h[255]), (1, 2, 1));
+/// ```
+///
+/// Panics if `nbins` is 0 or the range is empty or not finite.
+pub fn histogram<T>(input: &Array<T>, nbins: u32, minval: f64, maxval: f64) -> Array<u32>
+where
+    T: HasAfEnum + RealNumber,
+{
+    const FUNC: &str = "histogram";
+    let dims = input.dims();
+    if nbins == 0 || !minval.is_finite() || !maxval.is_finite() || minval >= maxval {
+        panic!(
+            "{FUNC}: nbins is {nbins} and the range is [{minval}, {maxval}]; nbins must be \
+             positive and minval below maxval, both finite (input dims {dims})"
+        );
+    }
+    // bool and f16 are counted as u8 and f32 (the kernels have no bins for them)
+    let node = match T::get_af_dtype() {
+        DType::B8 => cast_node(input.node(), DType::U8),
+        DType::F16 => cast_node(input.node(), DType::F32),
+        _ => input.node().clone(),
+    };
+    let slices = dims[2] * dims[3];
+    let scale = f64::from(nbins) / (maxval - minval);
+    let run = || -> crate::error::Result<Dense> {
+        let d = Dense::of(&node)?;
+        backend::histogram(&d, slices, nbins, minval, scale)
+    };
+    let counts = run().or_raise(FUNC);
+    let out = Array::<u32>::from_node(counts.into_node());
+    crate::ops::movement::moddims(&out, Dim4::new(&[u64::from(nbins), 1, dims[2], dims[3]]))
+}
 
 /// Histogram equalisation: every pixel `x` becomes `cdf[x]`, where `cdf` is the cumulative
 /// sum of `hist` (a histogram of the image with one bin per level, as

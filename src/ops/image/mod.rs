@@ -3,8 +3,7 @@
 //! files ([`load_image`], [`save_image`] and their native forms), filters
 //! ([`gaussian_kernel`], [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`],
 //! [`maxfilt`], [`bilateral`]), morphology ([`dilate`], [`erode`], [`dilate3`], [`erode3`]),
-//! [`moments`], [`hist_equal`] (with the statistics family's
-//! [`histogram`](crate::histogram)), and patches ([`unwrap`], [`wrap`]).
+//! [`moments`], [`histogram`] and [`hist_equal`], and patches ([`unwrap`], [`wrap`]).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
@@ -33,19 +32,21 @@ mod histogram;
 mod io;
 mod moments;
 mod morph;
+mod transform;
 mod window;
 mod wrap;
 
 pub use bilateral::bilateral;
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
 pub use filter::{gaussian_kernel, gradient, sat, sobel};
-pub use histogram::hist_equal;
+pub use histogram::{hist_equal, histogram};
 pub use io::{
     is_imageio_available, load_image, load_image_native, save_image, save_image_native,
     try_load_image, try_load_image_native, try_save_image, try_save_image_native,
 };
 pub use moments::{moments, moments_all};
 pub use morph::{dilate, dilate3, erode, erode3};
+pub use transform::{resize, rotate, scale, skew, transform, transform_coords, translate};
 pub use window::{maxfilt, medfilt, medfilt1, minfilt};
 pub use wrap::{unwrap, wrap};
 

@@ -14,7 +14,7 @@ use crate::dtype::{FloatingPoint, HasAfEnum, RealFloating};
 use crate::error_handler::OrRaise;
 use crate::ops::build::{cast_node, common_backend};
 
-pub(super) fn method(func: &str, m: InterpType, two_d: bool) -> Interp {
+pub(crate) fn method(func: &str, m: InterpType, two_d: bool) -> Interp {
     match (m, two_d) {
         (InterpType::NEAREST, _) => Interp::Nearest,
         (InterpType::LOWER, _) => Interp::Lower,

@@ -21,7 +21,7 @@
 //! plans cached per shape (as many as [`set_fft_plan_cache_size`] says) and work areas from
 //! emberfire's memory manager.
 
-mod approx;
+pub(crate) mod approx;
 mod approx_output;
 mod approx_uniform;
 mod convolve;

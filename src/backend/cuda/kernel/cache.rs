@@ -63,6 +63,8 @@ pub(crate) enum Family {
     Sort,
     /// Sparse matrices (`kernels/sparse.cu`).
     Sparse,
+    /// Image warps and histograms (`kernels/image.cu`).
+    Image,
     /// A source given as text, keyed by the text and the entry point.
     Source,
 }

@@ -1,0 +1,185 @@
+//! Image kernels on a CUDA device: the handwritten kernels of `kernels/image.cu` (warps and
+//! histograms), compiled through the device's kernel cache once per element type, and
+//! launched on the emberfire stream without waiting.
+
+use std::sync::Arc;
+
+use cudarc::driver::result as cu;
+
+use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
+use super::runtime::{self, Device};
+use crate::backend::dense::Dense;
+use crate::backend::image::{histogram_real_type, warp_real_type, WarpMaps};
+use crate::backend::signal::Interp;
+use crate::backend::{BackendKind, Buffer};
+use crate::dim4::Dim4;
+use crate::dtype::DType;
+use crate::error::Error;
+
+const SOURCE: &str = include_str!("kernels/image.cu");
+
+/// The CUDA C type of a real element type.
+fn c_type(t: DType) -> &'static str {
+    match t {
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::U8 => "unsigned char",
+        DType::S16 => "short",
+        DType::U16 => "unsigned short",
+        DType::S32 => "int",
+        DType::U32 => "unsigned int",
+        DType::S64 => "long long",
+        DType::U64 => "unsigned long long",
+        other => unreachable!("internal error: image kernel for {}", other.name()),
+    }
+}
+
+/// The range of an integer type, as C literals.
+fn limits(t: DType) -> Option<(&'static str, &'static str)> {
+    Some(match t {
+        DType::U8 => ("0", "255"),
+        DType::S16 => ("(-32767 - 1)", "32767"),
+        DType::U16 => ("0", "65535"),
+        DType::S32 => ("(-2147483647 - 1)", "2147483647"),
+        DType::U32 => ("0", "4294967295u"),
+        DType::S64 => ("(-9223372036854775807LL - 1)", "9223372036854775807LL"),
+        DType::U64 => ("0", "18446744073709551615ull"),
+        _ => return None,
+    })
+}
+
+/// The entry points of `image.cu`, in the order their index is part of the key.
+const ENTRIES: [&str; 2] = ["ef_warp", "ef_histogram"];
+
+/// The kernel `entry` for elements of type `t`, computing in `real` (see `backend::image`),
+/// compiled on first use.
+fn kernel(
+    dev: &Device,
+    entry: &'static str,
+    t: DType,
+    real: DType,
+) -> Result<Arc<KernelFn>, Error> {
+    let which = ENTRIES.iter().position(|&e| e == entry).expect("an entry of image.cu");
+    let key = KernelKey::new(Family::Image, [which as u8, t as u8, real as u8]);
+    dev.kernels().kernel(dev, key, entry, || {
+        let range = limits(t).map_or(String::new(), |(lo, hi)| {
+            format!("#define ELEM_MIN {lo}\n#define ELEM_MAX {hi}\n")
+        });
+        format!("typedef {} elem_t;\ntypedef {} real_t;\n{range}{SOURCE}", c_type(t), c_type(real))
+    })
+}
+
+fn ptr(d: &Dense) -> u64 {
+    match &*d.data.buf {
+        Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
+        Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
+    }
+}
+
+fn alloc(dev: &Device, dims: Dim4, t: DType) -> Result<Dense, Error> {
+    let mem = dev.memory().alloc((dims.elements() as usize * t.size()).max(1))?;
+    Ok(Dense::new(Buffer::Cuda(mem), dims, t, BackendKind::Cuda(dev.ordinal())))
+}
+
+fn dims(d: Dim4) -> [u64; 4] {
+    std::array::from_fn(|k| d[k])
+}
+
+/// See `backend::image::warp`.
+pub(crate) fn warp(
+    ordinal: usize,
+    input: &Dense,
+    maps: &WarpMaps,
+    od: Dim4,
+    m: Interp,
+    clamp_nearest: bool,
+) -> Result<Dense, Error> {
+    let dev = runtime::device(ordinal)?;
+    let out = alloc(dev, od, input.dtype)?;
+    if od.elements() == 0 {
+        return Ok(out);
+    }
+    // One map travels by value; several are uploaded (a few doubles per image).
+    let (one, table) = match maps.maps.as_slice() {
+        [one] => (*one, None),
+        many => {
+            let bytes: Vec<u8> = many.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+            ([0.0; 9], Some(dev.upload(&bytes)?))
+        }
+    };
+    let k = kernel(dev, "ef_warp", input.dtype, warp_real_type(input.dtype))?;
+    let mut p = KernelArgs::new();
+    p.u64(ptr(input))
+        .value(dims(input.dims))
+        .u64(ptr(&out))
+        .value(dims(od))
+        .value(one)
+        .u64(table.as_ref().map_or(0, |t| t.ptr()))
+        .i64(maps.batch[0] as i64)
+        .i64(maps.batch[1] as i64)
+        .i32(m.code() as i32)
+        .i32(clamp_nearest as i32);
+    let images = od[2] * od[3];
+    let grid = (
+        od[0].div_ceil(32) as u32,
+        od[1].div_ceil(8).min(65_535) as u32,
+        images.min(65_535) as u32,
+    );
+    // SAFETY: the parameters match `ef_warp`'s signature in order and size (pointers and
+    // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); `input` and `out` are
+    // live device memory of this device sized for their shapes, held until after the launch
+    // (reuse is ordered on the same stream), as is the uploaded table of `batch[0] * batch[1]`
+    // maps; the kernel runs on emberfire's stream.
+    unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
+    drop(table);
+    Ok(out)
+}
+
+/// Counters a block keeps in shared memory at most (48 KiB, the default limit).
+const SHARED_BINS: u32 = 12 * 1024;
+
+/// See `backend::image::histogram`.
+pub(crate) fn histogram(
+    ordinal: usize,
+    input: &Dense,
+    slices: u64,
+    nbins: u32,
+    minval: f64,
+    scale: f64,
+) -> Result<Dense, Error> {
+    let dev = runtime::device(ordinal)?;
+    let od = Dim4::new(&[u64::from(nbins), slices, 1, 1]);
+    let out = alloc(dev, od, DType::U32)?;
+    let bytes = od.elements() as usize * 4;
+    // SAFETY: `out` is live device memory of `bytes` bytes; the memset is queued on the
+    // emberfire stream before the kernel that adds to it.
+    unsafe { cu::memset_d8_async(ptr(&out), 0, bytes, dev.stream_raw()) }
+        .map_err(|e| super::driver_error("clearing a histogram", e))?;
+    let per_slice = input.dims.elements().checked_div(slices).unwrap_or(0);
+    if per_slice == 0 {
+        return Ok(out);
+    }
+    let block = 256u32;
+    let shared = nbins <= SHARED_BINS;
+    // Enough blocks to fill the device, each then counting many elements into its own shared
+    // counters before the few global additions.
+    let per_slice_blocks = (dev.sm_count() as u64 * 8).div_ceil(slices.min(65_535));
+    let gx = per_slice.div_ceil(block as u64 * 16).clamp(1, per_slice_blocks.max(1)) as u32;
+    let k = kernel(dev, "ef_histogram", input.dtype, histogram_real_type(input.dtype))?;
+    let mut p = KernelArgs::new();
+    p.u64(ptr(input))
+        .i64(per_slice as i64)
+        .i64(slices as i64)
+        .u64(ptr(&out))
+        .i32(nbins as i32)
+        .f64(minval)
+        .f64(scale)
+        .i32(shared as i32);
+    let smem = if shared { nbins * 4 } else { 0 };
+    // SAFETY: the parameters match `ef_histogram`'s signature in order and size; `input` holds
+    // `slices * per_slice` elements and `out` `slices * nbins` counters, both live device
+    // memory of this device held until after the launch; the shared size is the `nbins`
+    // counters the kernel uses when `shared` is set; the kernel runs on emberfire's stream.
+    unsafe { k.launch(dev, (gx, slices.min(65_535) as u32, 1), (block, 1, 1), smem, &mut p) }?;
+    Ok(out)
+}

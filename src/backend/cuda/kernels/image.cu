@@ -1,0 +1,168 @@
+// Image kernels: geometric warps (resize, rotation, affine and projective transforms) with
+// every interpolation method, and histograms.
+//
+// The including code puts `typedef ... elem_t;` (the element type) and `typedef ... real_t;`
+// (float or double: the type computed in) in front of this file, and for integer elements
+// `ELEM_MIN` and `ELEM_MAX`, their range.
+
+struct Dims { long long d[4]; };
+// An output-to-input map, row-major: x' = m[0] x + m[1] y + m[2], y' = m[3] x + m[4] y + m[5],
+// divided by w = m[6] x + m[7] y + m[8] (0, 0, 1 for an affine map).
+struct Mat { double m[9]; };
+
+// Interpolation methods (the order of the host's `Interp`).
+#define M_NEAREST 0
+#define M_LOWER 1
+#define M_LINEAR 2
+#define M_LINEAR_COSINE 3
+#define M_CUBIC 4
+#define M_CUBIC_SPLINE 5
+
+// Sample (x, y) of an n0 x n1 image, neighbours past an edge repeating the edge.
+__device__ __forceinline__ real_t px(const elem_t *img, long long n0, long long n1, long long x,
+                                     long long y) {
+  x = x < 0 ? 0 : (x >= n0 ? n0 - 1 : x);
+  y = y < 0 ? 0 : (y >= n1 ? n1 - 1 : y);
+  return (real_t)img[x + y * n0];
+}
+
+// `v` as an element: integers truncated toward zero and saturated at their range, NaN as 0 (the
+// host's conversions).
+__device__ __forceinline__ elem_t to_elem(real_t v) {
+#ifdef ELEM_MAX
+  if (v != v) return (elem_t)0;
+  if (v <= (real_t)ELEM_MIN) return (elem_t)ELEM_MIN;
+  if (v >= (real_t)ELEM_MAX) return (elem_t)ELEM_MAX;
+#endif
+  return (elem_t)v;
+}
+
+__device__ __forceinline__ real_t cubic(real_t v0, real_t v1, real_t v2, real_t v3, real_t t,
+                                        bool spline) {
+  real_t a0, a1, a2, a3;
+  if (spline) {
+    a0 = (real_t)-0.5 * v0 + (real_t)1.5 * v1 + (real_t)-1.5 * v2 + (real_t)0.5 * v3;
+    a1 = v0 + (real_t)-2.5 * v1 + (real_t)2.0 * v2 + (real_t)-0.5 * v3;
+    a2 = (real_t)0.5 * (v2 - v0);
+  } else {
+    a0 = v3 - v2 - v0 + v1;
+    a1 = v0 - v1 - a0;
+    a2 = v2 - v0;
+  }
+  a3 = v1;
+  return ((a0 * t + a1) * t + a2) * t + a3;
+}
+
+// out[x, y, z, w] = image (z, w) of `in` (broadcast along its dimensions 2 and 3 of size 1)
+// at the point the map sends (x, y) to. The map is `one` when `mats` is null, else
+// mats[9 * (z' + t2 * w')] with z', w' broadcast the same way over t2 x t3 maps.
+//
+// NEAREST and LOWER take the sample at the rounded (floored) point, or 0 where that lies
+// outside, unless `clamp_nearest` (resize: clamped to the last sample). The other methods
+// give 0 unless -1e-4 <= x' < n0 and -1e-4 <= y' < n1, and repeat the edge for neighbours
+// past it. Launched on (32, 8) blocks; grid.x covers dimension 0, grid.y and grid.z stride
+// over dimension 1 and the images.
+extern "C" __global__ void ef_warp(const elem_t *in, Dims id, elem_t *out, Dims od, Mat one,
+                                   const double *mats, long long t2, long long t3, int method,
+                                   int clamp_nearest) {
+  long long x = (long long)blockIdx.x * 32 + threadIdx.x;
+  if (x >= od.d[0]) return;
+  long long n0 = id.d[0], n1 = id.d[1];
+  long long images = od.d[2] * od.d[3];
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+    long long z = b % od.d[2], w = b / od.d[2];
+    long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
+    const elem_t *img = in + (iz + iw * id.d[2]) * n0 * n1;
+    const double *m = one.m;
+    if (mats) m = mats + 9 * ((t2 > 1 ? z : 0) + t2 * (t3 > 1 ? w : 0));
+    real_t m0 = (real_t)m[0], m1 = (real_t)m[1], m2 = (real_t)m[2];
+    real_t m3 = (real_t)m[3], m4 = (real_t)m[4], m5 = (real_t)m[5];
+    bool projective = m[6] != 0.0 || m[7] != 0.0 || m[8] != 1.0;
+    elem_t *o = out + b * od.d[0] * od.d[1];
+    for (long long y = (long long)blockIdx.y * 8 + threadIdx.y; y < od.d[1];
+         y += (long long)gridDim.y * 8) {
+      real_t fx = (real_t)x, fy = (real_t)y;
+      real_t xi = m0 * fx + m1 * fy + m2;
+      real_t yi = m3 * fx + m4 * fy + m5;
+      if (projective) {
+        real_t q = (real_t)m[6] * fx + (real_t)m[7] * fy + (real_t)m[8];
+        xi /= q;
+        yi /= q;
+      }
+      elem_t *dst = o + x + y * od.d[0];
+      if (method == M_NEAREST || method == M_LOWER) {
+        real_t rx = method == M_LOWER ? floor(xi) : round(xi);
+        real_t ry = method == M_LOWER ? floor(yi) : round(yi);
+        if (clamp_nearest) {
+          rx = rx < (real_t)0 ? (real_t)0 : (rx > (real_t)(n0 - 1) ? (real_t)(n0 - 1) : rx);
+          ry = ry < (real_t)0 ? (real_t)0 : (ry > (real_t)(n1 - 1) ? (real_t)(n1 - 1) : ry);
+        }
+        // a copy of the sample, not a conversion: exact for every type
+        bool inside = rx >= (real_t)0 && rx < (real_t)n0 && ry >= (real_t)0 && ry < (real_t)n1;
+        *dst = inside ? img[(long long)rx + (long long)ry * n0] : (elem_t)0;
+        continue;
+      }
+      real_t v = 0;
+      if (xi >= (real_t)-1e-4 && xi < (real_t)n0 && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
+        xi = xi < (real_t)0 ? (real_t)0 : xi;
+        yi = yi < (real_t)0 ? (real_t)0 : yi;
+        real_t gx = floor(xi), gy = floor(yi);
+        real_t tx = xi - gx, ty = yi - gy;
+        long long ix = (long long)gx, iy = (long long)gy;
+        if (method == M_LINEAR || method == M_LINEAR_COSINE) {
+          if (method == M_LINEAR_COSINE) {
+            tx = ((real_t)1 - cos(tx * (real_t)3.141592653589793)) / (real_t)2;
+            ty = ((real_t)1 - cos(ty * (real_t)3.141592653589793)) / (real_t)2;
+          }
+          real_t r0 = px(img, n0, n1, ix, iy) * ((real_t)1 - tx) + px(img, n0, n1, ix + 1, iy) * tx;
+          real_t r1 =
+              px(img, n0, n1, ix, iy + 1) * ((real_t)1 - tx) + px(img, n0, n1, ix + 1, iy + 1) * tx;
+          v = r0 * ((real_t)1 - ty) + r1 * ty;
+        } else {
+          bool spline = method == M_CUBIC_SPLINE;
+          real_t r[4];
+          for (int j = 0; j < 4; j++) {
+            long long yy = iy - 1 + j;
+            r[j] = cubic(px(img, n0, n1, ix - 1, yy), px(img, n0, n1, ix, yy),
+                         px(img, n0, n1, ix + 1, yy), px(img, n0, n1, ix + 2, yy), tx, spline);
+          }
+          v = cubic(r[0], r[1], r[2], r[3], ty, spline);
+        }
+      }
+      *dst = to_elem(v);
+    }
+  }
+}
+
+// Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
+// bin floor((v - minval) * scale), clamped to [0, nbins - 1]; NaN is not counted. `out` holds
+// slices * nbins zeros on entry. grid.y strides over the slices; each block counts its part of
+// a slice in shared memory (when `shared` is set: nbins counters), then adds them to `out`.
+extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, long long slices,
+                                        unsigned *out, int nbins, double minval, double scale,
+                                        int shared) {
+  extern __shared__ unsigned counts[];
+  real_t lo = (real_t)minval, s = (real_t)scale;
+  for (long long sl = blockIdx.y; sl < slices; sl += gridDim.y) {
+    unsigned *global = out + sl * nbins;
+    if (shared) {
+      for (int b = threadIdx.x; b < nbins; b += blockDim.x) counts[b] = 0;
+      __syncthreads();
+    }
+    const elem_t *src = in + sl * per_slice;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < per_slice;
+         i += (long long)gridDim.x * blockDim.x) {
+      real_t v = (real_t)src[i];
+      if (v != v) continue;
+      real_t f = floor((v - lo) * s);
+      int b = f < (real_t)0 ? 0 : (f >= (real_t)nbins ? nbins - 1 : (int)f);
+      atomicAdd(shared ? &counts[b] : &global[b], 1u);
+    }
+    if (shared) {
+      __syncthreads();
+      for (int b = threadIdx.x; b < nbins; b += blockDim.x)
+        if (counts[b]) atomicAdd(&global[b], counts[b]);
+      __syncthreads();
+    }
+  }
+}
