@@ -31,8 +31,10 @@ mod color;
 mod filter;
 mod histogram;
 mod io;
+mod labels;
 mod moments;
 mod morph;
+mod regions;
 mod window;
 mod wrap;
 
@@ -46,6 +48,7 @@ pub use io::{
 };
 pub use moments::{moments, moments_all};
 pub use morph::{dilate, dilate3, erode, erode3};
+pub use regions::regions;
 pub use window::{maxfilt, medfilt, medfilt1, minfilt};
 pub use wrap::{unwrap, wrap};
 
