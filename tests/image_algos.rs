@@ -143,3 +143,273 @@ fn regions_rejects_batches() {
     let img = Array::new(&[true; 8], dim4!(2, 2, 2));
     let _: Array<f32> = regions(&img, Connectivity::FOUR);
 }
+
+// ---- canny ----------------------------------------------------------------------------------
+
+/// Pixel (y, x) of image `b` of an `h x w` batch.
+fn px(v: &[f64], h: usize, w: usize, b: usize, y: usize, x: usize) -> f64 {
+    v[y + h * (x + w * b)]
+}
+
+/// ArrayFire's Canny stages on the host, in f64.
+fn canny_ref(
+    x: &[f64],
+    d: [usize; 4],
+    ct: CannyThresholdType,
+    low: f64,
+    high: f64,
+    fast: bool,
+) -> Vec<bool> {
+    let (h, w, nb) = (d[0], d[1], d[2] * d[3]);
+    let taps = [-0.11021, -0.23691, -0.30576, -0.23691, -0.11021];
+    let reflect = |c: i64, n: usize| -> usize {
+        let n = n as i64;
+        let p = 2 * (n - 1);
+        let m = c.rem_euclid(p);
+        (if m < n { m } else { p - m }) as usize
+    };
+    let mut sup = vec![0.0; h * w * nb];
+    let mut gxs = vec![0.0; h * w * nb];
+    let mut gys = vec![0.0; h * w * nb];
+    let mut mags = vec![0.0; h * w * nb];
+    for b in 0..nb {
+        let mut s1 = vec![0.0; h * w];
+        for xx in 0..w {
+            for y in 0..h {
+                for (k, t) in taps.iter().enumerate() {
+                    let yy = y as i64 + k as i64 - 2;
+                    if yy >= 0 && (yy as usize) < h {
+                        s1[y + h * xx] += t * px(x, h, w, b, yy as usize, xx);
+                    }
+                }
+            }
+        }
+        let mut s2 = vec![0.0; h * w];
+        for xx in 0..w {
+            for y in 0..h {
+                for (k, t) in taps.iter().enumerate() {
+                    let c = xx as i64 + k as i64 - 2;
+                    if c >= 0 && (c as usize) < w {
+                        s2[y + h * xx] += t * s1[y + h * c as usize];
+                    }
+                }
+            }
+        }
+        for xx in 0..w {
+            for y in 0..h {
+                let p =
+                    |a: i64, c: i64| s2[reflect(y as i64 + a, h) + h * reflect(xx as i64 + c, w)];
+                let gx =
+                    (p(1, -1) + 2.0 * p(1, 0) + p(1, 1)) - (p(-1, -1) + 2.0 * p(-1, 0) + p(-1, 1));
+                let gy =
+                    (p(-1, 1) + 2.0 * p(0, 1) + p(1, 1)) - (p(-1, -1) + 2.0 * p(0, -1) + p(1, -1));
+                let i = y + h * (xx + w * b);
+                gxs[i] = gx;
+                gys[i] = gy;
+                mags[i] = if fast { gx.abs() + gy.abs() } else { (gx * gx + gy * gy).sqrt() };
+            }
+        }
+        for xx in 1..w - 1 {
+            for y in 1..h - 1 {
+                let i = y + h * (xx + w * b);
+                let m = |a: i64, c: i64| {
+                    px(&mags, h, w, b, (y as i64 + a) as usize, (xx as i64 + c) as usize)
+                };
+                let (dx, dy, cur) = (gxs[i], gys[i], mags[i]);
+                // the two neighbours along the dominant axis and the diagonal ones, on each
+                // side of the pixel along the gradient
+                let (a1, a2, b1, b2, alpha);
+                if dx >= 0.0 && dy >= 0.0 {
+                    let g = dx >= dy;
+                    a1 = if g { m(1, 0) } else { m(0, 1) };
+                    a2 = if g { m(-1, 0) } else { m(0, -1) };
+                    b1 = m(1, 1);
+                    b2 = m(-1, -1);
+                    alpha = if g { dy / dx } else { dx / dy };
+                } else if dx >= 0.0 {
+                    let g = dx + dy >= 0.0;
+                    a1 = if g { m(1, 0) } else { m(0, -1) };
+                    a2 = if g { m(-1, 0) } else { m(0, 1) };
+                    b1 = m(1, -1);
+                    b2 = m(-1, 1);
+                    alpha = if g { -dy / dx } else { dx / -dy };
+                } else if dy >= 0.0 {
+                    let g = dx + dy >= 0.0;
+                    a1 = if g { m(0, 1) } else { m(-1, 0) };
+                    a2 = if g { m(0, -1) } else { m(1, 0) };
+                    b1 = m(-1, 1);
+                    b2 = m(1, -1);
+                    alpha = if g { -dx / dy } else { dy / -dx };
+                } else {
+                    let g = dy - dx >= 0.0;
+                    a1 = if g { m(-1, 0) } else { m(0, -1) };
+                    a2 = if g { m(1, 0) } else { m(0, 1) };
+                    b1 = m(-1, -1);
+                    b2 = m(1, 1);
+                    alpha = if g { dy / dx } else { dx / dy };
+                }
+                let m1 = (1.0 - alpha) * a1 + alpha * b1;
+                let m2 = (1.0 - alpha) * a2 + alpha * b2;
+                if cur > m1 && cur > m2 {
+                    sup[i] = cur;
+                }
+            }
+        }
+    }
+    let max = sup.iter().cloned().fold(f64::MIN, f64::max);
+    let min = sup.iter().cloned().fold(f64::MAX, f64::min);
+    let mut strong = vec![false; sup.len()];
+    let mut weak = vec![false; sup.len()];
+    for b in 0..nb {
+        let img = &sup[h * w * b..h * w * (b + 1)];
+        let (lo, hi, norm): (f64, f64, Box<dyn Fn(f64) -> f64>) = match ct {
+            CannyThresholdType::MANUAL => (low, high, Box::new(|v| (v - min) / (max - min))),
+            CannyThresholdType::OTSU => {
+                let bins = max as usize;
+                if bins < 2 {
+                    return vec![false; sup.len()];
+                }
+                let mut hist = vec![0.0; bins];
+                for &v in img {
+                    hist[((v * bins as f64 / max).floor() as usize).min(bins - 1)] += 1.0;
+                }
+                let n = (h * w) as f64;
+                let total: f64 = hist.iter().enumerate().map(|(i, c)| i as f64 * c / n).sum();
+                let (mut best, mut at) = (-1.0, f64::INFINITY);
+                let (mut q, mut mu) = (0.0, 0.0);
+                for (i, c) in hist.iter().enumerate().take(bins - 1) {
+                    q += c / n;
+                    mu += i as f64 * c / n;
+                    let s = (mu / q - (total - mu) / (1.0 - q)).powi(2) * q * (1.0 - q);
+                    if s > best {
+                        best = s;
+                        at = i as f64;
+                    }
+                }
+                (low * at, at, Box::new(|v| v))
+            }
+        };
+        for y in 1..h - 1 {
+            for xx in 1..w - 1 {
+                let i = y + h * (xx + w * b);
+                let v = norm(sup[i]);
+                strong[i] = v >= hi;
+                weak[i] = v >= lo && v < hi;
+            }
+        }
+    }
+    // hysteresis: from every strong pixel through weak ones, 8-connected
+    let mut out = strong.clone();
+    let mut stack: Vec<usize> = (0..out.len()).filter(|&i| out[i]).collect();
+    while let Some(i) = stack.pop() {
+        let (y, rest) = ((i % h) as i64, i / h);
+        let (xx, b) = ((rest % w) as i64, rest / w);
+        for (a, c) in nbrs(true) {
+            let (yy, xc) = (y + a, xx + c);
+            if yy < 0 || xc < 0 || yy >= h as i64 || xc >= w as i64 {
+                continue;
+            }
+            let j = yy as usize + h * (xc as usize + w * b);
+            if weak[j] && !out[j] {
+                out[j] = true;
+                stack.push(j);
+            }
+        }
+    }
+    out
+}
+
+/// A random picture with structure: a few bright discs on a gradient, plus noise.
+fn picture(r: &mut Rng64, h: usize, w: usize, nb: usize) -> Vec<f64> {
+    let mut v = Vec::with_capacity(h * w * nb);
+    for _ in 0..nb {
+        let discs: Vec<(f64, f64, f64, f64)> = (0..3)
+            .map(|_| {
+                let (cy, cx) = (r.gen_range(0.0..h as f64), r.gen_range(0.0..w as f64));
+                (
+                    cy,
+                    cx,
+                    r.gen_range(1.5..(h.min(w) as f64 / 2.0).max(2.0)),
+                    r.gen_range(60.0..150.0),
+                )
+            })
+            .collect();
+        for x in 0..w {
+            for y in 0..h {
+                let mut p = 40.0 + 30.0 * x as f64 / w as f64 + r.gen_range(0.0..25.0);
+                for &(cy, cx, rad, add) in &discs {
+                    if (y as f64 - cy).powi(2) + (x as f64 - cx).powi(2) < rad * rad {
+                        p += add;
+                    }
+                }
+                v.push(p.min(255.0));
+            }
+        }
+    }
+    v
+}
+
+fn canny_case<T: Elem + EdgeComputable>(seed: u64, max_mismatch: f64) {
+    let mut r = Rng64::seed_from_u64(seed);
+    for (h, w, nb) in [(5, 5, 1), (7, 9, 2), (67, 45, 1)] {
+        let x: Vec<T> = picture(&mut r, h, w, nb).iter().map(|&v| T::from_v(V::F(v))).collect();
+        let img = Array::new(&x, d4(h, w, nb, 1));
+        let xf = f64s(&x);
+        for (ct, low, high) in [
+            (CannyThresholdType::MANUAL, 0.1, 0.3),
+            (CannyThresholdType::MANUAL, 0.25, 0.6),
+            (CannyThresholdType::OTSU, 0.5, 0.0),
+        ] {
+            for fast in [false, true] {
+                let got = canny(&img, ct, low as f32, high as f32, 3, fast);
+                assert_eq!(got.dims(), d4(h, w, nb, 1));
+                let want = canny_ref(&xf, [h, w, nb, 1], ct, low, high, fast);
+                let got = got.to_vec();
+                let bad = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+                assert!(
+                    bad as f64 <= max_mismatch * got.len() as f64,
+                    "canny {h}x{w}x{nb} {ct:?} {low}/{high} fast {fast}: {bad} of {} pixels differ",
+                    got.len()
+                );
+                if h > 20 {
+                    assert!(want.iter().any(|&e| e), "the picture has edges");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn canny_f64_matches_exactly() {
+    canny_case::<f64>(11, 0.0);
+}
+
+#[test]
+fn canny_f32_and_u8() {
+    // computed in f32: a pixel within rounding of a threshold may go either way
+    canny_case::<f32>(12, 0.01);
+    canny_case::<u8>(13, 0.01);
+}
+
+#[test]
+fn canny_otsu_needs_two_bins() {
+    let mut r = Rng64::seed_from_u64(14);
+    let x: Vec<f32> = (0..64).map(|_| r.gen_range(0.0..0.01)).collect();
+    let img = Array::new(&x, dim4!(8, 8));
+    let got = canny(&img, CannyThresholdType::OTSU, 0.5, 0.0, 3, false);
+    assert_eq!(got.to_vec(), vec![false; 64]);
+}
+
+#[test]
+#[should_panic(expected = "canny: input images must be at least 5 x 5")]
+fn canny_rejects_small_images() {
+    let img = Array::new(&[1.0f32; 20], dim4!(4, 5));
+    let _ = canny(&img, CannyThresholdType::MANUAL, 0.1, 0.3, 3, false);
+}
+
+#[test]
+#[should_panic(expected = "canny: sobel_window must be 3 (got 5)")]
+fn canny_rejects_other_sobel_windows() {
+    let img = Array::new(&[1.0f32; 25], dim4!(5, 5));
+    let _ = canny(&img, CannyThresholdType::MANUAL, 0.1, 0.3, 5, false);
+}

@@ -27,6 +27,7 @@
 mod bilateral;
 mod border;
 mod calc;
+mod canny;
 mod color;
 mod filter;
 mod histogram;
@@ -39,6 +40,7 @@ mod window;
 mod wrap;
 
 pub use bilateral::bilateral;
+pub use canny::canny;
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
 pub use filter::{gaussian_kernel, gradient, sat, sobel};
 pub use histogram::hist_equal;
