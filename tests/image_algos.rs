@@ -413,3 +413,166 @@ fn canny_rejects_other_sobel_windows() {
     let img = Array::new(&[1.0f32; 25], dim4!(5, 5));
     let _ = canny(&img, CannyThresholdType::MANUAL, 0.1, 0.3, 5, false);
 }
+
+// ---- anisotropic_diffusion ------------------------------------------------------------------
+
+/// ArrayFire's central-difference gradient of one image along one axis.
+fn grad_ref(v: &[f64], h: usize, w: usize, b: usize, y: usize, x: usize, axis0: bool) -> f64 {
+    let (n, i) = if axis0 { (h, y) } else { (w, x) };
+    if n == 1 {
+        return 0.0;
+    }
+    let at = |k: usize| if axis0 { px(v, h, w, b, k, x) } else { px(v, h, w, b, y, k) };
+    if i == 0 {
+        at(1) - at(0)
+    } else if i == n - 1 {
+        at(n - 1) - at(n - 2)
+    } else {
+        (at(i + 1) - at(i - 1)) / 2.0
+    }
+}
+
+fn diffusion_ref(
+    x: &[f64],
+    d: [usize; 4],
+    dt: f64,
+    k: f64,
+    iters: u32,
+    mcde: bool,
+    quad: bool,
+) -> Vec<f64> {
+    let (h, w, nb) = (d[0], d[1], d[2] * d[3]);
+    let mut cur = x.to_vec();
+    for _ in 0..iters {
+        let mut total = 0.0;
+        for b in 0..nb {
+            for xx in 0..w {
+                for y in 0..h {
+                    total += grad_ref(&cur, h, w, b, y, xx, true).powi(2)
+                        + grad_ref(&cur, h, w, b, y, xx, false).powi(2);
+                }
+            }
+        }
+        let mct = if total == 0.0 { 0.0 } else { -(cur.len() as f64) / (2.0 * k * k * total) };
+        let cond = |g: f64| if quad && !mcde { 1.0 / (1.0 - g * mct) } else { (g * mct).exp() };
+        let mut next = cur.clone();
+        for b in 0..nb {
+            for xx in 0..w {
+                for y in 0..h {
+                    let p = |a: i64, c: i64| {
+                        let yy = (y as i64 + a).clamp(0, h as i64 - 1) as usize;
+                        let xc = (xx as i64 + c).clamp(0, w as i64 - 1) as usize;
+                        px(&cur, h, w, b, yy, xc)
+                    };
+                    let c = p(0, 0);
+                    let (dx, dy) = ((p(1, 0) - p(-1, 0)) / 2.0, (p(0, 1) - p(0, -1)) / 2.0);
+                    // faces: (difference, squared gradient) for +dim0, -dim0, +dim1, -dim1
+                    let faces = [
+                        (
+                            p(1, 0) - c,
+                            (p(1, 0) - c).powi(2)
+                                + 0.25 * (dy + 0.5 * (p(1, 1) - p(1, -1))).powi(2),
+                        ),
+                        (
+                            c - p(-1, 0),
+                            (c - p(-1, 0)).powi(2)
+                                + 0.25 * (dy + 0.5 * (p(-1, 1) - p(-1, -1))).powi(2),
+                        ),
+                        (
+                            p(0, 1) - c,
+                            (p(0, 1) - c).powi(2)
+                                + 0.25 * (dx + 0.5 * (p(1, 1) - p(-1, 1))).powi(2),
+                        ),
+                        (
+                            c - p(0, -1),
+                            (c - p(0, -1)).powi(2)
+                                + 0.25 * (dx + 0.5 * (p(1, -1) - p(-1, -1))).powi(2),
+                        ),
+                    ];
+                    let delta = if mcde {
+                        let t = |(d, g): (f64, f64)| d / (1e-10 + g).sqrt() * (g * mct).exp();
+                        let curv = t(faces[0]) - t(faces[1]) + t(faces[2]) - t(faces[3]);
+                        let (f0, b0, f1, b1) = (faces[0].0, faces[1].0, faces[2].0, faces[3].0);
+                        let grad2 = if curv > 0.0 {
+                            b0.min(0.0).powi(2)
+                                + f0.max(0.0).powi(2)
+                                + b1.min(0.0).powi(2)
+                                + f1.max(0.0).powi(2)
+                        } else {
+                            b0.max(0.0).powi(2)
+                                + f0.min(0.0).powi(2)
+                                + b1.max(0.0).powi(2)
+                                + f1.min(0.0).powi(2)
+                        };
+                        grad2.sqrt() * curv
+                    } else {
+                        let t = |(d, g): (f64, f64)| cond(g) * d;
+                        t(faces[0]) - t(faces[1]) + t(faces[2]) - t(faces[3])
+                    };
+                    next[y + h * (xx + w * b)] = c + dt * delta;
+                }
+            }
+        }
+        cur = next;
+    }
+    cur
+}
+
+fn diffusion_case<T: Elem + EdgeComputable>(seed: u64, tol: f64)
+where
+    T::AbsOutType: Elem,
+{
+    let mut r = Rng64::seed_from_u64(seed);
+    for (h, w, nb) in [(1, 1, 1), (1, 9, 1), (3, 5, 2), (67, 45, 1)] {
+        let x: Vec<T> = uniform(&mut r, h * w * nb, 0.0, 200.0);
+        let img = Array::new(&x, d4(h, w, nb, 1));
+        let xf = f64s(&x);
+        for eq in [FluxFn::GRADIENT, FluxFn::MCDE, FluxFn::DEFAULT] {
+            for flux in [DiffusionEq::QUADRATIC, DiffusionEq::EXPONENTIAL, DiffusionEq::DEFAULT] {
+                let iters = if h > 10 { 2 } else { 3 };
+                let got = anisotropic_diffusion(&img, 0.1, 1.5, iters, eq, flux);
+                assert_eq!(got.dims(), d4(h, w, nb, 1));
+                let mcde = eq == FluxFn::MCDE;
+                let want = diffusion_ref(
+                    &xf,
+                    [h, w, nb, 1],
+                    0.1f32 as f64,
+                    1.5,
+                    iters,
+                    mcde,
+                    flux == DiffusionEq::QUADRATIC,
+                );
+                let what = format!("diffusion {h}x{w}x{nb} {eq:?} {flux:?}");
+                assert_close(&f64s(&got.to_vec()), &want, tol, &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn anisotropic_diffusion_every_equation_and_flux() {
+    diffusion_case::<f64>(21, 1e-10);
+    diffusion_case::<f32>(22, 2e-4);
+    diffusion_case::<u8>(23, 2e-4);
+}
+
+#[test]
+fn anisotropic_diffusion_constant_image_is_unchanged() {
+    let img = Array::new(&[7.0f64; 12], dim4!(3, 4));
+    let out = anisotropic_diffusion(&img, 0.1, 1.0, 3, FluxFn::MCDE, DiffusionEq::DEFAULT);
+    assert_eq!(out.to_vec(), vec![7.0; 12]);
+}
+
+#[test]
+#[should_panic(expected = "anisotropic_diffusion: k must be finite and nonzero (got 0)")]
+fn anisotropic_diffusion_rejects_zero_k() {
+    let img = Array::new(&[1.0f32; 9], dim4!(3, 3));
+    let _ = anisotropic_diffusion(&img, 0.1, 0.0, 1, FluxFn::GRADIENT, DiffusionEq::DEFAULT);
+}
+
+#[test]
+#[should_panic(expected = "anisotropic_diffusion: iters must be at least 1")]
+fn anisotropic_diffusion_rejects_zero_iterations() {
+    let img = Array::new(&[1.0f32; 9], dim4!(3, 3));
+    let _ = anisotropic_diffusion(&img, 0.1, 1.0, 0, FluxFn::GRADIENT, DiffusionEq::DEFAULT);
+}

@@ -29,6 +29,7 @@ mod border;
 mod calc;
 mod canny;
 mod color;
+mod diffusion;
 mod filter;
 mod histogram;
 mod io;
@@ -42,6 +43,7 @@ mod wrap;
 pub use bilateral::bilateral;
 pub use canny::canny;
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
+pub use diffusion::anisotropic_diffusion;
 pub use filter::{gaussian_kernel, gradient, sat, sobel};
 pub use histogram::hist_equal;
 pub use io::{
