@@ -576,3 +576,237 @@ fn anisotropic_diffusion_rejects_zero_iterations() {
     let img = Array::new(&[1.0f32; 9], dim4!(3, 3));
     let _ = anisotropic_diffusion(&img, 0.1, 1.0, 0, FluxFn::GRADIENT, DiffusionEq::DEFAULT);
 }
+
+// ---- deconvolution --------------------------------------------------------------------------
+
+/// The padded problem of the deconvolutions: the image grown (edges repeated) to the
+/// smallest size at least its own plus the kernel's with no prime factor above 7.
+struct DeconvGrid {
+    n: [usize; 2],
+    before: [usize; 2],
+    image: Vec<f64>,
+}
+
+fn deconv_grid(x: &[f64], h: usize, w: usize, fh: usize, fw: usize) -> DeconvGrid {
+    let smooth = |mut v: usize| {
+        for p in [2, 3, 5, 7] {
+            while v % p == 0 {
+                v /= p;
+            }
+        }
+        v == 1
+    };
+    let mut n = [h + fh, w + fw];
+    for v in &mut n {
+        while !smooth(*v) {
+            *v += 1;
+        }
+    }
+    let before = [(n[0] - h) / 2, (n[1] - w) / 2];
+    let mut image = vec![0.0; n[0] * n[1]];
+    for j in 0..n[1] {
+        for i in 0..n[0] {
+            let y = (i as i64 - before[0] as i64).clamp(0, h as i64 - 1) as usize;
+            let c = (j as i64 - before[1] as i64).clamp(0, w as i64 - 1) as usize;
+            image[i + n[0] * j] = x[y + h * c];
+        }
+    }
+    DeconvGrid { n, before, image }
+}
+
+impl DeconvGrid {
+    /// Circular convolution with the kernel centred at (fh / 2, fw / 2); `transpose` gives
+    /// the correlation (the adjoint).
+    fn conv(&self, v: &[f64], k: &[f64], fh: usize, fw: usize, transpose: bool) -> Vec<f64> {
+        let [n0, n1] = self.n;
+        let mut out = vec![0.0; n0 * n1];
+        for j in 0..n1 {
+            for i in 0..n0 {
+                let mut s = 0.0;
+                for b in 0..fw {
+                    for a in 0..fh {
+                        let (da, db) = (a as i64 - (fh / 2) as i64, b as i64 - (fw / 2) as i64);
+                        let (da, db) = if transpose { (da, db) } else { (-da, -db) };
+                        let y = (i as i64 + da).rem_euclid(n0 as i64) as usize;
+                        let c = (j as i64 + db).rem_euclid(n1 as i64) as usize;
+                        s += k[a + fh * b] * v[y + n0 * c];
+                    }
+                }
+                out[i + n0 * j] = s;
+            }
+        }
+        out
+    }
+
+    fn crop(&self, v: &[f64], h: usize, w: usize) -> Vec<f64> {
+        let mut out = Vec::with_capacity(h * w);
+        for c in 0..w {
+            for y in 0..h {
+                out.push(v[y + self.before[0] + self.n[0] * (c + self.before[1])]);
+            }
+        }
+        out
+    }
+}
+
+/// A 2D DFT by rows then columns (`sign` -1 forward, +1 inverse, unscaled).
+fn dft2(v: &[c64], n0: usize, n1: usize, sign: f64) -> Vec<c64> {
+    let tw = |k: usize, m: usize, n: usize| {
+        let a = sign * 2.0 * std::f64::consts::PI * ((k * m) % n) as f64 / n as f64;
+        c64::new(a.cos(), a.sin())
+    };
+    let mut rows = vec![c64::new(0.0, 0.0); n0 * n1];
+    for j in 0..n1 {
+        for k in 0..n0 {
+            rows[k + n0 * j] = (0..n0).map(|m| v[m + n0 * j] * tw(k, m, n0)).sum();
+        }
+    }
+    let mut out = vec![c64::new(0.0, 0.0); n0 * n1];
+    for k in 0..n1 {
+        for i in 0..n0 {
+            out[i + n0 * k] = (0..n1).map(|m| rows[i + n0 * m] * tw(k, m, n1)).sum();
+        }
+    }
+    out
+}
+
+fn deconv_inputs<T: Elem>(r: &mut Rng64, h: usize, w: usize) -> (Vec<T>, Vec<f32>, usize, usize) {
+    let x: Vec<T> = uniform(r, h * w, 1.0, 200.0);
+    let (fh, fw) = (h.min(3), w.min(5));
+    let mut k: Vec<f32> = (0..fh * fw).map(|_| r.gen_range(0.2..1.0)).collect();
+    let total: f32 = k.iter().sum();
+    k.iter_mut().for_each(|v| *v /= total);
+    (x, k, fh, fw)
+}
+
+fn iterative_case<T: Elem + DeconvInput>(seed: u64)
+where
+    T::AbsOutType: Elem,
+{
+    let mut r = Rng64::seed_from_u64(seed);
+    for (h, w) in [(1, 1), (1, 9), (3, 5), (17, 13)] {
+        let (x, k, fh, fw) = deconv_inputs::<T>(&mut r, h, w);
+        let kf: Vec<f64> = k.iter().map(|&v| v as f64).collect();
+        let g = deconv_grid(&f64s(&x), h, w, fh, fw);
+        let img = Array::new(&x, d4(h, w, 1, 1));
+        let ker = Array::new(&k, d4(fh, fw, 1, 1));
+        let alpha = 0.8f32;
+        for algo in [
+            IterativeDeconvAlgo::LANDWEBER,
+            IterativeDeconvAlgo::RICHARDSONLUCY,
+            IterativeDeconvAlgo::DEFAULT,
+        ] {
+            let iters = 4;
+            let got = iterative_deconv(&img, &ker, iters, alpha, algo);
+            assert_eq!(got.dims(), d4(h, w, 1, 1));
+            let mut est = g.image.clone();
+            for _ in 0..iters {
+                if algo == IterativeDeconvAlgo::RICHARDSONLUCY {
+                    let blurred = g.conv(&est, &kf, fh, fw, false);
+                    let ratio: Vec<f64> =
+                        g.image.iter().zip(&blurred).map(|(a, b)| a / b).collect();
+                    let corr = g.conv(&ratio, &kf, fh, fw, true);
+                    est.iter_mut().zip(&corr).for_each(|(e, c)| *e *= c);
+                } else {
+                    let blurred = g.conv(&est, &kf, fh, fw, false);
+                    let resid: Vec<f64> =
+                        g.image.iter().zip(&blurred).map(|(a, b)| a - b).collect();
+                    let corr = g.conv(&resid, &kf, fh, fw, true);
+                    est.iter_mut().zip(&corr).for_each(|(e, c)| *e += alpha as f64 * c);
+                }
+            }
+            let want = g.crop(&est, h, w);
+            assert_close(&f64s(&got.to_vec()), &want, 2e-4, &format!("{algo:?} {h}x{w}"));
+        }
+    }
+}
+
+#[test]
+fn iterative_deconv_every_algorithm() {
+    iterative_case::<f32>(31);
+    iterative_case::<u8>(32);
+    iterative_case::<i16>(33);
+    iterative_case::<u16>(34);
+}
+
+#[test]
+fn inverse_deconv_tikhonov() {
+    let mut r = Rng64::seed_from_u64(35);
+    for (h, w) in [(1, 1), (1, 9), (3, 5), (67, 45)] {
+        let (x, k, fh, fw) = deconv_inputs::<u8>(&mut r, h, w);
+        let g = deconv_grid(&f64s(&x), h, w, fh, fw);
+        let [n0, n1] = g.n;
+        let mut psf = vec![c64::new(0.0, 0.0); n0 * n1];
+        for b in 0..fw {
+            for a in 0..fh {
+                let y = (a as i64 - (fh / 2) as i64).rem_euclid(n0 as i64) as usize;
+                let c = (b as i64 - (fw / 2) as i64).rem_euclid(n1 as i64) as usize;
+                psf[y + n0 * c] = c64::new(k[a + fh * b] as f64, 0.0);
+            }
+        }
+        let p = dft2(&psf, n0, n1, -1.0);
+        let img: Vec<c64> = g.image.iter().map(|&v| c64::new(v, 0.0)).collect();
+        let i = dft2(&img, n0, n1, -1.0);
+        let gamma = 0.05f32;
+        for algo in [InverseDeconvAlgo::TIKHONOV, InverseDeconvAlgo::DEFAULT] {
+            let spec: Vec<c64> = i
+                .iter()
+                .zip(&p)
+                .map(|(a, b)| a * b.conj() / (b.norm_sqr() + gamma as f64))
+                .collect();
+            let back: Vec<f64> =
+                dft2(&spec, n0, n1, 1.0).iter().map(|v| v.re / (n0 * n1) as f64).collect();
+            let want = g.crop(&back, h, w);
+            let got = inverse_deconv(
+                &Array::new(&x, d4(h, w, 1, 1)),
+                &Array::new(&k, d4(fh, fw, 1, 1)),
+                gamma,
+                algo,
+            );
+            assert_close(&f64s(&got.to_vec()), &want, 2e-4, &format!("tikhonov {h}x{w}"));
+        }
+    }
+}
+
+#[test]
+#[should_panic(
+    expected = "iterative_deconv: relaxation_factor must be finite and positive (got 0)"
+)]
+fn iterative_deconv_rejects_zero_relaxation() {
+    let img = Array::new(&[1.0f32; 9], dim4!(3, 3));
+    let _ = iterative_deconv(
+        &img,
+        &constant(1.0f32, dim4!(1, 1)),
+        2,
+        0.0,
+        IterativeDeconvAlgo::LANDWEBER,
+    );
+}
+
+#[test]
+#[should_panic(expected = "iterative_deconv: iterations must be at least 1")]
+fn iterative_deconv_rejects_zero_iterations() {
+    let img = Array::new(&[1.0f32; 9], dim4!(3, 3));
+    let _ = iterative_deconv(
+        &img,
+        &constant(1.0f32, dim4!(1, 1)),
+        0,
+        0.5,
+        IterativeDeconvAlgo::DEFAULT,
+    );
+}
+
+#[test]
+#[should_panic(expected = "inverse_deconv: input must be one non-empty 2D image")]
+fn inverse_deconv_rejects_batches() {
+    let img = Array::new(&[1.0f32; 18], dim4!(3, 3, 2));
+    let _ = inverse_deconv(&img, &constant(1.0f32, dim4!(1, 1)), 0.1, InverseDeconvAlgo::TIKHONOV);
+}
+
+#[test]
+#[should_panic(expected = "inverse_deconv: gamma must be finite and positive (got NaN)")]
+fn inverse_deconv_rejects_nan_gamma() {
+    let img = Array::new(&[1.0f32; 9], dim4!(3, 3));
+    let _ =
+        inverse_deconv(&img, &constant(1.0f32, dim4!(1, 1)), f32::NAN, InverseDeconvAlgo::DEFAULT);
+}
