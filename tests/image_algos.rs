@@ -810,3 +810,159 @@ fn inverse_deconv_rejects_nan_gamma() {
     let _ =
         inverse_deconv(&img, &constant(1.0f32, dim4!(1, 1)), f32::NAN, InverseDeconvAlgo::DEFAULT);
 }
+
+// ---- confidence_cc --------------------------------------------------------------------------
+
+fn confidence_ref(
+    x: &[f64],
+    h: usize,
+    w: usize,
+    seeds: &[(usize, usize)],
+    radius: usize,
+    mult: f64,
+    iterations: u32,
+) -> Vec<bool> {
+    let seeds: Vec<(usize, usize)> =
+        seeds.iter().cloned().filter(|&(a, b)| a < h && b < w).collect();
+    if seeds.is_empty() {
+        return vec![false; h * w];
+    }
+    let (lo, hi) = x.iter().fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    let v: Vec<f64> =
+        x.iter().map(|&p| if hi - lo < 1e-6 { 2.0 } else { 1.0 + (p - lo) / (hi - lo) }).collect();
+    let var = |s2: f64, s1: f64, n: f64| if n > 1.0 { (s2 - s1 * s1 / n) / (n - 1.0) } else { 0.0 };
+    let (mut s1, mut s2, mut n) = (0.0, 0.0, 0.0);
+    for &(sy, sx) in &seeds {
+        for c in sx.saturating_sub(radius)..=(sx + radius).min(w - 1) {
+            for y in sy.saturating_sub(radius)..=(sy + radius).min(h - 1) {
+                let p = v[y + h * c];
+                s1 += p;
+                s2 += p * p;
+                n += 1.0;
+            }
+        }
+    }
+    let seed_vals: Vec<f64> = seeds.iter().map(|&(y, c)| v[y + h * c]).collect();
+    let smin = seed_vals.iter().cloned().fold(f64::MAX, f64::min);
+    let smax = seed_vals.iter().cloned().fold(f64::MIN, f64::max);
+    let fill = |mean: f64, var: f64| {
+        let lower = (mean - mult * var.sqrt()).min(smin);
+        let upper = (mean + mult * var.sqrt()).max(smax);
+        let mut out = vec![false; h * w];
+        let mut stack = Vec::new();
+        for &(y, c) in &seeds {
+            if !out[y + h * c] {
+                out[y + h * c] = true;
+                stack.push(y + h * c);
+            }
+        }
+        while let Some(p) = stack.pop() {
+            let (y, c) = ((p % h) as i64, (p / h) as i64);
+            for (a, b) in nbrs(true) {
+                let (yy, cc) = (y + a, c + b);
+                if yy < 0 || cc < 0 || yy >= h as i64 || cc >= w as i64 {
+                    continue;
+                }
+                let q = yy as usize + h * cc as usize;
+                if !out[q] && v[q] >= lower && v[q] <= upper {
+                    out[q] = true;
+                    stack.push(q);
+                }
+            }
+        }
+        out
+    };
+    let first_var = var(s2, s1, n);
+    let mut seg = fill(s1 / n, first_var);
+    if first_var.abs() < 1e-6 {
+        return seg;
+    }
+    for _ in 0..iterations {
+        let kept: Vec<f64> = (0..h * w).filter(|&i| seg[i]).map(|i| v[i]).collect();
+        if kept.is_empty() {
+            break;
+        }
+        let n = kept.len() as f64;
+        let s1: f64 = kept.iter().sum();
+        let s2: f64 = kept.iter().map(|p| p * p).sum();
+        let vv = var(s2, s1, n);
+        seg = fill(s1 / n, vv);
+        if vv.abs() < 1e-6 {
+            break;
+        }
+    }
+    seg
+}
+
+fn confidence_case<T: Elem + ConfidenceCCInput>(seed: u64, value: f64, large: (usize, usize)) {
+    let mut r = Rng64::seed_from_u64(seed);
+    for (h, w) in [(1, 1), (1, 9), (3, 5), large] {
+        // a few flat blocks with noise, so that regions have a shape
+        let bh = r.gen_range(0..h.max(1));
+        let bw = r.gen_range(0..w.max(1));
+        let x: Vec<T> = (0..h * w)
+            .map(|i| {
+                let (y, c) = (i % h, i / h);
+                let base = if y >= bh && c >= bw { 180.0 } else { 60.0 };
+                T::from_v(V::F(base + r.gen_range(0.0..30.0)))
+            })
+            .collect();
+        let mut seeds: Vec<(usize, usize)> =
+            (0..3).map(|_| (r.gen_range(0..h), r.gen_range(0..w))).collect();
+        seeds.push((h + 2, 0)); // outside: ignored
+        let sx = Array::new(
+            &seeds.iter().map(|s| s.0 as u32).collect::<Vec<_>>(),
+            d4(seeds.len(), 1, 1, 1),
+        );
+        let sy = Array::new(
+            &seeds.iter().map(|s| s.1 as u32).collect::<Vec<_>>(),
+            d4(seeds.len(), 1, 1, 1),
+        );
+        for (radius, mult, iters) in [(1, 2, 0), (2, 1, 3), (0, 3, 2)] {
+            let got = confidence_cc(
+                &Array::new(&x, d4(h, w, 1, 1)),
+                &sx,
+                &sy,
+                radius,
+                mult,
+                iters,
+                value,
+            );
+            let want = confidence_ref(&f64s(&x), h, w, &seeds, radius as usize, mult as f64, iters);
+            let want: Vec<T> =
+                want.iter().map(|&b| T::from_v(V::F(if b { value } else { 0.0 }))).collect();
+            assert_eq!(got.to_vec(), want, "confidence_cc {h}x{w} r {radius} m {mult} it {iters}");
+        }
+    }
+}
+
+#[test]
+fn confidence_cc_every_type() {
+    confidence_case::<f32>(41, 1.5, (15, 11));
+    confidence_case::<u8>(42, 255.0, (67, 45));
+    confidence_case::<u16>(43, 1000.0, (9, 13));
+    confidence_case::<u32>(44, 7.0, (11, 7));
+}
+
+#[test]
+fn confidence_cc_without_seeds_inside_is_empty() {
+    let img = Array::new(&[5.0f32; 12], dim4!(3, 4));
+    let s = Array::new(&[9u32], dim4!(1));
+    assert_eq!(confidence_cc(&img, &s, &s, 1, 2, 2, 1.0).to_vec(), vec![0.0; 12]);
+}
+
+#[test]
+#[should_panic(expected = "confidence_cc: seedx and seedy must be vectors of the same length")]
+fn confidence_cc_rejects_unequal_seeds() {
+    let img = Array::new(&[5.0f32; 12], dim4!(3, 4));
+    let (a, b) = (Array::new(&[1u32, 2], dim4!(2)), Array::new(&[1u32], dim4!(1)));
+    let _ = confidence_cc(&img, &a, &b, 1, 2, 2, 1.0);
+}
+
+#[test]
+#[should_panic(expected = "confidence_cc: input must be one 2D image")]
+fn confidence_cc_rejects_batches() {
+    let img = Array::new(&[5u8; 18], dim4!(3, 3, 2));
+    let s = Array::new(&[1u32], dim4!(1));
+    let _ = confidence_cc(&img, &s, &s, 1, 2, 2, 1.0);
+}
