@@ -52,6 +52,11 @@ fn interior(like: &Val, dims: Dim4) -> Val {
     inside(&i, dims[0]).and(&inside(&j, dims[1]))
 }
 
+/// The values a quadrant of gradient directions interpolates between: the neighbours along
+/// the dominant axis on either side (`a1`, `a2`), the diagonal ones (`b1`, `b2`), and the
+/// weight of the diagonal.
+type Quadrant = (Val, Val, Val, Val, Val);
+
 /// Non-maximum suppression: the magnitude where it exceeds both values interpolated along
 /// the gradient direction (between the neighbour along the dominant axis and the diagonal
 /// one), 0 elsewhere and on the image's border. `dx` is the derivative along dimension 0.
@@ -99,7 +104,7 @@ fn suppress(mag: &Array<f64>, dx: &Val, dy: &Val, t: DType) -> Val {
     );
     let q_nn =
         (sel(&g_nn, &we, &no), sel(&g_nn, &ea, &so), nw, se, sel(&g_nn, &(dy / dx), &(dx / dy)));
-    let pick = |f: &dyn Fn(&(Val, Val, Val, Val, Val)) -> Val| {
+    let pick = |f: &dyn Fn(&Quadrant) -> Val| {
         sel(&dx_pos, &sel(&dy_pos, &f(&q_pp), &f(&q_pn)), &sel(&dy_pos, &f(&q_np), &f(&q_nn)))
     };
     let a1 = pick(&|q| q.0.clone());

@@ -4,7 +4,10 @@
 //! ([`gaussian_kernel`], [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`],
 //! [`maxfilt`], [`bilateral`]), morphology ([`dilate`], [`erode`], [`dilate3`], [`erode3`]),
 //! [`moments`], [`hist_equal`] (with the statistics family's
-//! [`histogram`](crate::histogram)), and patches ([`unwrap`], [`wrap`]).
+//! [`histogram`](crate::histogram)), patches ([`unwrap`], [`wrap`]), and the iterative
+//! algorithms: connected components ([`regions`]), edges ([`canny`]), region growing
+//! ([`confidence_cc`]), smoothing ([`anisotropic_diffusion`]) and deconvolution
+//! ([`iterative_deconv`], [`inverse_deconv`]).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
@@ -19,6 +22,11 @@
 //! weights, a mask's offsets, the source rows of a reflected border) and the few scalars
 //! ArrayFire reads back too (a histogram's extremes in `hist_equal`, an image's maximum when
 //! saving).
+//!
+//! The algorithms that iterate until nothing changes (component labels, Canny's hysteresis,
+//! region growing) repeat one fused element-wise step of shifted reads and a gather, and
+//! check for convergence with one reduction every few steps rather than every step, so the
+//! host waits on the device rarely (see each function's documentation).
 //!
 //! Where ArrayFire's backends disagree or leave a case undefined, emberfire picks one rule
 //! and says so in the function's documentation (for example, what a morphological filter
