@@ -3,21 +3,33 @@
 //! files ([`load_image`], [`save_image`] and their native forms), filters
 //! ([`gaussian_kernel`], [`sobel`], [`gradient`], [`sat`], [`medfilt`], [`minfilt`],
 //! [`maxfilt`], [`bilateral`]), morphology ([`dilate`], [`erode`], [`dilate3`], [`erode3`]),
-//! [`moments`], [`histogram`] and [`hist_equal`], and patches ([`unwrap`], [`wrap`]).
+//! [`moments`], [`histogram`] and [`hist_equal`], patches ([`unwrap`], [`wrap`]), geometric
+//! transforms ([`resize`], [`transform`], [`rotate`], [`translate`], [`scale`], [`skew`],
+//! [`transform_coords`]), and the iterative
+//! algorithms: connected components ([`regions`]), edges ([`canny`]), region growing
+//! ([`confidence_cc`]), smoothing ([`anisotropic_diffusion`]) and deconvolution
+//! ([`iterative_deconv`], [`inverse_deconv`]).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
 //! dimension 2 where a function works on one channel) is a batch of images processed
 //! independently.
 //!
-//! Every function here is built from emberfire's backend-neutral operations (element-wise
+//! Nearly every function here is built from emberfire's backend-neutral operations (element-wise
 //! arithmetic and `select`, reads shifted by an index map, gathers, strided views and
 //! assignment, joins, reductions and scans), so it runs on every backend and gives the same
 //! results on each: a filter over a window is one fused pass that reads the input once per
 //! window offset, and nothing is computed on the host but small tables (a Gaussian kernel's
 //! weights, a mask's offsets, the source rows of a reflected border) and the few scalars
 //! ArrayFire reads back too (a histogram's extremes in `hist_equal`, an image's maximum when
-//! saving).
+//! saving). The exceptions are the geometric transforms and [`histogram`], which are kernels
+//! of the image family in each backend (`backend::image`): a warp samples at computed points
+//! and a histogram scatters counts, neither of which an element-wise pass can express.
+//!
+//! The algorithms that iterate until nothing changes (component labels, Canny's hysteresis,
+//! region growing) repeat one fused element-wise step of shifted reads and a gather, and
+//! check for convergence with one reduction every few steps rather than every step, so the
+//! host waits on the device rarely (see each function's documentation).
 //!
 //! Where ArrayFire's backends disagree or leave a case undefined, emberfire picks one rule
 //! and says so in the function's documentation (for example, what a morphological filter
@@ -26,18 +38,28 @@
 mod bilateral;
 mod border;
 mod calc;
+mod canny;
 mod color;
+mod confidence;
+mod deconv;
+mod diffusion;
 mod filter;
 mod histogram;
 mod io;
+mod labels;
 mod moments;
 mod morph;
+mod regions;
 mod transform;
 mod window;
 mod wrap;
 
 pub use bilateral::bilateral;
+pub use canny::canny;
 pub use color::{color_space, gray2rgb, hsv2rgb, rgb2gray, rgb2hsv, rgb2ycbcr, ycbcr2rgb};
+pub use confidence::confidence_cc;
+pub use deconv::{inverse_deconv, iterative_deconv};
+pub use diffusion::anisotropic_diffusion;
 pub use filter::{gaussian_kernel, gradient, sat, sobel};
 pub use histogram::{hist_equal, histogram};
 pub use io::{
@@ -46,6 +68,7 @@ pub use io::{
 };
 pub use moments::{moments, moments_all};
 pub use morph::{dilate, dilate3, erode, erode3};
+pub use regions::regions;
 pub use transform::{resize, rotate, scale, skew, transform, transform_coords, translate};
 pub use window::{maxfilt, medfilt, medfilt1, minfilt};
 pub use wrap::{unwrap, wrap};
