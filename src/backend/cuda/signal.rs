@@ -37,8 +37,13 @@ pub(crate) fn source(src: DType, dst: DType) -> String {
 }
 
 /// The entry points of `signal.cu`, in the order their index is part of the key.
-const ENTRIES: [&str; 5] =
-    ["ef_reshape_copy", "ef_mul_bcast", "ef_convolve", "ef_iir", "ef_approx"];
+const ENTRIES: [&str; 6] =
+    ["ef_reshape_copy", "ef_mul_bcast", "ef_convolve", "ef_iir", "ef_approx", "ef_convolve2_tiled"];
+
+/// The output tile of `ef_convolve2_tiled` (its `CT`), square.
+const TILE: u64 = 32;
+/// Shared memory a block of `ef_convolve2_tiled` may use (the default limit).
+const TILED_SHARED: usize = 48 * 1024;
 
 /// The kernel `entry` for these types, compiled on first use.
 fn kernel(
@@ -133,7 +138,9 @@ pub(crate) fn mul_bcast(ordinal: usize, a: &Dense, b: &Dense, od: Dim4) -> Resul
     Ok(out)
 }
 
-/// See `backend::signal::convolve`.
+/// See `backend::signal::convolve`. Two-dimensional convolutions whose grown tile and filter
+/// fit a block's shared memory run tiled (`ef_convolve2_tiled`: each signal element is read
+/// from global memory about once per tile); the others run one thread per output.
 pub(crate) fn convolve(
     ordinal: usize,
     signal: &Dense,
@@ -145,8 +152,13 @@ pub(crate) fn convolve(
     let dev = runtime::device(ordinal)?;
     let out = alloc(dev, od, signal.dtype)?;
     let n = od.elements() as usize;
-    if n > 0 {
-        let k = kernel(dev, "ef_convolve", signal.dtype, signal.dtype)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let (f0, f1) = (filter.dims[0], filter.dims[1]);
+    let shared = ((TILE + f0 - 1) * (TILE + f1 - 1) + f0 * f1) as usize * signal.dtype.size();
+    if rank == 2 && shared <= TILED_SHARED {
+        let k = kernel(dev, "ef_convolve2_tiled", signal.dtype, signal.dtype)?;
         let mut p = KernelArgs::new();
         p.ptr(signal)
             .dims(signal.dims)
@@ -154,11 +166,33 @@ pub(crate) fn convolve(
             .dims(filter.dims)
             .ptr(&out)
             .dims(od)
-            .offsets(start)
-            .i32(rank as i32)
-            .i64(n as i64);
-        launch(dev, &k, n, &mut p)?;
+            .offsets(start);
+        let images = od[2] * od[3];
+        let grid = (
+            od[0].div_ceil(TILE) as u32,
+            od[1].div_ceil(TILE).min(65_535) as u32,
+            images.min(65_535) as u32,
+        );
+        // SAFETY: the parameters match `ef_convolve2_tiled`'s signature in order and size
+        // (pointers, `Dims` as four 64-bit sizes); the pointers are live device memory of this
+        // device held by the caller's `Dense`s until after the launch (reuse is ordered on the
+        // same stream) and sized for the shapes passed; `shared` is the tile and filter the
+        // kernel stages, within the default limit; the kernel runs on emberfire's stream.
+        unsafe { k.launch(dev, grid, (32, 8, 1), shared as u32, &mut p) }?;
+        return Ok(out);
     }
+    let k = kernel(dev, "ef_convolve", signal.dtype, signal.dtype)?;
+    let mut p = KernelArgs::new();
+    p.ptr(signal)
+        .dims(signal.dims)
+        .ptr(filter)
+        .dims(filter.dims)
+        .ptr(&out)
+        .dims(od)
+        .offsets(start)
+        .i32(rank as i32)
+        .i64(n as i64);
+    launch(dev, &k, n, &mut p)?;
     Ok(out)
 }
 

@@ -10,6 +10,7 @@
 
 use super::calc::{float_type, Val};
 use super::filter::sobel;
+use super::histogram::histogram;
 use super::labels::component_min;
 use super::CannyThresholdType;
 use crate::array::Array;
@@ -21,7 +22,6 @@ use crate::ops::movement::{offset_read, BorderType};
 use crate::ops::reduce::{imax, max_all, min_all, sum};
 use crate::ops::scan::accum;
 use crate::ops::seq::Seq;
-use super::histogram::histogram;
 
 /// ArrayFire's smoothing taps: their outer product (the signs cancel) is a 5 x 5 Gaussian of
 /// weights summing to 1.
