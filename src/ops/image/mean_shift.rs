@@ -3,9 +3,11 @@
 //!
 //! Each pixel carries a state (its current mean position, its current colour, whether it is
 //! still moving), and every iteration visits the window's offsets one by one: the pixels at
-//! `position + offset` are read with one gather per channel (the positions differ per pixel,
-//! so no shifted view can read them), and the sums of the window (how many pixels are in
-//! range, their positions, their colours) are folded in by fused element-wise passes. A pixel
+//! `position + offset` are read with one gather of all their channels (the positions differ
+//! per pixel, so no shifted view can read them; in the first iteration, where every pixel is
+//! still at its own place, a shifted view does), and the sums of the window (how many pixels
+//! are in range, their positions, their colours) are folded in by one fused element-wise
+//! pass, which tests the range once for all of them. A pixel
 //! that has stopped keeps its state through a `select`, so every pixel follows exactly the
 //! path it would follow alone. Whether any pixel still moves is checked with one reduction
 //! every few iterations, as the other iterative algorithms do.
@@ -14,16 +16,19 @@
 //! the accumulator type (f64 for f64 images, f32 otherwise) in ArrayFire's order, so that the
 //! result is ArrayFire's bit for bit, including the roundings of `sum * (1 / count)`.
 
+use std::sync::Arc;
+
 use super::calc::Val;
 use super::labels::CHECK_EVERY;
 use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, RealNumber};
-use crate::jit::evaluation::eval_multiple;
-use crate::jit::UnOp;
+use crate::error_handler::OrRaise;
+use crate::jit::evaluation::{eval_multiple, eval_nodes};
+use crate::jit::{Node, UnOp};
 use crate::ops::index::index;
 use crate::ops::indexer::lookup;
-use crate::ops::movement::{flat, join_many, moddims, reorder_v2};
+use crate::ops::movement::{flat, join_many, moddims, offset_read, reorder_v2, BorderType};
 use crate::ops::reduce::any_true_all;
 use crate::ops::seq::Seq;
 
@@ -140,21 +145,23 @@ fn filter<T: HasAfEnum, A: HasAfEnum>(
     let (h, w) = (sdims[0] as f64, sdims[1] as f64);
     let n = sdims.elements();
 
-    // The channels in the accumulator type, each one contiguous column of the n pixels (a
-    // colour image's channels are moved behind its batch dimension first).
+    // The pixels in the accumulator type, one row per pixel and one column per channel (a
+    // colour image's channels are moved behind its batch dimension first): one gather of
+    // rows reads every channel of the pixels it names.
     let pixels: Array<A> =
         if shape.iscolor { reorder_v2(input, 0, 1, Some(vec![3, 2])).cast() } else { input.cast() };
     pixels.eval();
     let pixels = moddims(&pixels, Dim4::new(&[n, shape.channels, 1, 1]));
-    let channels: Vec<Array<A>> = (0..shape.channels)
-        .map(|c| index(&pixels, &[Seq::default(), Seq::new(c as f64, c as f64, 1.0)]))
-        .collect();
+    let column = |m: &Array<A>, c: u64| -> Array<A> {
+        let c = c as f64;
+        moddims(&index(m, &[Seq::default(), Seq::new(c, c, 1.0)]), sdims)
+    };
 
-    let like = Val::of(&channels[0], a);
+    let like = Val::of(&pixels, a);
     let plane_base = &like.index(sdims, 2, i32t) * (h * w);
     let mut row: Array<i32> = like.index(sdims, 0, i32t).array();
     let mut col: Array<i32> = like.index(sdims, 1, i32t).array();
-    let mut colour: Vec<Array<A>> = channels.iter().map(|c| moddims(c, sdims)).collect();
+    let mut colour: Vec<Array<A>> = (0..shape.channels).map(|c| column(&pixels, c)).collect();
     // None while every pixel still moves (the first iteration)
     let mut moving: Option<Array<bool>> = None;
     eval_multiple(vec![&row, &col]);
@@ -163,10 +170,9 @@ fn filter<T: HasAfEnum, A: HasAfEnum>(
         let (p_row, p_col) = (Val::of(&row, i32t), Val::of(&col, i32t));
         let own = &(&p_row + &(&p_col * h)) + &plane_base;
         let centre: Vec<Val> = colour.iter().map(|c| Val::of(c, a)).collect();
-        let zero_i = p_row.k(0.0);
-        let (mut count, mut sum_row, mut sum_col): (Array<i32>, Array<i32>, Array<i32>) =
-            (zero_i.array(), zero_i.array(), zero_i.array());
-        let mut sums: Vec<Array<A>> = centre.iter().map(|c| c.k(0.0).array()).collect();
+        let mut count = p_row.k(0.0);
+        let (mut sum_row, mut sum_col) = (count.clone(), count.clone());
+        let mut sums: Vec<Val> = centre.iter().map(|c| c.k(0.0)).collect();
 
         // ArrayFire's order: columns of the window outside, rows inside (the colour sums
         // are rounded in this order)
@@ -176,13 +182,21 @@ fn filter<T: HasAfEnum, A: HasAfEnum>(
             for di in -reach[0]..=reach[0] {
                 let t_row = &p_row + di as f64;
                 let ok = col_ok.and(&t_row.ge(&t_row.k(0.0))).and(&t_row.lt(&t_row.k(h)));
-                let at = &(&t_row + &(&t_col * h)) + &plane_base;
-                let at: Array<i32> = Val::select(&ok, &at, &own).array();
-                let at = flat(&at);
-                let read: Vec<Val> = channels
-                    .iter()
-                    .map(|c| Val::of(&moddims(&lookup(c, &at, 0), sdims), a))
-                    .collect();
+                let read: Vec<Val> = if it == 1 {
+                    // every pixel is still at its own position: the window is a shifted view
+                    colour
+                        .iter()
+                        .map(|c| {
+                            let o = [di, dj, 0, 0];
+                            Val::of(&offset_read(c, sdims, o, BorderType::CLAMP_TO_EDGE), a)
+                        })
+                        .collect()
+                } else {
+                    let at = &(&t_row + &(&t_col * h)) + &plane_base;
+                    let at: Array<i32> = Val::select(&ok, &at, &own).array();
+                    let got = lookup(&pixels, &flat(&at), 0);
+                    (0..shape.channels).map(|c| Val::of(&column(&got, c), a)).collect()
+                };
                 let mut dist: Option<Val> = None;
                 for (c, v) in centre.iter().zip(&read) {
                     let d = c - v;
@@ -193,34 +207,32 @@ fn filter<T: HasAfEnum, A: HasAfEnum>(
                     });
                 }
                 let dist = dist.expect("at least one channel");
-                let hit: Array<bool> = ok.and(&dist.k(cvar).ge(&dist)).array();
-                hit.eval();
-                let hit = Val::of(&hit, DType::B8);
-                let add = |acc: &Array<i32>, x: &Val| -> Array<i32> {
-                    let acc = Val::of(acc, i32t);
-                    Val::select(&hit, &(&acc + x), &acc).array()
-                };
+                let hit = ok.and(&dist.k(cvar).ge(&dist));
+                let add = |acc: &Val, x: &Val| Val::select(&hit, &(acc + x), acc);
                 count = add(&count, &p_row.k(1.0));
                 sum_row = add(&sum_row, &t_row);
                 sum_col = add(&sum_col, &t_col);
-                eval_multiple(vec![&count, &sum_row, &sum_col]);
                 for (s, v) in sums.iter_mut().zip(&read) {
-                    let acc = Val::of(s, a);
-                    *s = Val::select(&hit, &(&acc + v), &acc).array();
+                    *s = add(s, v);
                 }
-                eval_multiple(sums.iter().collect());
+                // one pass per offset for all the sums, which share the test of range
+                let nodes: Vec<Arc<Node>> = [&count, &sum_row, &sum_col]
+                    .into_iter()
+                    .chain(&sums)
+                    .map(|v| v.0.clone())
+                    .collect();
+                eval_nodes(&nodes).or_raise("mean_shift");
             }
         }
 
         // the means, as ArrayFire takes them: each sum times 1 / count, truncated
-        let n_in = Val::of(&count, i32t);
+        let n_in = count;
         let found = n_in.ge(&n_in.k(1.0));
         let n_in = n_in.cast(a);
         let inv = &n_in.k(1.0) / &n_in;
-        let new_row = (&Val::of(&sum_row, a) * &inv).cast(i32t);
-        let new_col = (&Val::of(&sum_col, a) * &inv).cast(i32t);
-        let mean: Vec<Val> =
-            sums.iter().map(|s| (&Val::of(s, a) * &inv).unary(UnOp::Trunc)).collect();
+        let new_row = (&sum_row.cast(a) * &inv).cast(i32t);
+        let new_col = (&sum_col.cast(a) * &inv).cast(i32t);
+        let mean: Vec<Val> = sums.iter().map(|s| (s * &inv).unary(UnOp::Trunc)).collect();
         let mut shift = None;
         for (m, c) in mean.iter().zip(&centre) {
             let d = m - c;
