@@ -48,9 +48,10 @@ fn pyramid(img: &Array<f32>, levels: u32, down: bool) -> Array<f32> {
 // ANCHOR_END: pyramid
 
 fn main() {
-    let dir = std::env::args().nth(1).map(std::path::PathBuf::from).unwrap_or_else(|| {
-        std::env::temp_dir().join("emberfire-examples").join("image_pyramids")
-    });
+    let dir = std::env::args()
+        .nth(1)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("emberfire-examples").join("image_pyramids"));
     std::fs::create_dir_all(&dir).expect("the output directory can be made");
     let out = |name: &str| dir.join(name).to_str().expect("a UTF-8 path").to_string();
 
