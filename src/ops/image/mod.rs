@@ -7,8 +7,8 @@
 //! transforms ([`resize`], [`transform`], [`rotate`], [`translate`], [`scale`], [`skew`],
 //! [`transform_coords`]), and the iterative
 //! algorithms: connected components ([`regions`]), edges ([`canny`]), region growing
-//! ([`confidence_cc`]), smoothing ([`anisotropic_diffusion`]) and deconvolution
-//! ([`iterative_deconv`], [`inverse_deconv`]).
+//! ([`confidence_cc`]), smoothing ([`anisotropic_diffusion`], [`mean_shift`]) and
+//! deconvolution ([`iterative_deconv`], [`inverse_deconv`]).
 //!
 //! Conventions, as in ArrayFire: an image is column-major, `y` (rows) along dimension 0 and
 //! `x` (columns) along dimension 1; colour channels lie along dimension 2; dimension 3 (and
@@ -29,7 +29,9 @@
 //! The algorithms that iterate until nothing changes (component labels, Canny's hysteresis,
 //! region growing) repeat one fused element-wise step of shifted reads and a gather, and
 //! check for convergence with one reduction every few steps rather than every step, so the
-//! host waits on the device rarely (see each function's documentation).
+//! host waits on the device rarely (see each function's documentation). Mean shift moves
+//! every pixel's window by its own amount, so it reads each window offset with a gather,
+//! and checks in the same way whether any pixel still moves.
 //!
 //! Where ArrayFire's backends disagree or leave a case undefined, emberfire picks one rule
 //! and says so in the function's documentation (for example, what a morphological filter
@@ -47,6 +49,7 @@ mod filter;
 mod histogram;
 mod io;
 mod labels;
+mod mean_shift;
 mod moments;
 mod morph;
 mod regions;
@@ -66,6 +69,7 @@ pub use io::{
     is_imageio_available, load_image, load_image_native, save_image, save_image_native,
     try_load_image, try_load_image_native, try_save_image, try_save_image_native,
 };
+pub use mean_shift::mean_shift;
 pub use moments::{moments, moments_all};
 pub use morph::{dilate, dilate3, erode, erode3};
 pub use regions::regions;
