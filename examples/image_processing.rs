@@ -4,8 +4,8 @@
 //! centroid found with moments, and its colours changed through HSV. Every step checks its
 //! result, and writes a PNG.
 //!
-//! Run with `cargo run --example image_processing [-- OUT_DIR]` (default: the system's
-//! temporary directory).
+//! Run with `cargo run --example image_processing [-- OUT_DIR]` (default:
+//! `emberfire-examples/image_processing` in the system's temporary directory, made if missing).
 
 use emberfire::*;
 
@@ -16,8 +16,11 @@ const CX: f32 = 70.0;
 const R: f32 = 22.0;
 
 fn main() {
-    let dir =
-        std::env::args().nth(1).map(std::path::PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let dir = std::env::args()
+        .nth(1)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("emberfire-examples/image_processing"));
+    std::fs::create_dir_all(&dir).expect("an output folder that can be made");
     let out = |name: &str| dir.join(name).to_str().expect("a UTF-8 path").to_string();
 
     // ANCHOR: draw
