@@ -17,7 +17,8 @@
 //!
 //! On the CPU the products run on the `gemm` crate (all cores, f16 included); on CUDA on
 //! cuBLAS, on emberfire's stream, in full f32 precision unless [`set_cublas_mode`] allows
-//! TF32 tensor cores.
+//! TF32 tensor cores. [`dot`] is a reduction instead: the element-wise products fuse into the
+//! sum, one pass over both vectors on either backend, and no vendor library is loaded for it.
 
 use std::sync::Arc;
 
@@ -28,7 +29,9 @@ use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::error::Result;
 use crate::error_handler::OrRaise;
-use crate::jit::{BinOp, Data, Expr, Node, Program};
+use crate::backend::reduce::ReduceOp;
+use crate::dtype::DType;
+use crate::jit::{BinOp, Data, Expr, Node, Program, UnOp};
 use crate::ops::build::common_backend;
 use crate::storage::{HostVec, Lit};
 
@@ -621,18 +624,24 @@ fn dot_in<T: GemmType>(
     if n == 0 {
         return Ok(filled(T::default(), one_dims, backend));
     }
-    backend.blas_available()?;
-    // Each vector as a column of `n` rows, read in place: xᵀ·y with the conjugations applied.
-    let column = |x: &Array<T>, trans: bool, conj: bool| -> Result<MatArg> {
-        let data = ready(x)?;
-        let (_, stride) = vector_layout(x.dims(), data.strides).expect("checked above");
-        let data = Data { strides: [stride, stride * n as i64, 0, 0], ..data };
-        Ok(MatArg { data, dims: Dim4::new(&[n as u64, 1, 1, 1]), trans, conj })
+    // The products summed by the reduction they fuse into: one pass over both vectors, and no
+    // vendor library (whose first use in a process costs far more than the pass).
+    let column = |x: &Array<T>, conj: bool| -> Arc<Node> {
+        let col = crate::ops::movement::moddims(x, Dim4::new(&[n as u64, 1, 1, 1]));
+        if conj && T::DTYPE.is_complex() {
+            let n = col.node();
+            Node::lazy(T::DTYPE, n.dims, n.backend, Expr::Unary(UnOp::Conjg, n.clone()))
+        } else {
+            col.node().clone()
+        }
     };
-    let params = GemmParams::new(one_dims, n, one::<T>(), T::default());
-    let (a, b) = (column(lhs, true, ca)?, column(rhs, false, cb)?);
-    let buf = backend.gemm(&a, &b, None, &params)?;
-    Ok(from_buffer(buf, one_dims, backend))
+    let (a, b) = (column(lhs, ca), column(rhs, cb));
+    let product = Node::lazy(T::DTYPE, a.dims, backend, Expr::Binary(BinOp::Mul, a, b));
+    // f16 sums in f32, as `sum` does, and the result is rounded once
+    let acc = if T::DTYPE == DType::F16 { DType::F32 } else { T::DTYPE };
+    let buf = backend.reduce_dim(&product, ReduceOp::Sum, 0, acc)?;
+    let total = Node::ready(acc, one_dims, backend, Data::dense(buf, one_dims));
+    Ok(Array::from_node(crate::ops::build::cast_node(&total, T::DTYPE)))
 }
 
 /// Sets how cuBLAS computes f32 and c32 products on every device, from the next product on:
