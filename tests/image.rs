@@ -1281,3 +1281,31 @@ fn medfilt1_refuses_periodic_borders() {
 fn minfilt_refuses_clamped_borders() {
     minfilt(&Array::new(&[1u8; 9], dim4!(3, 3)), 3, 3, BorderType::CLAMP_TO_EDGE);
 }
+
+#[test]
+fn filters_on_a_large_odd_image() {
+    // 1023 x 769: odd sizes that fill no block or tile evenly on any backend
+    let d = [1023, 769, 1, 1];
+    let mut r = Rng64::seed_from_u64(200);
+    let x: Vec<f32> = uniform(&mut r, d.iter().product(), 0.0, 255.0);
+    let a = Array::new(&x, d4(d[0], d[1], 1, 1));
+    let xs = f64s(&x);
+    let want: Vec<f32> = median_ref(&xs, d, 3, 3, false).into_iter().map(|v| v as f32).collect();
+    exact(&medfilt(&a, 3, 3, BorderType::ZERO), a.dims(), &want, "medfilt 3x3 of 1023x769");
+    let square = vec![1.0f64; 25];
+    let want: Vec<f32> = morph_ref(&xs, d, &square, [5, 5, 1], true)
+        .into_iter()
+        .map(|v| v.expect("a box always holds its centre") as f32)
+        .collect();
+    exact(&dilate(&a, &constant(1.0f32, dim4!(5, 5))), a.dims(), &want, "dilate 5x5 of 1023x769");
+    let (dx, _) = sobel(&a, 3);
+    let g = dx.to_vec();
+    for (i, j) in [(0, 0), (1022, 768), (511, 384), (0, 768), (1022, 0), (7, 500)] {
+        let px = |di: i64, dj: i64| {
+            xs[at(d, reflect101(i as i64 + di, 1023), reflect101(j as i64 + dj, 769), 0, 0)]
+        };
+        let want = px(1, -1) + 2.0 * px(1, 0) + px(1, 1) - px(-1, -1) - 2.0 * px(-1, 0) - px(-1, 1);
+        let got = g[at(d, i, j, 0, 0)] as f64;
+        assert!((got - want).abs() < 1e-3, "sobel dx at ({i}, {j}): {got} vs {want}");
+    }
+}

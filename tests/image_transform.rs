@@ -640,3 +640,33 @@ fn histogram_refuses_zero_bins() {
 fn histogram_refuses_an_empty_range() {
     histogram(&Array::new(&[1.0f32], dim4!(1)), 4, 1.0, 1.0);
 }
+
+#[test]
+fn transforms_and_histograms_of_a_large_odd_image() {
+    let id = [1023, 769, 1, 1];
+    let mut r = Rng64::seed_from_u64(30);
+    let img: Vec<f32> = uniform(&mut r, id.iter().product(), 0.0, 255.0);
+    let (a, x) = (Array::new(&img, d4(id)), f64s(&img));
+    for (o0, o1) in [(511, 384), (2046, 1538)] {
+        let od = [o0, o1, 1, 1];
+        let (s0, s1) = (1023.0 / o0 as f64, 769.0 / o1 as f64);
+        let map = [s0, 0.0, 0.0, 0.0, s1, 0.0, 0.0, 0.0, 1.0];
+        let got = resize(&a, o0 as i64, o1 as i64, InterpType::BILINEAR);
+        let want = warp_ref(&x, id, od, &|_, _| map, InterpType::BILINEAR, true);
+        check_warp(&got, od, &want, 255.0, &format!("resize 1023x769 to {o0}x{o1}"));
+    }
+    let theta = 0.7f64;
+    let got = rotate(&a, theta, true, InterpType::BILINEAR);
+    let (c, s) = ((-theta).cos(), (-theta).sin());
+    let (m0, m1) = (511.0, 384.0);
+    let map = [c, -s, m0 - c * m0 + s * m1, s, c, m1 - s * m0 - c * m1, 0.0, 0.0, 1.0];
+    let want = warp_ref(&x, id, id, &|_, _| map, InterpType::BILINEAR, false);
+    check_warp(&got, id, &want, 255.0, "rotate 1023x769");
+    let levels: Vec<u8> = img.iter().map(|&v| v as u8).collect();
+    let h = histogram(&Array::new(&levels, d4(id)), 256, 0.0, 255.0).to_vec();
+    let mut want = vec![0u32; 256];
+    for &v in &levels {
+        want[(v as f64 * 256.0 / 255.0).floor().min(255.0) as usize] += 1;
+    }
+    assert_eq!(h, want, "histogram of 1023x769 levels");
+}

@@ -24,13 +24,13 @@ use std::sync::Arc;
 
 use crate::array::Array;
 use crate::backend::blas::{GemmParams, MatArg};
+use crate::backend::reduce::ReduceOp;
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::error::Result;
 use crate::error_handler::OrRaise;
-use crate::backend::reduce::ReduceOp;
-use crate::dtype::DType;
 use crate::jit::{BinOp, Data, Expr, Node, Program, UnOp};
 use crate::ops::build::common_backend;
 use crate::storage::{HostVec, Lit};
