@@ -48,6 +48,55 @@ pub(crate) fn histogram_real_type(t: DType) -> DType {
     }
 }
 
+/// The filters `window` runs: the kernel's `WINDOW_OP` codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WindowOp {
+    /// The maximum over the positions the mask marks.
+    Max = 0,
+    /// The minimum over the positions the mask marks.
+    Min = 1,
+    /// The median of the whole window, by a sorting network.
+    Median = 2,
+    /// The 3 x 3 Sobel derivatives along dimensions 0 and 1.
+    Sobel = 3,
+}
+
+/// A filter over a `size[0] x size[1]` window centred at `(size[0] / 2, size[1] / 2)`.
+#[derive(Clone, Debug)]
+pub(crate) struct WindowFilter {
+    pub op: WindowOp,
+    pub size: [u64; 2],
+    /// The marked positions (`a + size[0] * c`), for `Max` and `Min`.
+    pub mask_bits: [u64; 4],
+    /// The comparators of the median's sorting network, for `Median`.
+    pub network: Vec<(usize, usize)>,
+    /// What lies outside the image, as the element's bits (unless `reflect`).
+    pub fill_bits: u64,
+    /// The image reflected about its edge pixels, which are not repeated, outside it.
+    pub reflect: bool,
+}
+
+/// Whether `window` runs on this backend for a window of `size`: on CUDA, as one tiled kernel.
+/// (On the CPU the composed element-wise form is as fast, and is what runs.)
+pub(crate) fn window_runs(backend: BackendKind, size: [u64; 2]) -> bool {
+    matches!(backend, BackendKind::Cuda(_))
+        && size.iter().all(|&w| (1..=cuda::image::WINDOW_MAX).contains(&w))
+        && size[0] * size[1] <= 256
+}
+
+/// The filter over every image of `input` (not f16, bool or complex) into arrays of its shape
+/// and type `out_type` (two for Sobel). Only where `window_runs`.
+pub(crate) fn window(
+    input: &Dense,
+    filter: &WindowFilter,
+    out_type: DType,
+) -> Result<(Dense, Option<Dense>), Error> {
+    match input.backend {
+        BackendKind::Cuda(d) => cuda::image::window(d, input, filter, out_type),
+        BackendKind::Cpu => unreachable!("internal error: the window kernel on the CPU"),
+    }
+}
+
 /// Runs `$body` with `$T` bound to the Rust type of a real `DType` (not f16 or bool) and `$R`
 /// to the Rust type of the real type `$real` (f32 or f64).
 macro_rules! with_pixel {

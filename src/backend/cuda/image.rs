@@ -9,7 +9,9 @@ use cudarc::driver::result as cu;
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
 use crate::backend::dense::Dense;
-use crate::backend::image::{histogram_real_type, warp_real_type, WarpMaps};
+use crate::backend::image::{
+    histogram_real_type, warp_real_type, WarpMaps, WindowFilter, WindowOp,
+};
 use crate::backend::signal::Interp;
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
@@ -49,7 +51,7 @@ fn limits(t: DType) -> Option<(&'static str, &'static str)> {
 }
 
 /// The entry points of `image.cu`, in the order their index is part of the key.
-const ENTRIES: [&str; 2] = ["ef_warp", "ef_histogram"];
+const ENTRIES: [&str; 3] = ["ef_warp", "ef_histogram", "ef_window"];
 
 /// The kernel `entry` for elements of type `t`, computing in `real` (see `backend::image`),
 /// compiled on first use.
@@ -182,4 +184,72 @@ pub(crate) fn histogram(
     // counters the kernel uses when `shared` is set; the kernel runs on emberfire's stream.
     unsafe { k.launch(dev, (gx, slices.min(65_535) as u32, 1), (block, 1, 1), smem, &mut p) }?;
     Ok(out)
+}
+
+/// The largest window `ef_window` takes along either dimension (its tile, grown by the window,
+/// stays well within a block's shared memory for every type).
+pub(crate) const WINDOW_MAX: u64 = 17;
+
+/// See `backend::image::window`.
+pub(crate) fn window(
+    ordinal: usize,
+    input: &Dense,
+    filter: &WindowFilter,
+    out_type: DType,
+) -> Result<(Dense, Option<Dense>), Error> {
+    let dev = runtime::device(ordinal)?;
+    let dims = input.dims;
+    let out = alloc(dev, dims, out_type)?;
+    let second = match filter.op {
+        WindowOp::Sobel => Some(alloc(dev, dims, out_type)?),
+        _ => None,
+    };
+    if dims.elements() == 0 {
+        return Ok((out, second));
+    }
+    let t = input.dtype;
+    let [w0, w1] = filter.size;
+    let (op, reflect) = (filter.op as u8, filter.reflect);
+    let key = KernelKey::new(
+        Family::Image,
+        [2, t as u8, out_type as u8, op, w0 as u8, w1 as u8, reflect as u8],
+    );
+    let k = dev.kernels().kernel(dev, key, "ef_window", || {
+        let range = limits(t).map_or(String::new(), |(lo, hi)| {
+            format!("#define ELEM_MIN {lo}\n#define ELEM_MAX {hi}\n")
+        });
+        let network: String =
+            filter.network.iter().map(|(i, j)| format!(" CX({i}, {j})")).collect();
+        format!(
+            "typedef {} elem_t;\ntypedef {} real_t;\ntypedef {} out_t;\n{range}\
+             #define WINDOW_OP {op}\n#define W0 {w0}\n#define W1 {w1}\n#define BORDER {}\n\
+             #define MEDIAN_NETWORK{network}\n#define MEDIAN_MID {}\n{SOURCE}",
+            c_type(t),
+            c_type(warp_real_type(t)),
+            c_type(out_type),
+            reflect as u8,
+            w0 * w1 / 2,
+        )
+    })?;
+    let mut p = KernelArgs::new();
+    p.u64(ptr(input))
+        .value(self::dims(dims))
+        .u64(ptr(&out))
+        .u64(second.as_ref().map_or(0, ptr))
+        .u64(filter.fill_bits)
+        .value(filter.mask_bits);
+    let images = dims[2] * dims[3];
+    let grid = (
+        dims[0].div_ceil(32) as u32,
+        dims[1].div_ceil(32).min(65_535) as u32,
+        images.min(65_535) as u32,
+    );
+    // SAFETY: the parameters match `ef_window`'s signature in order and size (pointers, `Dims`
+    // as four 64-bit sizes, the fill's bits as 64, `Bits` as four 64-bit words); `input`,
+    // `out` and the second output (null unless the kernel writes it: Sobel) are live device
+    // memory of this device sized for `dims`, held until after the launch (reuse is ordered
+    // on the same stream); the window is at most `WINDOW_MAX` a side, so its tile fits the
+    // kernel's static shared memory; the kernel runs on emberfire's stream.
+    unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
+    Ok((out, second))
 }

@@ -7,7 +7,9 @@
 
 use super::border::{grown, window_read, Fill};
 use super::calc::Val;
+use super::tiled::{filter, tiled};
 use crate::array::Array;
+use crate::backend::image::{WindowFilter, WindowOp};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, FloatingPoint, HasAfEnum, ImageFilterType, RealNumber};
 use crate::ops::movement::{offset_read, BorderType};
@@ -120,6 +122,16 @@ where
     let x: Array<T::SobelOutType> = input.cast();
     if dims.elements() == 0 {
         return (x.clone(), x);
+    }
+    // the kernel reads the input as it is and converts each pixel it uses (bool as u8)
+    let f = WindowFilter { reflect: true, ..filter(WindowOp::Sobel, [3, 3]) };
+    let fast = if T::get_af_dtype() == DType::B8 {
+        tiled::<u8, T::SobelOutType>("sobel", &input.cast::<u8>(), f)
+    } else {
+        tiled::<T, T::SobelOutType>("sobel", input, f)
+    };
+    if let Some((dx, Some(dy))) = fast {
+        return (dx, dy);
     }
     let t = T::SobelOutType::get_af_dtype();
     let g = grown(&x, [1, 1, 0, 0], [1, 1, 0, 0], Fill::Reflect101);

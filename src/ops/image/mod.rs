@@ -53,6 +53,7 @@ mod mean_shift;
 mod moments;
 mod morph;
 mod regions;
+mod tiled;
 mod transform;
 mod window;
 mod wrap;

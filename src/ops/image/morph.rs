@@ -15,7 +15,9 @@
 
 use super::border::{grown, window_read, Fill};
 use super::calc::Val;
+use super::tiled::{extreme_bits, filter, mask_bits, tiled};
 use crate::array::Array;
+use crate::backend::image::{WindowFilter, WindowOp};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, ImageFilterType};
 
@@ -60,6 +62,19 @@ pub(super) fn fold_window<T: HasAfEnum>(
         let everywhere = v.index(dims, 0, DType::S32).ge(&v.k(0.0).cast(DType::S32));
         return Val::select(&everywhere, &v.k(identity), &v).array();
     };
+    if window[2] == 1 {
+        if let Some(bits) = mask_bits(offs, window[0]) {
+            let op = if dilation { WindowOp::Max } else { WindowOp::Min };
+            let f = WindowFilter {
+                mask_bits: bits,
+                fill_bits: extreme_bits(ct, dilation),
+                ..filter(op, [window[0], window[1]])
+            };
+            if let Some((out, _)) = tiled::<T, T>("dilate/erode", input, f) {
+                return out;
+            }
+        }
+    }
     let before: [u64; 4] = std::array::from_fn(|k| if k < 3 { window[k] / 2 } else { 0 });
     let after: [u64; 4] =
         std::array::from_fn(|k| if k < 3 { window[k] - 1 - window[k] / 2 } else { 0 });

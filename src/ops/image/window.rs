@@ -17,7 +17,9 @@
 use super::border::{grown, window_read, Fill};
 use super::calc::Val;
 use super::morph::fold_window;
+use super::tiled::{filter, tiled};
 use crate::array::Array;
+use crate::backend::image::{WindowFilter, WindowOp};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, ImageFilterType};
 use crate::jit::evaluation::eval_multiple;
@@ -118,6 +120,18 @@ fn median<T: HasAfEnum>(
         let u: Array<u8> = input.cast();
         return median(func, &u, wlen, wwid, etype).cast();
     }
+    let network = median_network((wlen * wwid) as usize);
+    let f = WindowFilter {
+        network: network.clone(),
+        reflect: matches!(fill, Fill::Reflect101),
+        ..filter(WindowOp::Median, [wlen, wwid])
+    };
+    // (larger windows than 9 x 9 would hold their values in local memory, not registers)
+    if wlen * wwid <= 81 {
+        if let Some((out, _)) = tiled::<T, T>(func, input, f) {
+            return out;
+        }
+    }
     let half = [wlen / 2, wwid / 2, 0, 0];
     let g = grown(input, half, half, fill);
     let t = T::get_af_dtype();
@@ -126,7 +140,7 @@ fn median<T: HasAfEnum>(
         .map(|o| Val::of(&window_read(&g, dims, o), t))
         .collect();
     let mid = wires.len() / 2;
-    for (c, (i, j)) in median_network(wires.len()).into_iter().enumerate() {
+    for (c, (i, j)) in network.into_iter().enumerate() {
         let (lo, hi) = (wires[i].min(&wires[j]), wires[i].max(&wires[j]));
         wires[i] = lo;
         wires[j] = hi;

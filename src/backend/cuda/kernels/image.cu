@@ -166,3 +166,111 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
     }
   }
 }
+
+#ifdef WINDOW_OP
+// Window filters: each block computes a 32 x 32 tile of one output image from a copy in
+// shared memory of the input tile grown by the window (W0 x W1, compile-time, centred at
+// (W0 / 2, W1 / 2)), each thread four outputs 8 rows apart. Outside the image the copy holds
+// `fill` (BORDER 0) or the image reflected about its edge pixels without repeating them
+// (BORDER 1). WINDOW_OP is 0 (maximum) or 1 (minimum) over the positions `mask` marks,
+// 2 (median of the whole window, by the sorting network MEDIAN_NETWORK of CX(i, j)
+// comparators, the middle value in wire MEDIAN_MID), or 3 (the 3 x 3 Sobel derivatives
+// along dimensions 0 and 1 into `out` and `out2`, computed in out_t). Launched on (32, 8)
+// blocks; grid.x covers dimension 0, grid.y and grid.z stride over tiles of dimension 1 and
+// over the images.
+#define TW 32
+struct Bits { unsigned long long b[4]; };
+
+__device__ __forceinline__ long long reflect101(long long x, long long n) {
+  if (n == 1) return 0;
+  long long p = 2 * (n - 1);
+  long long m = x % p;
+  if (m < 0) m += p;
+  return m < n ? m : p - m;
+}
+
+#ifdef ELEM_MAX
+#define MX(a, b) ((b) > (a) ? (b) : (a))
+#define MN(a, b) ((b) < (a) ? (b) : (a))
+#else
+#define MX(a, b) fmax(a, b)
+#define MN(a, b) fmin(a, b)
+#endif
+
+extern "C" __global__ void ef_window(const elem_t *in, Dims id, out_t *out, out_t *out2,
+                                     unsigned long long fill_bits, Bits mask) {
+  const int w = TW + W0 - 1, h = TW + W1 - 1;
+  __shared__ elem_t tile[(TW + W0 - 1) * (TW + W1 - 1)];
+  elem_t fill = *(const elem_t *)&fill_bits;
+  const int tid = threadIdx.x + threadIdx.y * 32;
+  const long long n0 = id.d[0], n1 = id.d[1], images = id.d[2] * id.d[3];
+  const long long x0 = (long long)blockIdx.x * TW;
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+    const elem_t *img = in + b * n0 * n1;
+    for (long long y0 = (long long)blockIdx.y * TW; y0 < n1; y0 += (long long)gridDim.y * TW) {
+      __syncthreads();  // the previous tile's readers are done
+      for (int k = tid; k < w * h; k += 256) {
+        long long sx = x0 - W0 / 2 + k % w, sy = y0 - W1 / 2 + k / w;
+        bool inside = sx >= 0 && sx < n0 && sy >= 0 && sy < n1;
+#if BORDER == 1
+        tile[k] = img[reflect101(sx, n0) + reflect101(sy, n1) * n0];
+#else
+        tile[k] = inside ? img[sx + sy * n0] : fill;
+#endif
+      }
+      __syncthreads();
+      const long long x = x0 + threadIdx.x;
+      for (int r = 0; r < TW / 8; r++) {
+        const int ty = threadIdx.y + 8 * r;
+        const long long y = y0 + ty;
+        // window position (a, c) of output (x, y) is tile element (tx + a, ty + c)
+        const elem_t *win = tile + ty * w + threadIdx.x;
+#if WINDOW_OP == 0 || WINDOW_OP == 1
+        // folded from the first marked position on, as the element-wise form folds
+        elem_t acc = fill;
+        bool started = false;
+#pragma unroll
+        for (int c = 0; c < W1; c++)
+#pragma unroll
+          for (int a = 0; a < W0; a++) {
+            const int bit = a + c * W0;
+            if ((mask.b[bit >> 6] >> (bit & 63)) & 1ull) {
+              elem_t v = win[a + c * w];
+#if WINDOW_OP == 0
+              acc = started ? MX(acc, v) : v;
+#else
+              acc = started ? MN(acc, v) : v;
+#endif
+              started = true;
+            }
+          }
+        if (x < n0 && y < n1) out[b * n0 * n1 + x + y * n0] = acc;
+#elif WINDOW_OP == 2
+        elem_t v[W0 * W1];
+#pragma unroll
+        for (int c = 0; c < W1; c++)
+#pragma unroll
+          for (int a = 0; a < W0; a++) v[a + c * W0] = win[a + c * w];
+#define CX(i, j) { elem_t lo = MN(v[i], v[j]); v[j] = MX(v[i], v[j]); v[i] = lo; }
+        MEDIAN_NETWORK
+#undef CX
+        if (x < n0 && y < n1) out[b * n0 * n1 + x + y * n0] = v[MEDIAN_MID];
+#else
+#define P(a, c) ((out_t)win[(a) + (c) * w])
+        // rows along dimension 0: n(orth) is a - 1, s(outh) a + 1; w(est) c - 1, e(ast) c + 1
+        out_t nw = P(0, 0), nn = P(0, 1), ne = P(0, 2);
+        out_t ww = P(1, 0), ee = P(1, 2);
+        out_t sw = P(2, 0), ss = P(2, 1), se = P(2, 2);
+#undef P
+        out_t dx = ((sw + se) - (nw + ne)) + ((ss - nn) * (out_t)2);
+        out_t dy = ((ne + se) - (nw + sw)) + ((ee - ww) * (out_t)2);
+        if (x < n0 && y < n1) {
+          out[b * n0 * n1 + x + y * n0] = dx;
+          out2[b * n0 * n1 + x + y * n0] = dy;
+        }
+#endif
+      }
+    }
+  }
+}
+#endif
