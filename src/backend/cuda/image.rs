@@ -60,15 +60,31 @@ fn kernel(
     entry: &'static str,
     t: DType,
     real: DType,
+    wide: bool,
 ) -> Result<Arc<KernelFn>, Error> {
     let which = ENTRIES.iter().position(|&e| e == entry).expect("an entry of image.cu");
-    let key = KernelKey::new(Family::Image, [which as u8, t as u8, real as u8]);
-    dev.kernels().kernel(dev, key, entry, || {
-        let range = limits(t).map_or(String::new(), |(lo, hi)| {
-            format!("#define ELEM_MIN {lo}\n#define ELEM_MAX {hi}\n")
-        });
-        format!("typedef {} elem_t;\ntypedef {} real_t;\n{range}{SOURCE}", c_type(t), c_type(real))
-    })
+    let key = KernelKey::new(Family::Image, [which as u8, t as u8, real as u8, wide as u8]);
+    dev.kernels().kernel(dev, key, entry, || format!("{}{SOURCE}", prelude(t, real, wide)))
+}
+
+/// The typedefs and defines `image.cu` expects: the element, computing and index types, and
+/// the element's range for integers.
+fn prelude(t: DType, real: DType, wide: bool) -> String {
+    let range = limits(t).map_or(String::new(), |(lo, hi)| {
+        format!("#define ELEM_MIN {lo}\n#define ELEM_MAX {hi}\n")
+    });
+    let idx = if wide { "long long" } else { "int" };
+    format!(
+        "typedef {} elem_t;\ntypedef {} real_t;\ntypedef {idx} idx_t;\n{range}",
+        c_type(t),
+        c_type(real)
+    )
+}
+
+/// Whether index arithmetic over these shapes needs 64 bits (an array of 2^31 elements or
+/// more, whose offsets an `int` cannot hold).
+fn wide(shapes: &[Dim4]) -> bool {
+    shapes.iter().any(|d| d.elements() >= 1 << 31)
 }
 
 fn ptr(d: &Dense) -> u64 {
@@ -109,7 +125,8 @@ pub(crate) fn warp(
             ([0.0; 9], Some(dev.upload(&bytes)?))
         }
     };
-    let k = kernel(dev, "ef_warp", input.dtype, warp_real_type(input.dtype))?;
+    let wide = wide(&[input.dims, od]);
+    let k = kernel(dev, "ef_warp", input.dtype, warp_real_type(input.dtype), wide)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(input))
         .value(dims(input.dims))
@@ -124,7 +141,7 @@ pub(crate) fn warp(
     let images = od[2] * od[3];
     let grid = (
         od[0].div_ceil(32) as u32,
-        od[1].div_ceil(8).min(65_535) as u32,
+        od[1].div_ceil(32).min(65_535) as u32,
         images.min(65_535) as u32,
     );
     // SAFETY: the parameters match `ef_warp`'s signature in order and size (pointers and
@@ -167,7 +184,7 @@ pub(crate) fn histogram(
     // counters before the few global additions.
     let per_slice_blocks = (dev.sm_count() as u64 * 8).div_ceil(slices.min(65_535));
     let gx = per_slice.div_ceil(block as u64 * 16).clamp(1, per_slice_blocks.max(1)) as u32;
-    let k = kernel(dev, "ef_histogram", input.dtype, histogram_real_type(input.dtype))?;
+    let k = kernel(dev, "ef_histogram", input.dtype, histogram_real_type(input.dtype), true)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(input))
         .i64(per_slice as i64)
@@ -210,22 +227,18 @@ pub(crate) fn window(
     let t = input.dtype;
     let [w0, w1] = filter.size;
     let (op, reflect) = (filter.op as u8, filter.reflect);
+    let wide = wide(&[dims]);
     let key = KernelKey::new(
         Family::Image,
-        [2, t as u8, out_type as u8, op, w0 as u8, w1 as u8, reflect as u8],
+        [2, t as u8, out_type as u8, op, w0 as u8, w1 as u8, reflect as u8, wide as u8],
     );
     let k = dev.kernels().kernel(dev, key, "ef_window", || {
-        let range = limits(t).map_or(String::new(), |(lo, hi)| {
-            format!("#define ELEM_MIN {lo}\n#define ELEM_MAX {hi}\n")
-        });
         let network: String =
             filter.network.iter().map(|(i, j)| format!(" CX({i}, {j})")).collect();
         format!(
-            "typedef {} elem_t;\ntypedef {} real_t;\ntypedef {} out_t;\n{range}\
-             #define WINDOW_OP {op}\n#define W0 {w0}\n#define W1 {w1}\n#define BORDER {}\n\
-             #define MEDIAN_NETWORK{network}\n#define MEDIAN_MID {}\n{SOURCE}",
-            c_type(t),
-            c_type(warp_real_type(t)),
+            "{}typedef {} out_t;\n#define WINDOW_OP {op}\n#define W0 {w0}\n#define W1 {w1}\n\
+             #define BORDER {}\n#define MEDIAN_NETWORK{network}\n#define MEDIAN_MID {}\n{SOURCE}",
+            prelude(t, warp_real_type(t), wide),
             c_type(out_type),
             reflect as u8,
             w0 * w1 / 2,

@@ -42,8 +42,28 @@ const ENTRIES: [&str; 6] =
 
 /// The output tile of `ef_convolve2_tiled` (its `CT`), square.
 const TILE: u64 = 32;
-/// Shared memory a block of `ef_convolve2_tiled` may use (the default limit).
-const TILED_SHARED: usize = 48 * 1024;
+/// The largest filter `ef_convolve2_tiled` takes along either dimension (it is compiled for
+/// each filter size, which it keeps in registers).
+const TILED_FILTER: u64 = 9;
+
+/// `ef_convolve2_tiled` for elements of type `t` and an `f0 x f1` filter, compiled on first
+/// use; `wide` when indices within an image need 64 bits.
+fn tiled_kernel(dev: &Device, t: DType, f: [u64; 2], wide: bool) -> Result<Arc<KernelFn>, Error> {
+    let which = ENTRIES.iter().position(|&e| e == "ef_convolve2_tiled").expect("an entry");
+    let key = KernelKey::new(
+        Family::Signal,
+        [which as u8, t as u8, f[0] as u8, f[1] as u8, wide as u8, 0],
+    );
+    dev.kernels().kernel(dev, key, "ef_convolve2_tiled", || {
+        let idx = if wide { "long long" } else { "int" };
+        format!(
+            "typedef {idx} idx_t;\n#define CF0 {}\n#define CF1 {}\n{}",
+            f[0],
+            f[1],
+            source(t, t)
+        )
+    })
+}
 
 /// The kernel `entry` for these types, compiled on first use.
 fn kernel(
@@ -138,9 +158,9 @@ pub(crate) fn mul_bcast(ordinal: usize, a: &Dense, b: &Dense, od: Dim4) -> Resul
     Ok(out)
 }
 
-/// See `backend::signal::convolve`. Two-dimensional convolutions whose grown tile and filter
-/// fit a block's shared memory run tiled (`ef_convolve2_tiled`: each signal element is read
-/// from global memory about once per tile); the others run one thread per output.
+/// See `backend::signal::convolve`. Two-dimensional convolutions with filters of up to 9 x 9
+/// run tiled (`ef_convolve2_tiled`: each signal element is read from global memory about once
+/// per tile, the filter is held in registers); the others run one thread per output.
 pub(crate) fn convolve(
     ordinal: usize,
     signal: &Dense,
@@ -156,9 +176,9 @@ pub(crate) fn convolve(
         return Ok(out);
     }
     let (f0, f1) = (filter.dims[0], filter.dims[1]);
-    let shared = ((TILE + f0 - 1) * (TILE + f1 - 1) + f0 * f1) as usize * signal.dtype.size();
-    if rank == 2 && shared <= TILED_SHARED {
-        let k = kernel(dev, "ef_convolve2_tiled", signal.dtype, signal.dtype)?;
+    if rank == 2 && (1..=TILED_FILTER).contains(&f0) && (1..=TILED_FILTER).contains(&f1) {
+        let wide = [signal.dims, od].iter().any(|d| d[0] * d[1] >= 1 << 31);
+        let k = tiled_kernel(dev, signal.dtype, [f0, f1], wide)?;
         let mut p = KernelArgs::new();
         p.ptr(signal)
             .dims(signal.dims)
@@ -176,9 +196,10 @@ pub(crate) fn convolve(
         // SAFETY: the parameters match `ef_convolve2_tiled`'s signature in order and size
         // (pointers, `Dims` as four 64-bit sizes); the pointers are live device memory of this
         // device held by the caller's `Dense`s until after the launch (reuse is ordered on the
-        // same stream) and sized for the shapes passed; `shared` is the tile and filter the
-        // kernel stages, within the default limit; the kernel runs on emberfire's stream.
-        unsafe { k.launch(dev, grid, (32, 8, 1), shared as u32, &mut p) }?;
+        // same stream) and sized for the shapes passed, the filter being `f0 x f1` per image as
+        // the kernel was compiled for; its tile is static shared memory of at most 40 x 40
+        // elements; the kernel runs on emberfire's stream.
+        unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
         return Ok(out);
     }
     let k = kernel(dev, "ef_convolve", signal.dtype, signal.dtype)?;

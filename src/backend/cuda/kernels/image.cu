@@ -1,9 +1,10 @@
 // Image kernels: geometric warps (resize, rotation, affine and projective transforms) with
 // every interpolation method, and histograms.
 //
-// The including code puts `typedef ... elem_t;` (the element type) and `typedef ... real_t;`
-// (float or double: the type computed in) in front of this file, and for integer elements
-// `ELEM_MIN` and `ELEM_MAX`, their range.
+// The including code puts `typedef ... elem_t;` (the element type), `typedef ... real_t;`
+// (float or double: the type computed in) and `typedef ... idx_t;` (int, or long long for
+// arrays of 2^31 elements or more) in front of this file, and for integer elements `ELEM_MIN`
+// and `ELEM_MAX`, their range.
 
 struct Dims { long long d[4]; };
 // An output-to-input map, row-major: x' = m[0] x + m[1] y + m[2], y' = m[3] x + m[4] y + m[5],
@@ -19,8 +20,7 @@ struct Mat { double m[9]; };
 #define M_CUBIC_SPLINE 5
 
 // Sample (x, y) of an n0 x n1 image, neighbours past an edge repeating the edge.
-__device__ __forceinline__ real_t px(const elem_t *img, long long n0, long long n1, long long x,
-                                     long long y) {
+__device__ __forceinline__ real_t px(const elem_t *img, idx_t n0, idx_t n1, idx_t x, idx_t y) {
   x = x < 0 ? 0 : (x >= n0 ? n0 - 1 : x);
   y = y < 0 ? 0 : (y >= n1 ? n1 - 1 : y);
   return (real_t)img[x + y * n0];
@@ -53,6 +53,50 @@ __device__ __forceinline__ real_t cubic(real_t v0, real_t v1, real_t v2, real_t 
   return ((a0 * t + a1) * t + a2) * t + a3;
 }
 
+// The sample of an n0 x n1 image at the point (xi, yi), by the rules of ef_warp.
+__device__ __forceinline__ elem_t sample(const elem_t *img, idx_t n0, idx_t n1, real_t xi,
+                                         real_t yi, int method, int clamp_nearest) {
+  if (method == M_NEAREST || method == M_LOWER) {
+    real_t rx = method == M_LOWER ? floor(xi) : round(xi);
+    real_t ry = method == M_LOWER ? floor(yi) : round(yi);
+    if (clamp_nearest) {
+      rx = rx < (real_t)0 ? (real_t)0 : (rx > (real_t)(n0 - 1) ? (real_t)(n0 - 1) : rx);
+      ry = ry < (real_t)0 ? (real_t)0 : (ry > (real_t)(n1 - 1) ? (real_t)(n1 - 1) : ry);
+    }
+    // a copy of the sample, not a conversion: exact for every type
+    bool inside = rx >= (real_t)0 && rx < (real_t)n0 && ry >= (real_t)0 && ry < (real_t)n1;
+    return inside ? img[(idx_t)rx + (idx_t)ry * n0] : (elem_t)0;
+  }
+  if (!(xi >= (real_t)-1e-4 && xi < (real_t)n0 && yi >= (real_t)-1e-4 && yi < (real_t)n1))
+    return (elem_t)0;
+  xi = xi < (real_t)0 ? (real_t)0 : xi;
+  yi = yi < (real_t)0 ? (real_t)0 : yi;
+  real_t gx = floor(xi), gy = floor(yi);
+  real_t tx = xi - gx, ty = yi - gy;
+  idx_t ix = (idx_t)gx, iy = (idx_t)gy;
+  real_t v;
+  if (method == M_LINEAR || method == M_LINEAR_COSINE) {
+    if (method == M_LINEAR_COSINE) {
+      tx = ((real_t)1 - cos(tx * (real_t)3.141592653589793)) / (real_t)2;
+      ty = ((real_t)1 - cos(ty * (real_t)3.141592653589793)) / (real_t)2;
+    }
+    real_t r0 = px(img, n0, n1, ix, iy) * ((real_t)1 - tx) + px(img, n0, n1, ix + 1, iy) * tx;
+    real_t r1 =
+        px(img, n0, n1, ix, iy + 1) * ((real_t)1 - tx) + px(img, n0, n1, ix + 1, iy + 1) * tx;
+    v = r0 * ((real_t)1 - ty) + r1 * ty;
+  } else {
+    bool spline = method == M_CUBIC_SPLINE;
+    real_t r[4];
+    for (int j = 0; j < 4; j++) {
+      idx_t yy = iy - 1 + j;
+      r[j] = cubic(px(img, n0, n1, ix - 1, yy), px(img, n0, n1, ix, yy),
+                   px(img, n0, n1, ix + 1, yy), px(img, n0, n1, ix + 2, yy), tx, spline);
+    }
+    v = cubic(r[0], r[1], r[2], r[3], ty, spline);
+  }
+  return to_elem(v);
+}
+
 // out[x, y, z, w] = image (z, w) of `in` (broadcast along its dimensions 2 and 3 of size 1)
 // at the point the map sends (x, y) to. The map is `one` when `mats` is null, else
 // mats[9 * (z' + t2 * w')] with z', w' broadcast the same way over t2 x t3 maps.
@@ -60,76 +104,49 @@ __device__ __forceinline__ real_t cubic(real_t v0, real_t v1, real_t v2, real_t 
 // NEAREST and LOWER take the sample at the rounded (floored) point, or 0 where that lies
 // outside, unless `clamp_nearest` (resize: clamped to the last sample). The other methods
 // give 0 unless -1e-4 <= x' < n0 and -1e-4 <= y' < n1, and repeat the edge for neighbours
-// past it. Launched on (32, 8) blocks; grid.x covers dimension 0, grid.y and grid.z stride
-// over dimension 1 and the images.
-extern "C" __global__ void ef_warp(const elem_t *in, Dims id, elem_t *out, Dims od, Mat one,
-                                   const double *mats, long long t2, long long t3, int method,
-                                   int clamp_nearest) {
-  long long x = (long long)blockIdx.x * 32 + threadIdx.x;
-  if (x >= od.d[0]) return;
-  long long n0 = id.d[0], n1 = id.d[1];
-  long long images = od.d[2] * od.d[3];
+// past it. Launched on (32, 8) blocks, each computing a 32 x 32 tile of outputs (four rows
+// per thread, so that each thread has four samples' reads in flight); grid.x covers
+// dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images.
+// Indices are `idx_t`: int where every array has fewer than 2^31 elements.
+extern "C" __global__ void __launch_bounds__(256) ef_warp(const elem_t *in, Dims id,
+                                                         elem_t *out, Dims od, Mat one,
+                                                         const double *mats, long long t2,
+                                                         long long t3, int method,
+                                                         int clamp_nearest) {
+  const idx_t x = (idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x;
+  const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
+  const idx_t o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
+  if (x >= o0) return;
+  const long long images = od.d[2] * od.d[3];
   for (long long b = blockIdx.z; b < images; b += gridDim.z) {
     long long z = b % od.d[2], w = b / od.d[2];
     long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
-    const elem_t *img = in + (iz + iw * id.d[2]) * n0 * n1;
+    const elem_t *img = in + (iz + iw * id.d[2]) * id.d[0] * id.d[1];
     const double *m = one.m;
     if (mats) m = mats + 9 * ((t2 > 1 ? z : 0) + t2 * (t3 > 1 ? w : 0));
-    real_t m0 = (real_t)m[0], m1 = (real_t)m[1], m2 = (real_t)m[2];
-    real_t m3 = (real_t)m[3], m4 = (real_t)m[4], m5 = (real_t)m[5];
-    bool projective = m[6] != 0.0 || m[7] != 0.0 || m[8] != 1.0;
+    const real_t m0 = (real_t)m[0], m1 = (real_t)m[1], m2 = (real_t)m[2];
+    const real_t m3 = (real_t)m[3], m4 = (real_t)m[4], m5 = (real_t)m[5];
+    const real_t m6 = (real_t)m[6], m7 = (real_t)m[7], m8 = (real_t)m[8];
+    const bool projective = m[6] != 0.0 || m[7] != 0.0 || m[8] != 1.0;
     elem_t *o = out + b * od.d[0] * od.d[1];
-    for (long long y = (long long)blockIdx.y * 8 + threadIdx.y; y < od.d[1];
-         y += (long long)gridDim.y * 8) {
-      real_t fx = (real_t)x, fy = (real_t)y;
-      real_t xi = m0 * fx + m1 * fy + m2;
-      real_t yi = m3 * fx + m4 * fy + m5;
-      if (projective) {
-        real_t q = (real_t)m[6] * fx + (real_t)m[7] * fy + (real_t)m[8];
-        xi /= q;
-        yi /= q;
-      }
-      elem_t *dst = o + x + y * od.d[0];
-      if (method == M_NEAREST || method == M_LOWER) {
-        real_t rx = method == M_LOWER ? floor(xi) : round(xi);
-        real_t ry = method == M_LOWER ? floor(yi) : round(yi);
-        if (clamp_nearest) {
-          rx = rx < (real_t)0 ? (real_t)0 : (rx > (real_t)(n0 - 1) ? (real_t)(n0 - 1) : rx);
-          ry = ry < (real_t)0 ? (real_t)0 : (ry > (real_t)(n1 - 1) ? (real_t)(n1 - 1) : ry);
-        }
-        // a copy of the sample, not a conversion: exact for every type
-        bool inside = rx >= (real_t)0 && rx < (real_t)n0 && ry >= (real_t)0 && ry < (real_t)n1;
-        *dst = inside ? img[(long long)rx + (long long)ry * n0] : (elem_t)0;
-        continue;
-      }
-      real_t v = 0;
-      if (xi >= (real_t)-1e-4 && xi < (real_t)n0 && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
-        xi = xi < (real_t)0 ? (real_t)0 : xi;
-        yi = yi < (real_t)0 ? (real_t)0 : yi;
-        real_t gx = floor(xi), gy = floor(yi);
-        real_t tx = xi - gx, ty = yi - gy;
-        long long ix = (long long)gx, iy = (long long)gy;
-        if (method == M_LINEAR || method == M_LINEAR_COSINE) {
-          if (method == M_LINEAR_COSINE) {
-            tx = ((real_t)1 - cos(tx * (real_t)3.141592653589793)) / (real_t)2;
-            ty = ((real_t)1 - cos(ty * (real_t)3.141592653589793)) / (real_t)2;
+    const real_t fx = (real_t)x;
+    // x' and y' along column x: linear in y
+    const real_t bx = m0 * fx + m2, by = m3 * fx + m5, bq = m6 * fx + m8;
+    for (idx_t y0 = (idx_t)blockIdx.y * 32; y0 < o1; y0 += (idx_t)gridDim.y * 32) {
+#pragma unroll
+      for (int r = 0; r < 4; r++) {
+        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+        if (y < o1) {
+          const real_t fy = (real_t)y;
+          real_t xi = m1 * fy + bx, yi = m4 * fy + by;
+          if (projective) {
+            const real_t q = m7 * fy + bq;
+            xi /= q;
+            yi /= q;
           }
-          real_t r0 = px(img, n0, n1, ix, iy) * ((real_t)1 - tx) + px(img, n0, n1, ix + 1, iy) * tx;
-          real_t r1 =
-              px(img, n0, n1, ix, iy + 1) * ((real_t)1 - tx) + px(img, n0, n1, ix + 1, iy + 1) * tx;
-          v = r0 * ((real_t)1 - ty) + r1 * ty;
-        } else {
-          bool spline = method == M_CUBIC_SPLINE;
-          real_t r[4];
-          for (int j = 0; j < 4; j++) {
-            long long yy = iy - 1 + j;
-            r[j] = cubic(px(img, n0, n1, ix - 1, yy), px(img, n0, n1, ix, yy),
-                         px(img, n0, n1, ix + 1, yy), px(img, n0, n1, ix + 2, yy), tx, spline);
-          }
-          v = cubic(r[0], r[1], r[2], r[3], ty, spline);
+          o[x + y * o0] = sample(img, n0, n1, xi, yi, method, clamp_nearest);
         }
       }
-      *dst = to_elem(v);
     }
   }
 }
@@ -181,10 +198,10 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
 #define TW 32
 struct Bits { unsigned long long b[4]; };
 
-__device__ __forceinline__ long long reflect101(long long x, long long n) {
+__device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
   if (n == 1) return 0;
-  long long p = 2 * (n - 1);
-  long long m = x % p;
+  idx_t p = 2 * (n - 1);
+  idx_t m = x % p;
   if (m < 0) m += p;
   return m < n ? m : p - m;
 }
@@ -197,32 +214,40 @@ __device__ __forceinline__ long long reflect101(long long x, long long n) {
 #define MN(a, b) fmin(a, b)
 #endif
 
-extern "C" __global__ void ef_window(const elem_t *in, Dims id, out_t *out, out_t *out2,
-                                     unsigned long long fill_bits, Bits mask) {
+extern "C" __global__ void __launch_bounds__(256) ef_window(const elem_t *in, Dims id,
+                                                           out_t *out, out_t *out2,
+                                                           unsigned long long fill_bits,
+                                                           Bits mask) {
   const int w = TW + W0 - 1, h = TW + W1 - 1;
   __shared__ elem_t tile[(TW + W0 - 1) * (TW + W1 - 1)];
   elem_t fill = *(const elem_t *)&fill_bits;
-  const int tid = threadIdx.x + threadIdx.y * 32;
-  const long long n0 = id.d[0], n1 = id.d[1], images = id.d[2] * id.d[3];
-  const long long x0 = (long long)blockIdx.x * TW;
+  const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
+  const long long images = id.d[2] * id.d[3];
+  const idx_t x0 = (idx_t)blockIdx.x * TW;
   for (long long b = blockIdx.z; b < images; b += gridDim.z) {
-    const elem_t *img = in + b * n0 * n1;
-    for (long long y0 = (long long)blockIdx.y * TW; y0 < n1; y0 += (long long)gridDim.y * TW) {
+    const elem_t *img = in + b * id.d[0] * id.d[1];
+    out_t *o = out + b * id.d[0] * id.d[1];
+    out_t *o2 = out2 + b * id.d[0] * id.d[1];
+    for (idx_t y0 = (idx_t)blockIdx.y * TW; y0 < n1; y0 += (idx_t)gridDim.y * TW) {
       __syncthreads();  // the previous tile's readers are done
-      for (int k = tid; k < w * h; k += 256) {
-        long long sx = x0 - W0 / 2 + k % w, sy = y0 - W1 / 2 + k / w;
-        bool inside = sx >= 0 && sx < n0 && sy >= 0 && sy < n1;
+      for (int j = threadIdx.y; j < h; j += 8) {
+        const idx_t sy = y0 - W1 / 2 + j;
+        for (int i = threadIdx.x; i < w; i += 32) {
+          const idx_t sx = x0 - W0 / 2 + i;
 #if BORDER == 1
-        tile[k] = img[reflect101(sx, n0) + reflect101(sy, n1) * n0];
+          tile[i + j * w] = img[reflect101(sx, n0) + reflect101(sy, n1) * n0];
 #else
-        tile[k] = inside ? img[sx + sy * n0] : fill;
+          bool inside = sx >= 0 && sx < n0 && sy >= 0 && sy < n1;
+          tile[i + j * w] = inside ? img[sx + sy * n0] : fill;
 #endif
+        }
       }
       __syncthreads();
-      const long long x = x0 + threadIdx.x;
+      const idx_t x = x0 + threadIdx.x;
+#pragma unroll
       for (int r = 0; r < TW / 8; r++) {
         const int ty = threadIdx.y + 8 * r;
-        const long long y = y0 + ty;
+        const idx_t y = y0 + ty;
         // window position (a, c) of output (x, y) is tile element (tx + a, ty + c)
         const elem_t *win = tile + ty * w + threadIdx.x;
 #if WINDOW_OP == 0 || WINDOW_OP == 1
@@ -244,7 +269,7 @@ extern "C" __global__ void ef_window(const elem_t *in, Dims id, out_t *out, out_
               started = true;
             }
           }
-        if (x < n0 && y < n1) out[b * n0 * n1 + x + y * n0] = acc;
+        if (x < n0 && y < n1) o[x + y * n0] = acc;
 #elif WINDOW_OP == 2
         elem_t v[W0 * W1];
 #pragma unroll
@@ -254,7 +279,7 @@ extern "C" __global__ void ef_window(const elem_t *in, Dims id, out_t *out, out_
 #define CX(i, j) { elem_t lo = MN(v[i], v[j]); v[j] = MX(v[i], v[j]); v[i] = lo; }
         MEDIAN_NETWORK
 #undef CX
-        if (x < n0 && y < n1) out[b * n0 * n1 + x + y * n0] = v[MEDIAN_MID];
+        if (x < n0 && y < n1) o[x + y * n0] = v[MEDIAN_MID];
 #else
 #define P(a, c) ((out_t)win[(a) + (c) * w])
         // rows along dimension 0: n(orth) is a - 1, s(outh) a + 1; w(est) c - 1, e(ast) c + 1
@@ -265,8 +290,8 @@ extern "C" __global__ void ef_window(const elem_t *in, Dims id, out_t *out, out_
         out_t dx = ((sw + se) - (nw + ne)) + ((ss - nn) * (out_t)2);
         out_t dy = ((ne + se) - (nw + sw)) + ((ee - ww) * (out_t)2);
         if (x < n0 && y < n1) {
-          out[b * n0 * n1 + x + y * n0] = dx;
-          out2[b * n0 * n1 + x + y * n0] = dy;
+          o[x + y * n0] = dx;
+          o2[x + y * n0] = dy;
         }
 #endif
       }

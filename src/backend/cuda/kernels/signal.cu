@@ -136,61 +136,67 @@ extern "C" __global__ void ef_convolve(const src_t *sig, Dims sd, const src_t *f
   }
 }
 
-// The same for rank 2, tiled: each block computes a 32 x 32 tile of one output image from a
-// copy in shared memory of the signal rows and columns it needs (the tile grown by the filter)
-// and of the filter, each thread four outputs 8 rows apart. Launched on (32, 8) blocks;
-// grid.x covers dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the
-// images (dimensions 2 and 3, broadcast as in ef_convolve). Shared memory:
-// ((32 + f0 - 1) (32 + f1 - 1) + f0 f1) elements.
+#ifdef CF0
+// The same for rank 2 and a CF0 x CF1 filter (compile-time), tiled: each block computes a
+// 32 x 32 tile of one output image from a copy in shared memory of the signal rows and
+// columns it needs (the tile grown by the filter), each thread four outputs 8 rows apart with
+// the filter in registers. Launched on (32, 8) blocks; grid.x covers dimension 0, grid.y and
+// grid.z stride over tiles of dimension 1 and over the images (dimensions 2 and 3, broadcast
+// as in ef_convolve). Indices within an image are `idx_t` (int where they fit).
 #define CT 32
-extern "C" __global__ void ef_convolve2_tiled(const src_t *sig, Dims sd, const src_t *filt,
-                                              Dims fd, src_t *out, Dims od, Dims start) {
-  extern __shared__ unsigned char shared_raw[];
-  const long long f0 = fd.d[0], f1 = fd.d[1];
-  const int w = CT + (int)f0 - 1, h = CT + (int)f1 - 1;
-  src_t *tile = (src_t *)shared_raw;
-  src_t *fs = tile + w * h;
-  const int tid = threadIdx.x + threadIdx.y * 32;
-  const long long x0 = (long long)blockIdx.x * CT;
+extern "C" __global__ void __launch_bounds__(256)
+    ef_convolve2_tiled(const src_t *sig, Dims sd, const src_t *filt, Dims fd, src_t *out,
+                       Dims od, Dims start) {
+  const int w = CT + CF0 - 1, h = CT + CF1 - 1;
+  __shared__ src_t tile[(CT + CF0 - 1) * (CT + CF1 - 1)];
+  const idx_t n0 = (idx_t)sd.d[0], n1 = (idx_t)sd.d[1], o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
+  const idx_t x0 = (idx_t)blockIdx.x * CT;
   const long long images = od.d[2] * od.d[3];
-  const long long splane = sd.d[0] * sd.d[1], fplane = f0 * f1;
+  const long long splane = sd.d[0] * sd.d[1], fplane = CF0 * CF1;
   for (long long b = blockIdx.z; b < images; b += gridDim.z) {
     long long z = b % od.d[2], q = b / od.d[2];
     const src_t *s = sig + (sd.d[2] > 1 ? z : 0) * splane + (sd.d[3] > 1 ? q : 0) * splane * sd.d[2];
     const src_t *f = filt + (fd.d[2] > 1 ? z : 0) * fplane + (fd.d[3] > 1 ? q : 0) * fplane * fd.d[2];
     src_t *o = out + b * od.d[0] * od.d[1];
-    for (long long y0 = (long long)blockIdx.y * CT; y0 < od.d[1]; y0 += (long long)gridDim.y * CT) {
+    src_t fr[CF0 * CF1];
+#pragma unroll
+    for (int k = 0; k < CF0 * CF1; k++) fr[k] = f[k];
+    for (idx_t y0 = (idx_t)blockIdx.y * CT; y0 < o1; y0 += (idx_t)gridDim.y * CT) {
       __syncthreads();  // the previous tile's readers are done
-      for (int k = tid; k < fplane; k += 256) fs[k] = f[k];
-      // tile element (i, j) is signal (x0 + start0 - (f0 - 1) + i, y0 + start1 - (f1 - 1) + j)
-      const long long sx0 = x0 + start.d[0] - (f0 - 1), sy0 = y0 + start.d[1] - (f1 - 1);
-      for (int k = tid; k < w * h; k += 256) {
-        int i = k % w, j = k / w;
-        long long sx = sx0 + i, sy = sy0 + j;
-        src_t v;
-        set_zero(&v);
-        if (sx >= 0 && sx < sd.d[0] && sy >= 0 && sy < sd.d[1]) v = s[sx + sy * sd.d[0]];
-        tile[k] = v;
+      // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
+      const idx_t sx0 = x0 + (idx_t)start.d[0] - (CF0 - 1);
+      const idx_t sy0 = y0 + (idx_t)start.d[1] - (CF1 - 1);
+      for (int j = threadIdx.y; j < h; j += 8) {
+        const idx_t sy = sy0 + j;
+        for (int i = threadIdx.x; i < w; i += 32) {
+          const idx_t sx = sx0 + i;
+          src_t v;
+          set_zero(&v);
+          if (sx >= 0 && sx < n0 && sy >= 0 && sy < n1) v = s[sx + sy * n0];
+          tile[i + j * w] = v;
+        }
       }
       __syncthreads();
-      const long long x = x0 + threadIdx.x;
+      const idx_t x = x0 + (idx_t)threadIdx.x;
+#pragma unroll
       for (int r = 0; r < CT / 8; r++) {
         const int ty = threadIdx.y + 8 * r;
-        const long long y = y0 + ty;
+        const idx_t y = y0 + ty;
         // output (x, y) sums signal (x + start0 - a, y + start1 - c) * filter (a, c): tile
-        // element (tx + f0 - 1 - a, ty + f1 - 1 - c)
+        // element (tx + CF0 - 1 - a, ty + CF1 - 1 - c)
+        const src_t *base = tile + (ty + CF1 - 1) * w + threadIdx.x + CF0 - 1;
         src_t acc;
         set_zero(&acc);
-        for (int c = 0; c < f1; c++) {
-          const src_t *row = tile + (ty + f1 - 1 - c) * w + threadIdx.x + f0 - 1;
-          const src_t *frow = fs + c * f0;
-          for (int a = 0; a < f0; a++) acc = acc + row[-a] * frow[a];
-        }
-        if (x < od.d[0] && y < od.d[1]) o[x + y * od.d[0]] = acc;
+#pragma unroll
+        for (int c = 0; c < CF1; c++)
+#pragma unroll
+          for (int a = 0; a < CF0; a++) acc = acc + base[-a - c * w] * fr[a + c * CF0];
+        if (x < o0 && y < o1) o[x + y * o0] = acc;
       }
     }
   }
 }
+#endif
 
 // The IIR recursion, one thread per line along dimension 0:
 // y[i] = (c[i] - sum_{k>=1} a[k] y[i-k]) / a[0], in double precision.
