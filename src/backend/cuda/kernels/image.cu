@@ -132,6 +132,39 @@ extern "C" __global__ void __launch_bounds__(256) ef_warp(const elem_t *in, Dims
     const real_t fx = (real_t)x;
     // x' and y' along column x: linear in y
     const real_t bx = m0 * fx + m2, by = m3 * fx + m5, bq = m6 * fx + m8;
+    if (method == M_LINEAR && !projective && m[1] == 0.0 && m[3] == 0.0) {
+      // A separable bilinear map (resize, scale, translate): x' depends on x alone, so the
+      // column's two source columns and weight are worked out once, and each output costs
+      // its row's part, four reads and three interpolations. The same arithmetic as
+      // `sample`, so the same results.
+      const bool xin = bx >= (real_t)-1e-4 && bx < (real_t)n0;
+      const real_t xc = bx < (real_t)0 ? (real_t)0 : bx;
+      const real_t gx = floor(xc), tx = xc - gx;
+      const idx_t ix = (idx_t)gx;
+      const idx_t xa = ix >= n0 ? n0 - 1 : ix, xb = ix + 1 >= n0 ? n0 - 1 : ix + 1;
+      for (idx_t y0 = (idx_t)blockIdx.y * 32; y0 < o1; y0 += (idx_t)gridDim.y * 32) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+          if (y < o1) {
+            const real_t yi = m4 * (real_t)y + by;
+            elem_t v = (elem_t)0;
+            if (xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
+              const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
+              const real_t gy = floor(yc), ty = yc - gy;
+              const idx_t iy = (idx_t)gy;
+              const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
+              const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
+              real_t r0 = (real_t)img[xa + ya] * ((real_t)1 - tx) + (real_t)img[xb + ya] * tx;
+              real_t r1 = (real_t)img[xa + yb] * ((real_t)1 - tx) + (real_t)img[xb + yb] * tx;
+              v = to_elem(r0 * ((real_t)1 - ty) + r1 * ty);
+            }
+            o[x + y * o0] = v;
+          }
+        }
+      }
+      continue;
+    }
     for (idx_t y0 = (idx_t)blockIdx.y * 32; y0 < o1; y0 += (idx_t)gridDim.y * 32) {
 #pragma unroll
       for (int r = 0; r < 4; r++) {
@@ -189,7 +222,8 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
 // shared memory of the input tile grown by the window (W0 x W1, compile-time, centred at
 // (W0 / 2, W1 / 2)), each thread four outputs 8 rows apart. Outside the image the copy holds
 // `fill` (BORDER 0) or the image reflected about its edge pixels without repeating them
-// (BORDER 1). WINDOW_OP is 0 (maximum) or 1 (minimum) over the positions `mask` marks,
+// (BORDER 1). WINDOW_OP is 0 (maximum) or 1 (minimum) over the positions `mask` marks (each
+// thread four neighbouring outputs along dimension 1, sharing their reads of the tile),
 // 2 (median of the whole window, by the sorting network MEDIAN_NETWORK of CX(i, j)
 // comparators, the middle value in wire MEDIAN_MID), or 3 (the 3 x 3 Sobel derivatives
 // along dimensions 0 and 1 into `out` and `out2`, computed in out_t). Launched on (32, 8)
@@ -244,33 +278,49 @@ extern "C" __global__ void __launch_bounds__(256) ef_window(const elem_t *in, Di
       }
       __syncthreads();
       const idx_t x = x0 + threadIdx.x;
+#if WINDOW_OP == 0 || WINDOW_OP == 1
+      // Each thread folds the four outputs (x, y .. y + 3), y = y0 + 4 ty, reading each of the
+      // W1 + 3 tile rows they share once. Window position (a, c) of output r is tile element
+      // (tx + a, 4 ty + r + c). (The maximum and minimum do not depend on the order.)
+      const idx_t yb = y0 + 4 * (idx_t)threadIdx.y;
+      elem_t acc[4];
+      bool started[4] = {false, false, false, false};
+#pragma unroll
+      for (int r = 0; r < 4; r++) acc[r] = fill;
+#pragma unroll
+      for (int j = 0; j < W1 + 3; j++) {
+        const elem_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
+#pragma unroll
+        for (int a = 0; a < W0; a++) {
+          const elem_t v = row[a];
+#pragma unroll
+          for (int r = 0; r < 4; r++) {
+            const int c = j - r;
+            if (c >= 0 && c < W1) {
+              const int bit = a + c * W0;
+              if ((mask.b[bit >> 6] >> (bit & 63)) & 1ull) {
+#if WINDOW_OP == 0
+                acc[r] = started[r] ? MX(acc[r], v) : v;
+#else
+                acc[r] = started[r] ? MN(acc[r], v) : v;
+#endif
+                started[r] = true;
+              }
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+        if (x < n0 && yb + r < n1) o[x + (yb + r) * n0] = acc[r];
+#else
 #pragma unroll
       for (int r = 0; r < TW / 8; r++) {
         const int ty = threadIdx.y + 8 * r;
         const idx_t y = y0 + ty;
         // window position (a, c) of output (x, y) is tile element (tx + a, ty + c)
         const elem_t *win = tile + ty * w + threadIdx.x;
-#if WINDOW_OP == 0 || WINDOW_OP == 1
-        // folded from the first marked position on, as the element-wise form folds
-        elem_t acc = fill;
-        bool started = false;
-#pragma unroll
-        for (int c = 0; c < W1; c++)
-#pragma unroll
-          for (int a = 0; a < W0; a++) {
-            const int bit = a + c * W0;
-            if ((mask.b[bit >> 6] >> (bit & 63)) & 1ull) {
-              elem_t v = win[a + c * w];
-#if WINDOW_OP == 0
-              acc = started ? MX(acc, v) : v;
-#else
-              acc = started ? MN(acc, v) : v;
-#endif
-              started = true;
-            }
-          }
-        if (x < n0 && y < n1) o[x + y * n0] = acc;
-#elif WINDOW_OP == 2
+#if WINDOW_OP == 2
         elem_t v[W0 * W1];
 #pragma unroll
         for (int c = 0; c < W1; c++)
@@ -295,6 +345,7 @@ extern "C" __global__ void __launch_bounds__(256) ef_window(const elem_t *in, Di
         }
 #endif
       }
+#endif
     }
   }
 }

@@ -139,8 +139,8 @@ extern "C" __global__ void ef_convolve(const src_t *sig, Dims sd, const src_t *f
 #ifdef CF0
 // The same for rank 2 and a CF0 x CF1 filter (compile-time), tiled: each block computes a
 // 32 x 32 tile of one output image from a copy in shared memory of the signal rows and
-// columns it needs (the tile grown by the filter), each thread four outputs 8 rows apart with
-// the filter in registers. Launched on (32, 8) blocks; grid.x covers dimension 0, grid.y and
+// columns it needs (the tile grown by the filter), each thread four neighbouring outputs along
+// dimension 1 with the filter in registers. Launched on (32, 8) blocks; grid.x covers dimension 0, grid.y and
 // grid.z stride over tiles of dimension 1 and over the images (dimensions 2 and 3, broadcast
 // as in ef_convolve). Indices within an image are `idx_t` (int where they fit).
 #define CT 32
@@ -177,22 +177,35 @@ extern "C" __global__ void __launch_bounds__(256)
         }
       }
       __syncthreads();
+      // Each thread computes the four outputs (x, y .. y + 3), y = y0 + 4 ty, which share
+      // all but three of their filter rows' tile reads: row j of the tile (CF1 + 3 of them) is
+      // read once and added to every output whose window holds it. Output (x, y) sums signal
+      // (x + start0 - a, y + start1 - c) * filter (a, c): tile element
+      // (tx + CF0 - 1 - a, 4 ty + r + CF1 - 1 - c).
       const idx_t x = x0 + (idx_t)threadIdx.x;
+      const idx_t y = y0 + 4 * (idx_t)threadIdx.y;
+      src_t acc[4];
 #pragma unroll
-      for (int r = 0; r < CT / 8; r++) {
-        const int ty = threadIdx.y + 8 * r;
-        const idx_t y = y0 + ty;
-        // output (x, y) sums signal (x + start0 - a, y + start1 - c) * filter (a, c): tile
-        // element (tx + CF0 - 1 - a, ty + CF1 - 1 - c)
-        const src_t *base = tile + (ty + CF1 - 1) * w + threadIdx.x + CF0 - 1;
-        src_t acc;
-        set_zero(&acc);
+      for (int r = 0; r < 4; r++) set_zero(&acc[r]);
+      // (rows last to first, so that each output adds its filter rows in order, as the CPU)
 #pragma unroll
-        for (int c = 0; c < CF1; c++)
+      for (int j = CF1 + 2; j >= 0; j--) {
+        const src_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
+        src_t v[CF0];
 #pragma unroll
-          for (int a = 0; a < CF0; a++) acc = acc + base[-a - c * w] * fr[a + c * CF0];
-        if (x < o0 && y < o1) o[x + y * o0] = acc;
+        for (int i = 0; i < CF0; i++) v[i] = row[i];
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          const int c = CF1 - 1 + r - j;  // the filter row tile row j meets in output r
+          if (c >= 0 && c < CF1) {
+#pragma unroll
+            for (int a = 0; a < CF0; a++) acc[r] = acc[r] + v[CF0 - 1 - a] * fr[a + c * CF0];
+          }
+        }
       }
+#pragma unroll
+      for (int r = 0; r < 4; r++)
+        if (x < o0 && y + r < o1) o[x + (y + r) * o0] = acc[r];
     }
   }
 }
