@@ -66,8 +66,6 @@ pub(crate) enum WindowOp {
 pub(crate) struct WindowFilter {
     pub op: WindowOp,
     pub size: [u64; 2],
-    /// The marked positions (`a + size[0] * c`), for `Max` and `Min`.
-    pub mask_bits: [u64; 4],
     /// The comparators of the median's sorting network, for `Median`.
     pub network: Vec<(usize, usize)>,
     /// What lies outside the image, as the element's bits (unless `reflect`).
@@ -81,18 +79,20 @@ pub(crate) struct WindowFilter {
 pub(crate) fn window_runs(backend: BackendKind, size: [u64; 2]) -> bool {
     matches!(backend, BackendKind::Cuda(_))
         && size.iter().all(|&w| (1..=cuda::image::WINDOW_MAX).contains(&w))
-        && size[0] * size[1] <= 256
 }
 
 /// The filter over every image of `input` (not f16, bool or complex) into arrays of its shape
-/// and type `out_type` (two for Sobel). Only where `window_runs`.
+/// and type `out_type` (two for Sobel); `Max` and `Min` fold over the positions where `mask`
+/// (of the window's size and the input's type) is positive, or every position without one.
+/// Only where `window_runs`.
 pub(crate) fn window(
     input: &Dense,
+    mask: Option<&Dense>,
     filter: &WindowFilter,
     out_type: DType,
 ) -> Result<(Dense, Option<Dense>), Error> {
     match input.backend {
-        BackendKind::Cuda(d) => cuda::image::window(d, input, filter, out_type),
+        BackendKind::Cuda(d) => cuda::image::window(d, input, mask, filter, out_type),
         BackendKind::Cpu => unreachable!("internal error: the window kernel on the CPU"),
     }
 }

@@ -211,6 +211,7 @@ pub(crate) const WINDOW_MAX: u64 = 17;
 pub(crate) fn window(
     ordinal: usize,
     input: &Dense,
+    mask: Option<&Dense>,
     filter: &WindowFilter,
     out_type: DType,
 ) -> Result<(Dense, Option<Dense>), Error> {
@@ -250,7 +251,7 @@ pub(crate) fn window(
         .u64(ptr(&out))
         .u64(second.as_ref().map_or(0, ptr))
         .u64(filter.fill_bits)
-        .value(filter.mask_bits);
+        .u64(mask.map_or(0, ptr));
     let images = dims[2] * dims[3];
     let grid = (
         dims[0].div_ceil(32) as u32,
@@ -258,10 +259,10 @@ pub(crate) fn window(
         images.min(65_535) as u32,
     );
     // SAFETY: the parameters match `ef_window`'s signature in order and size (pointers, `Dims`
-    // as four 64-bit sizes, the fill's bits as 64, `Bits` as four 64-bit words); `input`,
-    // `out` and the second output (null unless the kernel writes it: Sobel) are live device
-    // memory of this device sized for `dims`, held until after the launch (reuse is ordered
-    // on the same stream); the window is at most `WINDOW_MAX` a side, so its tile fits the
+    // as four 64-bit sizes, the fill's bits as 64); `input`, `out`, the second output (null
+    // unless the kernel writes it: Sobel) and the mask (null, or `size[0] x size[1]` elements
+    // of the input's type) are live device memory of this device, sized for `dims`, held until
+    // after the launch (reuse is ordered on the same stream); the window is at most `WINDOW_MAX` a side, so its tile fits the
     // kernel's static shared memory; the kernel runs on emberfire's stream.
     unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
     Ok((out, second))

@@ -126,9 +126,9 @@ where
     // the kernel reads the input as it is and converts each pixel it uses (bool as u8)
     let f = WindowFilter { reflect: true, ..filter(WindowOp::Sobel, [3, 3]) };
     let fast = if T::get_af_dtype() == DType::B8 {
-        tiled::<u8, T::SobelOutType>("sobel", &input.cast::<u8>(), f)
+        tiled::<u8, T::SobelOutType>("sobel", &input.cast::<u8>(), None, f)
     } else {
-        tiled::<T, T::SobelOutType>("sobel", input, f)
+        tiled::<T, T::SobelOutType>("sobel", input, None, f)
     };
     if let Some((dx, Some(dy))) = fast {
         return (dx, dy);

@@ -1,8 +1,9 @@
 //! Morphology: dilation (the maximum) and erosion (the minimum) over the positions a mask
 //! marks, in 2D ([`dilate`], [`erode`]) and 3D ([`dilate3`], [`erode3`]).
 //!
-//! The mask is small and read once on the host, as ArrayFire copies it to constant memory:
-//! its positive entries are the offsets. The image is grown once by the mask's half-sizes,
+//! On CUDA a 2D mask stays on the device: the tiled window kernel reads it (see `tiled.rs`).
+//! Elsewhere the mask is small and read once on the host: its positive entries are the
+//! offsets. The image is grown once by the mask's half-sizes,
 //! filled with the identity of the fold (the type's lowest value for a maximum, its highest
 //! for a minimum), and the result is the maximum or minimum of one shifted read per offset,
 //! one fused pass.
@@ -15,7 +16,7 @@
 
 use super::border::{grown, window_read, Fill};
 use super::calc::Val;
-use super::tiled::{extreme_bits, filter, mask_bits, tiled};
+use super::tiled::{extreme_bits, filter, tiled};
 use crate::array::Array;
 use crate::backend::image::{WindowFilter, WindowOp};
 use crate::dim4::Dim4;
@@ -38,12 +39,35 @@ fn offsets<T: HasAfEnum>(mask: &Array<T>) -> Vec<[i64; 4]> {
     out
 }
 
-/// The extremum over `window` (a shape of up to 3 dimensions) at the given offsets:
+/// Which positions of a window a fold takes.
+pub(super) enum Marks<'a, T: HasAfEnum> {
+    /// Every position (a box).
+    Every,
+    /// The positions where the mask is positive.
+    Mask(&'a Array<T>),
+}
+
+impl<T: HasAfEnum> Marks<'_, T> {
+    /// The positions as offsets from the window's start (reading a mask on the host).
+    fn offsets(&self, window: Dim4) -> Vec<[i64; 4]> {
+        match self {
+            Marks::Mask(m) => offsets(m),
+            Marks::Every => (0..window[2] as i64)
+                .flat_map(|k| {
+                    (0..window[1] as i64)
+                        .flat_map(move |j| (0..window[0] as i64).map(move |i| [i, j, k, 0]))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The extremum over `window` (a shape of up to 3 dimensions) at the marked positions:
 /// `max(x[c + o - half])` for dilation, `min` for erosion, positions outside ignored.
 pub(super) fn fold_window<T: HasAfEnum>(
     input: &Array<T>,
     window: Dim4,
-    offs: &[[i64; 4]],
+    marks: Marks<'_, T>,
     dilation: bool,
 ) -> Array<T> {
     let dims = input.dims();
@@ -53,28 +77,35 @@ pub(super) fn fold_window<T: HasAfEnum>(
     if T::get_af_dtype() == DType::B8 {
         // bool folds as u8: the maximum is "or", the minimum "and"
         let u: Array<u8> = input.cast();
-        return fold_window(&u, window, offs, dilation).cast();
+        let out = match marks {
+            Marks::Every => fold_window(&u, window, Marks::Every, dilation),
+            Marks::Mask(m) => fold_window(&u, window, Marks::Mask(&m.cast::<u8>()), dilation),
+        };
+        return out.cast();
     }
     let ct = T::get_af_dtype();
+    if window[2] == 1 {
+        // the tiled kernel reads the mask where it lies: no wait for the device
+        let op = if dilation { WindowOp::Max } else { WindowOp::Min };
+        let f = WindowFilter {
+            fill_bits: extreme_bits(ct, dilation),
+            ..filter(op, [window[0], window[1]])
+        };
+        let mask = match &marks {
+            Marks::Every => None,
+            Marks::Mask(m) => Some(*m),
+        };
+        if let Some((out, _)) = tiled::<T, T>("dilate/erode", input, mask, f) {
+            return out;
+        }
+    }
+    let offs = marks.offsets(window);
     let identity = if dilation { f64::NEG_INFINITY } else { f64::INFINITY };
     let Some((first, rest)) = offs.split_first() else {
         let v = Val::of(input, ct);
         let everywhere = v.index(dims, 0, DType::S32).ge(&v.k(0.0).cast(DType::S32));
         return Val::select(&everywhere, &v.k(identity), &v).array();
     };
-    if window[2] == 1 {
-        if let Some(bits) = mask_bits(offs, window[0]) {
-            let op = if dilation { WindowOp::Max } else { WindowOp::Min };
-            let f = WindowFilter {
-                mask_bits: bits,
-                fill_bits: extreme_bits(ct, dilation),
-                ..filter(op, [window[0], window[1]])
-            };
-            if let Some((out, _)) = tiled::<T, T>("dilate/erode", input, f) {
-                return out;
-            }
-        }
-    }
     let before: [u64; 4] = std::array::from_fn(|k| if k < 3 { window[k] / 2 } else { 0 });
     let after: [u64; 4] =
         std::array::from_fn(|k| if k < 3 { window[k] - 1 - window[k] / 2 } else { 0 });
@@ -93,7 +124,7 @@ fn morph2<T: HasAfEnum>(func: &str, input: &Array<T>, mask: &Array<T>, dilation:
         md[2] == 1 && md[3] == 1 && md.elements() > 0,
         "{func}: mask must be a non-empty 2D array; its dims are {md}"
     );
-    fold_window(input, md, &offsets(mask), dilation)
+    fold_window(input, md, Marks::Mask(mask), dilation)
 }
 
 fn morph3<T: HasAfEnum>(func: &str, input: &Array<T>, mask: &Array<T>, dilation: bool) -> Array<T> {
@@ -102,7 +133,7 @@ fn morph3<T: HasAfEnum>(func: &str, input: &Array<T>, mask: &Array<T>, dilation:
         md[3] == 1 && md.elements() > 0,
         "{func}: mask must be a non-empty 3D array; its dims are {md}"
     );
-    fold_window(input, md, &offsets(mask), dilation)
+    fold_window(input, md, Marks::Mask(mask), dilation)
 }
 
 /// Dilation: each pixel becomes the maximum of the pixels at the mask's positive positions,

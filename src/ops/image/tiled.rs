@@ -46,10 +46,12 @@ fn kernel_type(t: DType) -> bool {
 
 /// Runs `filter` over `input` with the tiled kernel where it applies (see `window_runs`),
 /// returning its one or two outputs of type `O`; `None` where the caller's composed form
-/// runs instead.
+/// runs instead. A maximum or minimum folds over the positions where `mask` is positive (it
+/// stays on the device: nothing waits for it), or over every position without one.
 pub(super) fn tiled<T: HasAfEnum, O: HasAfEnum>(
     func: &str,
     input: &Array<T>,
+    mask: Option<&Array<T>>,
     filter: WindowFilter,
 ) -> Option<(Array<O>, Option<Array<O>>)> {
     let node = input.node();
@@ -58,27 +60,14 @@ pub(super) fn tiled<T: HasAfEnum, O: HasAfEnum>(
     }
     let run = || -> crate::error::Result<(Dense, Option<Dense>)> {
         let d = Dense::of(node)?;
-        window(&d, &filter, O::get_af_dtype())
+        let m = mask.map(|m| Dense::of(m.node())).transpose()?;
+        window(&d, m.as_ref(), &filter, O::get_af_dtype())
     };
     let (a, b) = run().or_raise(func);
     Some((Array::from_node(a.into_node()), b.map(|b| Array::from_node(b.into_node()))))
 }
 
-/// The mask bits of window positions `offs` (offsets from the window's start) of a window
-/// `size[0]` tall, or `None` where they do not fit the kernel's 256.
-pub(super) fn mask_bits(offs: &[[i64; 4]], size0: u64) -> Option<[u64; 4]> {
-    let mut bits = [0u64; 4];
-    for o in offs {
-        let bit = (o[0] as u64 + size0 * o[1] as u64) as usize;
-        if o[2] != 0 || bit >= 256 {
-            return None;
-        }
-        bits[bit / 64] |= 1 << (bit % 64);
-    }
-    Some(bits)
-}
-
-/// A window filter with no mask, network or fill.
+/// A window filter with no network or fill.
 pub(super) fn filter(op: WindowOp, size: [u64; 2]) -> WindowFilter {
-    WindowFilter { op, size, mask_bits: [0; 4], network: Vec::new(), fill_bits: 0, reflect: false }
+    WindowFilter { op, size, network: Vec::new(), fill_bits: 0, reflect: false }
 }

@@ -16,7 +16,7 @@
 
 use super::border::{grown, window_read, Fill};
 use super::calc::Val;
-use super::morph::fold_window;
+use super::morph::{fold_window, Marks};
 use super::tiled::{filter, tiled};
 use crate::array::Array;
 use crate::backend::image::{WindowFilter, WindowOp};
@@ -43,9 +43,7 @@ fn box_filter<T: HasAfEnum>(
         etype == BorderType::ZERO,
         "{func}: etype {etype:?} is not supported (ZERO only, as in ArrayFire)"
     );
-    let offs: Vec<[i64; 4]> =
-        (0..w as i64).flat_map(|j| (0..l as i64).map(move |i| [i, j, 0, 0])).collect();
-    fold_window(input, Dim4::new(&[l, w, 1, 1]), &offs, dilation)
+    fold_window(input, Dim4::new(&[l, w, 1, 1]), Marks::Every, dilation)
 }
 
 /// The minimum over a `wlen x wwid` window centred on each pixel (at `(wlen / 2, wwid / 2)`
@@ -128,7 +126,7 @@ fn median<T: HasAfEnum>(
     };
     // (larger windows than 9 x 9 would hold their values in local memory, not registers)
     if wlen * wwid <= 81 {
-        if let Some((out, _)) = tiled::<T, T>(func, input, f) {
+        if let Some((out, _)) = tiled::<T, T>(func, input, None, f) {
             return out;
         }
     }

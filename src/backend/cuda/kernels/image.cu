@@ -222,15 +222,15 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
 // shared memory of the input tile grown by the window (W0 x W1, compile-time, centred at
 // (W0 / 2, W1 / 2)), each thread four outputs 8 rows apart. Outside the image the copy holds
 // `fill` (BORDER 0) or the image reflected about its edge pixels without repeating them
-// (BORDER 1). WINDOW_OP is 0 (maximum) or 1 (minimum) over the positions `mask` marks (each
-// thread four neighbouring outputs along dimension 1, sharing their reads of the tile),
+// (BORDER 1). WINDOW_OP is 0 (maximum) or 1 (minimum) over the positions `mask` (W0 x W1)
+// holds a positive value at, every position where `mask` is null (each thread four
+// neighbouring outputs along dimension 1, sharing their reads of the tile),
 // 2 (median of the whole window, by the sorting network MEDIAN_NETWORK of CX(i, j)
 // comparators, the middle value in wire MEDIAN_MID), or 3 (the 3 x 3 Sobel derivatives
 // along dimensions 0 and 1 into `out` and `out2`, computed in out_t). Launched on (32, 8)
 // blocks; grid.x covers dimension 0, grid.y and grid.z stride over tiles of dimension 1 and
 // over the images.
 #define TW 32
-struct Bits { unsigned long long b[4]; };
 
 __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
   if (n == 1) return 0;
@@ -251,9 +251,12 @@ __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
 extern "C" __global__ void __launch_bounds__(256) ef_window(const elem_t *in, Dims id,
                                                            out_t *out, out_t *out2,
                                                            unsigned long long fill_bits,
-                                                           Bits mask) {
+                                                           const elem_t *mask) {
   const int w = TW + W0 - 1, h = TW + W1 - 1;
   __shared__ elem_t tile[(TW + W0 - 1) * (TW + W1 - 1)];
+  __shared__ bool marked[W0 * W1];
+  for (int k = threadIdx.x + threadIdx.y * 32; k < W0 * W1; k += 256)
+    marked[k] = !mask || mask[k] > (elem_t)0;
   elem_t fill = *(const elem_t *)&fill_bits;
   const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
   const long long images = id.d[2] * id.d[3];
@@ -297,8 +300,7 @@ extern "C" __global__ void __launch_bounds__(256) ef_window(const elem_t *in, Di
           for (int r = 0; r < 4; r++) {
             const int c = j - r;
             if (c >= 0 && c < W1) {
-              const int bit = a + c * W0;
-              if ((mask.b[bit >> 6] >> (bit & 63)) & 1ull) {
+              if (marked[a + c * W0]) {
 #if WINDOW_OP == 0
                 acc[r] = started[r] ? MX(acc[r], v) : v;
 #else
