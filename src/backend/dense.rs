@@ -8,6 +8,7 @@ use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::{Data, Node, Program};
+use crate::storage::Element;
 
 /// An evaluated array stored densely in column-major order.
 #[derive(Clone, Debug)]
@@ -34,6 +35,22 @@ impl Dense {
     /// New dense data from a buffer of this backend.
     pub(crate) fn new(buf: Buffer, dims: Dim4, dtype: DType, backend: BackendKind) -> Dense {
         Dense { data: Data::dense(buf, dims), dims, dtype, backend }
+    }
+
+    /// New dense data on the CPU backend, from host elements.
+    pub(crate) fn from_host<T: Element>(v: Vec<T>, dims: Dim4) -> Dense {
+        Dense::new(Buffer::host(T::wrap(v)), dims, T::DTYPE, BackendKind::Cpu)
+    }
+
+    /// The elements as a host slice (CPU data only).
+    pub(crate) fn host<T: Element>(&self) -> &[T] {
+        match &*self.data.buf {
+            Buffer::Host(h) => {
+                let n = self.dims.elements() as usize;
+                &h.as_slice::<T>()[self.data.offset..self.data.offset + n]
+            }
+            Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
+        }
     }
 
     /// A ready graph node holding this data.

@@ -8,11 +8,10 @@
 use super::cpu::image as cpu;
 use super::dense::Dense;
 use super::signal::Interp;
-use super::{cuda, BackendKind, Buffer};
+use super::{cuda, BackendKind};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::storage::Element;
 
 /// The maps of a warp from output pixels to input points, row-major 3 x 3 (see `Mat` in
 /// `kernels/image.cu`): one, or `batch[0] x batch[1]` of them, broadcast over the output's
@@ -131,20 +130,6 @@ macro_rules! with_pixel {
     }};
 }
 
-fn host<T: Element>(d: &Dense) -> &[T] {
-    match &*d.data.buf {
-        Buffer::Host(h) => {
-            let n = d.dims.elements() as usize;
-            &h.as_slice::<T>()[d.data.offset..d.data.offset + n]
-        }
-        Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
-    }
-}
-
-fn host_dense<T: Element>(v: Vec<T>, dims: Dim4) -> Dense {
-    Dense::new(Buffer::host(T::wrap(v)), dims, T::DTYPE, BackendKind::Cpu)
-}
-
 fn shape(d: Dim4) -> [usize; 4] {
     std::array::from_fn(|k| d[k] as usize)
 }
@@ -165,8 +150,8 @@ pub(crate) fn warp(
         BackendKind::Cpu => {
             let (id, o) = (shape(input.dims), shape(od));
             let real = warp_real_type(input.dtype);
-            Ok(with_pixel!(input.dtype, real, T, R => host_dense(
-                cpu::warp::<T, R>(host(input), id, maps, o, m, clamp_nearest)?,
+            Ok(with_pixel!(input.dtype, real, T, R => Dense::from_host(
+                cpu::warp::<T, R>(input.host(), id, maps, o, m, clamp_nearest)?,
                 od,
             )))
         }
@@ -191,9 +176,9 @@ pub(crate) fn histogram(
             let (s, b) = (slices as usize, nbins as usize);
             let real = histogram_real_type(input.dtype);
             let counts = with_pixel!(input.dtype, real, T, R => {
-                cpu::histogram::<T, R>(host(input), s, b, minval, scale)?
+                cpu::histogram::<T, R>(input.host(), s, b, minval, scale)?
             });
-            Ok(host_dense(counts, od))
+            Ok(Dense::from_host(counts, od))
         }
         BackendKind::Cuda(d) => cuda::image::histogram(d, input, slices, nbins, minval, scale),
     }

@@ -82,11 +82,6 @@ fn concat<T: Copy>(mut parts: Vec<Vec<T>>) -> Result<Vec<T>, Error> {
     Ok(all)
 }
 
-fn host_dense<T: Element>(v: Vec<T>, dims: Dim4) -> Dense {
-    debug_assert_eq!(v.len() as u64, dims.elements());
-    Dense::new(Buffer::host(T::wrap(v)), dims, T::DTYPE, BackendKind::Cpu)
-}
-
 /// Runs `f` on each `size`-element matrix of `v`, in parallel over the matrices.
 fn each<T: Send, R: Send>(
     v: &mut [T],
@@ -160,7 +155,7 @@ pub(crate) fn getrf(a: &Dense) -> Result<(Dense, Dense, Vec<i32>), Error> {
             ipiv.extend(p);
             info.push(i);
         }
-        Ok((host_dense(v, a.dims), host_dense(ipiv, batched_dims(k, 1, a.dims)), info))
+        Ok((Dense::from_host(v, a.dims), Dense::from_host(ipiv, batched_dims(k, 1, a.dims)), info))
     })
 }
 
@@ -184,7 +179,7 @@ pub(crate) fn getrs(lu: &Dense, ipiv: &Dense, b: &Dense) -> Result<Dense, Error>
                 cpu::getrs(&f[i * n * n..(i + 1) * n * n], &p[i * n..(i + 1) * n], xb, n, nrhs)
             });
         }
-        Ok(host_dense(x, b.dims))
+        Ok(Dense::from_host(x, b.dims))
     })
 }
 
@@ -203,7 +198,7 @@ pub(crate) fn potrf(a: &Dense, upper: bool) -> Result<(Dense, Vec<i32>), Error> 
     with_field!(a.dtype, T => {
         let mut v = host_vec::<T>(a)?;
         let info = each(&mut v, n * n, |x| cpu::potrf(x, n, upper));
-        Ok((host_dense(v, a.dims), info))
+        Ok((Dense::from_host(v, a.dims), info))
     })
 }
 
@@ -223,7 +218,7 @@ pub(crate) fn geqrf(a: &Dense) -> Result<(Dense, Dense), Error> {
         let mut v = host_vec::<T>(a)?;
         let taus = each(&mut v, m * n, |x| cpu::geqrf(x, m, n));
         let tau: Vec<T> = taus.into_iter().flatten().collect();
-        Ok((host_dense(v, a.dims), host_dense(tau, batched_dims(k, 1, a.dims))))
+        Ok((Dense::from_host(v, a.dims), Dense::from_host(tau, batched_dims(k, 1, a.dims))))
     })
 }
 
@@ -246,7 +241,7 @@ pub(crate) fn orgqr(qr: &Dense, tau: &Dense, q: usize) -> Result<Dense, Error> {
             .into_par_iter()
             .map(|i| cpu::orgqr(&f[i * m * n..(i + 1) * m * n], m, &t[i * k..(i + 1) * k], q))
             .collect::<Result<_, Error>>()?;
-        Ok(host_dense(concat(parts)?, batched_dims(m, q, qr.dims)))
+        Ok(Dense::from_host(concat(parts)?, batched_dims(m, q, qr.dims)))
     })
 }
 
@@ -291,12 +286,12 @@ pub(crate) fn gesvd(a: &Dense, vectors: bool) -> Result<Svd, Error> {
             s.extend(ps);
             vt.push(pvt);
         }
-        let s = host_dense(s, batched_dims(k, 1, a.dims));
+        let s = Dense::from_host(s, batched_dims(k, 1, a.dims));
         Ok(if vectors {
             Svd {
-                u: Some(host_dense(concat(u)?, batched_dims(m, m, a.dims))),
+                u: Some(Dense::from_host(concat(u)?, batched_dims(m, m, a.dims))),
                 s,
-                vt: Some(host_dense(concat(vt)?, batched_dims(n, n, a.dims))),
+                vt: Some(Dense::from_host(concat(vt)?, batched_dims(n, n, a.dims))),
             }
         } else {
             Svd { u: None, s, vt: None }
@@ -330,6 +325,6 @@ pub(crate) fn trsm(
                 cpu::trsm(&f[i * n * n..(i + 1) * n * n], xb, n, nrhs, lower, adjoint, unit)
             });
         }
-        Ok(host_dense(x, b.dims))
+        Ok(Dense::from_host(x, b.dims))
     })
 }

@@ -7,7 +7,7 @@
 //! casts, so kernels exist for these four only.
 
 use super::cpu::signal::{self as cpu, Sample};
-use super::{cuda, BackendKind, Buffer};
+use super::{cuda, BackendKind};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -44,17 +44,6 @@ impl Interp {
 }
 
 impl Dense {
-    /// The elements as a host slice (CPU data only).
-    fn host<T: Sample>(&self) -> &[T] {
-        match &*self.data.buf {
-            Buffer::Host(h) => {
-                let n = self.dims.elements() as usize;
-                &h.as_slice::<T>()[self.data.offset..self.data.offset + n]
-            }
-            Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
-        }
-    }
-
     /// The shape as `usize`s.
     pub(crate) fn shape(&self) -> [usize; 4] {
         dims_usize(self.dims)
@@ -95,7 +84,7 @@ macro_rules! with_sample {
 }
 
 fn host_dense<T: Sample>(v: Vec<T>, dims: [usize; 4]) -> Dense {
-    Dense::new(Buffer::host(T::wrap(v)), dim4_of(dims), T::DTYPE, BackendKind::Cpu)
+    Dense::from_host(v, dim4_of(dims))
 }
 
 /// A copy of `src` with shape `od` and type `to`: element `o` is `scale * src[o + offset]`

@@ -5,7 +5,7 @@
 //! checked against the matrix's shape before it gets here.
 
 use super::cpu::sparse as cpu;
-use super::{cuda, BackendKind, Buffer};
+use super::{cuda, BackendKind};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -37,21 +37,6 @@ macro_rules! with_value {
     }};
 }
 
-/// The elements of CPU data as a slice (values or i32 indices).
-fn host<T: crate::storage::Element>(d: &Dense) -> &[T] {
-    match &*d.data.buf {
-        Buffer::Host(h) => {
-            let n = d.dims.elements() as usize;
-            &h.as_slice::<T>()[d.data.offset..d.data.offset + n]
-        }
-        Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
-    }
-}
-
-fn host_dense<T: crate::storage::Element>(v: Vec<T>, dims: Dim4) -> Dense {
-    Dense::new(Buffer::host(T::wrap(v)), dims, T::DTYPE, BackendKind::Cpu)
-}
-
 fn vector(n: u64) -> Dim4 {
     Dim4::new(&[n, 1, 1, 1])
 }
@@ -61,7 +46,7 @@ fn vector(n: u64) -> Dim4 {
 pub(crate) fn compress(sorted: &Dense, n: u64) -> Result<Dense, Error> {
     match sorted.backend {
         BackendKind::Cpu => {
-            Ok(host_dense(cpu::compress(host::<i32>(sorted), n as usize), vector(n + 1)))
+            Ok(Dense::from_host(cpu::compress(sorted.host::<i32>(), n as usize), vector(n + 1)))
         }
         BackendKind::Cuda(d) => cuda::sparse::compress(d, sorted, n),
     }
@@ -71,7 +56,7 @@ pub(crate) fn compress(sorted: &Dense, n: u64) -> Result<Dense, Error> {
 pub(crate) fn expand(offsets: &Dense, nnz: u64) -> Result<Dense, Error> {
     match offsets.backend {
         BackendKind::Cpu => {
-            Ok(host_dense(cpu::expand(host::<i32>(offsets), nnz as usize), vector(nnz)))
+            Ok(Dense::from_host(cpu::expand(offsets.host::<i32>(), nnz as usize), vector(nnz)))
         }
         BackendKind::Cuda(d) => cuda::sparse::expand(d, offsets, nnz),
     }
@@ -86,8 +71,8 @@ pub(crate) fn scatter(
     (m, n): (u64, u64),
 ) -> Result<Dense, Error> {
     match values.backend {
-        BackendKind::Cpu => Ok(with_value!(values.dtype, S => host_dense(
-            cpu::scatter::<S>(host(values), host::<i32>(rows), host::<i32>(cols), m as usize, n as usize),
+        BackendKind::Cpu => Ok(with_value!(values.dtype, S => Dense::from_host(
+            cpu::scatter::<S>(values.host(), rows.host::<i32>(), cols.host::<i32>(), m as usize, n as usize),
             Dim4::new(&[m, n, 1, 1]),
         ))),
         BackendKind::Cuda(d) => cuda::sparse::scatter(d, values, rows, cols, (m, n)),
@@ -104,9 +89,9 @@ pub(crate) fn csr_matmul(
     rhs: &Dense,
 ) -> Result<Dense, Error> {
     match values.backend {
-        BackendKind::Cpu => Ok(with_value!(values.dtype, S => host_dense(
+        BackendKind::Cpu => Ok(with_value!(values.dtype, S => Dense::from_host(
             cpu::csr_matmul::<S>(
-                host(values), host::<i32>(offsets), host::<i32>(indices), m as usize, host(rhs),
+                values.host(), offsets.host::<i32>(), indices.host::<i32>(), m as usize, rhs.host(),
                 [rhs.dims[0] as usize, rhs.dims[1] as usize],
             )?,
             Dim4::new(&[m, rhs.dims[1], 1, 1]),
