@@ -6,14 +6,15 @@ use std::sync::Arc;
 
 use cudarc::driver::result as cu;
 
+use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
+use super::tiled::{tiled_grid, TILE_STAGING};
 use crate::backend::dense::Dense;
 use crate::backend::image::{
     histogram_real_type, warp_real_type, WarpMaps, WindowFilter, WindowOp,
 };
 use crate::backend::signal::Interp;
-use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -87,18 +88,6 @@ fn wide(shapes: &[Dim4]) -> bool {
     shapes.iter().any(|d| d.elements() >= 1 << 31)
 }
 
-fn ptr(d: &Dense) -> u64 {
-    match &*d.data.buf {
-        Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
-        Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
-    }
-}
-
-fn alloc(dev: &Device, dims: Dim4, t: DType) -> Result<Dense, Error> {
-    let mem = dev.memory().alloc((dims.elements() as usize * t.size()).max(1))?;
-    Ok(Dense::new(Buffer::Cuda(mem), dims, t, BackendKind::Cuda(dev.ordinal())))
-}
-
 fn dims(d: Dim4) -> [u64; 4] {
     std::array::from_fn(|k| d[k])
 }
@@ -138,12 +127,8 @@ pub(crate) fn warp(
         .i64(maps.batch[1] as i64)
         .i32(m.code() as i32)
         .i32(clamp_nearest as i32);
-    let images = od[2] * od[3];
-    let grid = (
-        od[0].div_ceil(32) as u32,
-        od[1].div_ceil(32).min(65_535) as u32,
-        images.min(65_535) as u32,
-    );
+    // (ef_warp's output tiles are those of the tiled filters: 32 x 32 on (32, 8) blocks)
+    let grid = tiled_grid(dev, od);
     // SAFETY: the parameters match `ef_warp`'s signature in order and size (pointers and
     // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); `input` and `out` are
     // live device memory of this device sized for their shapes, held until after the launch
@@ -229,19 +214,32 @@ pub(crate) fn window(
     let [w0, w1] = filter.size;
     let (op, reflect) = (filter.op as u8, filter.reflect);
     let wide = wide(&[dims]);
+    let masked = mask.is_some();
     let key = KernelKey::new(
         Family::Image,
-        [2, t as u8, out_type as u8, op, w0 as u8, w1 as u8, reflect as u8, wide as u8],
+        [
+            2,
+            t as u8,
+            out_type as u8,
+            op,
+            w0 as u8,
+            w1 as u8,
+            reflect as u8,
+            wide as u8,
+            masked as u8,
+        ],
     );
     let k = dev.kernels().kernel(dev, key, "ef_window", || {
         let network: String =
             filter.network.iter().map(|(i, j)| format!(" CX({i}, {j})")).collect();
         format!(
             "{}typedef {} out_t;\n#define WINDOW_OP {op}\n#define W0 {w0}\n#define W1 {w1}\n\
-             #define BORDER {}\n#define MEDIAN_NETWORK{network}\n#define MEDIAN_MID {}\n{SOURCE}",
+             #define BORDER {}\n#define MASKED {}\n#define MEDIAN_NETWORK{network}\n\
+             #define MEDIAN_MID {}\n{TILE_STAGING}{SOURCE}",
             prelude(t, warp_real_type(t), wide),
             c_type(out_type),
             reflect as u8,
+            masked as u8,
             w0 * w1 / 2,
         )
     })?;
@@ -252,12 +250,7 @@ pub(crate) fn window(
         .u64(second.as_ref().map_or(0, ptr))
         .u64(filter.fill_bits)
         .u64(mask.map_or(0, ptr));
-    let images = dims[2] * dims[3];
-    let grid = (
-        dims[0].div_ceil(32) as u32,
-        dims[1].div_ceil(32).min(65_535) as u32,
-        images.min(65_535) as u32,
-    );
+    let grid = tiled_grid(dev, dims);
     // SAFETY: the parameters match `ef_window`'s signature in order and size (pointers, `Dims`
     // as four 64-bit sizes, the fill's bits as 64); `input`, `out`, the second output (null
     // unless the kernel writes it: Sobel) and the mask (null, or `size[0] x size[1]` elements

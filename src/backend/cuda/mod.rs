@@ -25,6 +25,7 @@ pub(crate) mod codegen;
 pub(crate) mod copy;
 pub(crate) mod cufft;
 pub(crate) mod cusolver;
+pub(crate) mod dense;
 pub(crate) mod event;
 pub(crate) mod fft;
 pub(crate) mod image;
@@ -42,6 +43,7 @@ pub(crate) mod signal;
 pub(crate) mod sort;
 pub(crate) mod sort_layout;
 pub(crate) mod sparse;
+pub(crate) mod tiled;
 pub(crate) mod transpose;
 
 pub(crate) mod blas;

@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use super::dense::{alloc_dense as alloc, device_ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
+use super::tiled::{tiled_grid, TILE_STAGING};
 use crate::backend::signal::{Dense, Interp};
-use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -40,8 +41,6 @@ pub(crate) fn source(src: DType, dst: DType) -> String {
 const ENTRIES: [&str; 6] =
     ["ef_reshape_copy", "ef_mul_bcast", "ef_convolve", "ef_iir", "ef_approx", "ef_convolve2_tiled"];
 
-/// The output tile of `ef_convolve2_tiled` (its `CT`), square.
-const TILE: u64 = 32;
 /// The largest filter `ef_convolve2_tiled` takes along either dimension (it is compiled for
 /// each filter size, which it keeps in registers).
 const TILED_FILTER: u64 = 9;
@@ -57,7 +56,7 @@ fn tiled_kernel(dev: &Device, t: DType, f: [u64; 2], wide: bool) -> Result<Arc<K
     dev.kernels().kernel(dev, key, "ef_convolve2_tiled", || {
         let idx = if wide { "long long" } else { "int" };
         format!(
-            "typedef {idx} idx_t;\n#define CF0 {}\n#define CF1 {}\n{}",
+            "typedef {idx} idx_t;\n#define CF0 {}\n#define CF1 {}\n{TILE_STAGING}{}",
             f[0],
             f[1],
             source(t, t)
@@ -97,13 +96,6 @@ impl SignalArgs for KernelArgs {
     }
 }
 
-fn device_ptr(d: &Dense) -> u64 {
-    match &*d.data.buf {
-        Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
-        Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
-    }
-}
-
 /// Launches `k` over `n` threads' worth of grid-stride work.
 fn launch(dev: &Device, k: &KernelFn, n: usize, args: &mut KernelArgs) -> Result<(), Error> {
     if n == 0 {
@@ -116,11 +108,6 @@ fn launch(dev: &Device, k: &KernelFn, n: usize, args: &mut KernelArgs) -> Result
     // until after the launch (reuse is ordered on the same stream), and sized for the
     // shapes passed; the kernel runs on emberfire's stream.
     unsafe { k.launch(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, args) }
-}
-
-fn alloc(dev: &Device, dims: Dim4, t: DType) -> Result<Dense, Error> {
-    let mem = dev.memory().alloc((dims.elements() as usize * t.size()).max(1))?;
-    Ok(Dense::new(Buffer::Cuda(mem), dims, t, BackendKind::Cuda(dev.ordinal())))
 }
 
 /// See `backend::signal::reshape_copy`.
@@ -187,12 +174,7 @@ pub(crate) fn convolve(
             .ptr(&out)
             .dims(od)
             .offsets(start);
-        let images = od[2] * od[3];
-        let grid = (
-            od[0].div_ceil(TILE) as u32,
-            od[1].div_ceil(TILE).min(65_535) as u32,
-            images.min(65_535) as u32,
-        );
+        let grid = tiled_grid(dev, od);
         // SAFETY: the parameters match `ef_convolve2_tiled`'s signature in order and size
         // (pointers, `Dims` as four 64-bit sizes); the pointers are live device memory of this
         // device held by the caller's `Dense`s until after the launch (reuse is ordered on the

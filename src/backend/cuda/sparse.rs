@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
+use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
 use crate::backend::dense::Dense;
-use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -37,19 +37,6 @@ fn kernel(dev: &Device, entry: &'static str, t: DType) -> Result<Arc<KernelFn>, 
     dev.kernels().kernel(dev, key, entry, || {
         format!("struct cf_; struct cd_;\ntypedef {} val_t;\n{SOURCE}", c_type(t))
     })
-}
-
-fn ptr(d: &Dense) -> u64 {
-    match &*d.data.buf {
-        Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
-        Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
-    }
-}
-
-/// New dense data of shape `dims` (its strides are those of `dims`).
-fn alloc(dev: &Device, dims: Dim4, t: DType) -> Result<Dense, Error> {
-    let mem = dev.memory().alloc((dims.elements() as usize * t.size()).max(1))?;
-    Ok(Dense::new(Buffer::Cuda(mem), dims, t, BackendKind::Cuda(dev.ordinal())))
 }
 
 fn vector(n: u64) -> Dim4 {

@@ -108,11 +108,10 @@ __device__ __forceinline__ elem_t sample(const elem_t *img, idx_t n0, idx_t n1, 
 // per thread, so that each thread has four samples' reads in flight); grid.x covers
 // dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images.
 // Indices are `idx_t`: int where every array has fewer than 2^31 elements.
-extern "C" __global__ void __launch_bounds__(256) ef_warp(const elem_t *in, Dims id,
-                                                         elem_t *out, Dims od, Mat one,
-                                                         const double *mats, long long t2,
-                                                         long long t3, int method,
-                                                         int clamp_nearest) {
+extern "C" __global__ void __launch_bounds__(256)
+    ef_warp(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od, Mat one,
+            const double *__restrict__ mats, long long t2, long long t3, int method,
+            int clamp_nearest) {
   const idx_t x = (idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x;
   const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
   const idx_t o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
@@ -143,42 +142,50 @@ extern "C" __global__ void __launch_bounds__(256) ef_warp(const elem_t *in, Dims
       const idx_t ix = (idx_t)gx;
       const idx_t xa = ix >= n0 ? n0 - 1 : ix, xb = ix + 1 >= n0 ? n0 - 1 : ix + 1;
       for (idx_t y0 = (idx_t)blockIdx.y * 32; y0 < o1; y0 += (idx_t)gridDim.y * 32) {
+        // the four outputs' reads all issued before any store
+        elem_t v[4];
 #pragma unroll
         for (int r = 0; r < 4; r++) {
           const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-          if (y < o1) {
-            const real_t yi = m4 * (real_t)y + by;
-            elem_t v = (elem_t)0;
-            if (xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
-              const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
-              const real_t gy = floor(yc), ty = yc - gy;
-              const idx_t iy = (idx_t)gy;
-              const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
-              const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
-              real_t r0 = (real_t)img[xa + ya] * ((real_t)1 - tx) + (real_t)img[xb + ya] * tx;
-              real_t r1 = (real_t)img[xa + yb] * ((real_t)1 - tx) + (real_t)img[xb + yb] * tx;
-              v = to_elem(r0 * ((real_t)1 - ty) + r1 * ty);
-            }
-            o[x + y * o0] = v;
+          const real_t yi = m4 * (real_t)y + by;
+          v[r] = (elem_t)0;
+          if (y < o1 && xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
+            const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
+            const real_t gy = floor(yc), ty = yc - gy;
+            const idx_t iy = (idx_t)gy;
+            const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
+            const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
+            real_t r0 = (real_t)img[xa + ya] * ((real_t)1 - tx) + (real_t)img[xb + ya] * tx;
+            real_t r1 = (real_t)img[xa + yb] * ((real_t)1 - tx) + (real_t)img[xb + yb] * tx;
+            v[r] = to_elem(r0 * ((real_t)1 - ty) + r1 * ty);
           }
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+          const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+          if (y < o1) o[x + y * o0] = v[r];
         }
       }
       continue;
     }
     for (idx_t y0 = (idx_t)blockIdx.y * 32; y0 < o1; y0 += (idx_t)gridDim.y * 32) {
+      elem_t v[4];
 #pragma unroll
       for (int r = 0; r < 4; r++) {
         const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-        if (y < o1) {
-          const real_t fy = (real_t)y;
-          real_t xi = m1 * fy + bx, yi = m4 * fy + by;
-          if (projective) {
-            const real_t q = m7 * fy + bq;
-            xi /= q;
-            yi /= q;
-          }
-          o[x + y * o0] = sample(img, n0, n1, xi, yi, method, clamp_nearest);
+        const real_t fy = (real_t)y;
+        real_t xi = m1 * fy + bx, yi = m4 * fy + by;
+        if (projective) {
+          const real_t q = m7 * fy + bq;
+          xi /= q;
+          yi /= q;
         }
+        v[r] = y < o1 ? sample(img, n0, n1, xi, yi, method, clamp_nearest) : (elem_t)0;
+      }
+#pragma unroll
+      for (int r = 0; r < 4; r++) {
+        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+        if (y < o1) o[x + y * o0] = v[r];
       }
     }
   }
@@ -220,16 +227,19 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
 #ifdef WINDOW_OP
 // Window filters: each block computes a 32 x 32 tile of one output image from a copy in
 // shared memory of the input tile grown by the window (W0 x W1, compile-time, centred at
-// (W0 / 2, W1 / 2)), each thread four outputs 8 rows apart. Outside the image the copy holds
-// `fill` (BORDER 0) or the image reflected about its edge pixels without repeating them
-// (BORDER 1). WINDOW_OP is 0 (maximum) or 1 (minimum) over the positions `mask` (W0 x W1)
-// holds a positive value at, every position where `mask` is null (each thread four
-// neighbouring outputs along dimension 1, sharing their reads of the tile),
-// 2 (median of the whole window, by the sorting network MEDIAN_NETWORK of CX(i, j)
-// comparators, the middle value in wire MEDIAN_MID), or 3 (the 3 x 3 Sobel derivatives
-// along dimensions 0 and 1 into `out` and `out2`, computed in out_t). Launched on (32, 8)
-// blocks; grid.x covers dimension 0, grid.y and grid.z stride over tiles of dimension 1 and
-// over the images.
+// (W0 / 2, W1 / 2); see tile.cu for the copy). Outside the image the copy holds `fill`
+// (BORDER 0) or the image reflected about its edge pixels without repeating them (BORDER 1).
+// WINDOW_OP is
+// - 0 (maximum) or 1 (minimum) over the positions `mask` (W0 x W1) holds a positive value at
+//   (MASKED 1), or over every position (MASKED 0: a box; `mask` is unused); each thread folds
+//   four neighbouring outputs along dimension 1, sharing their reads of the tile;
+// - 2, the median of the whole window, by the sorting network MEDIAN_NETWORK of CX(i, j)
+//   comparators, the middle value in wire MEDIAN_MID;
+// - 3, the 3 x 3 Sobel derivatives along dimensions 0 and 1 into `out` and `out2`, computed
+//   in out_t.
+// Ops 2 and 3 give each thread four outputs 8 rows apart. Launched on (32, 8) blocks; grid.x
+// covers dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images;
+// a block that has several tiles loads its next one while it computes this one.
 #define TW 32
 
 __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
@@ -248,70 +258,96 @@ __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
 #define MN(a, b) fmin(a, b)
 #endif
 
-extern "C" __global__ void __launch_bounds__(256) ef_window(const elem_t *in, Dims id,
-                                                           out_t *out, out_t *out2,
-                                                           unsigned long long fill_bits,
-                                                           const elem_t *mask) {
-  const int w = TW + W0 - 1, h = TW + W1 - 1;
+#if WINDOW_OP == 0 || WINDOW_OP == 1
+// Folds the four outputs (x, y .. y + 3), y = y0 + 4 ty, of the staged tile into `acc`, reading
+// each of the W1 + 3 tile rows they share once. Window position (a, c) of output r is tile
+// element (tx + a, 4 ty + r + c). CHECK: only the positions `marked` holds. (The maximum and
+// minimum do not depend on the order.)
+template <bool CHECK>
+__device__ __forceinline__ void fold4(const elem_t *tile, const bool *marked, elem_t fill,
+                                      elem_t acc[4]) {
+  const int w = TW + W0 - 1;
+  bool started[4] = {false, false, false, false};
+#pragma unroll
+  for (int r = 0; r < 4; r++) acc[r] = fill;
+#pragma unroll
+  for (int j = 0; j < W1 + 3; j++) {
+    const elem_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
+#pragma unroll
+    for (int a = 0; a < W0; a++) {
+      const elem_t v = row[a];
+#pragma unroll
+      for (int r = 0; r < 4; r++) {
+        const int c = j - r;
+        if (c >= 0 && c < W1 && (!CHECK || marked[a + c * W0])) {
+#if WINDOW_OP == 0
+          acc[r] = started[r] ? MX(acc[r], v) : v;
+#else
+          acc[r] = started[r] ? MN(acc[r], v) : v;
+#endif
+          started[r] = true;
+        }
+      }
+    }
+  }
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(256)
+    ef_window(const elem_t *__restrict__ in, Dims id, out_t *__restrict__ out,
+              out_t *__restrict__ out2, unsigned long long fill_bits,
+              const elem_t *__restrict__ mask) {
+  const int w = TW + W0 - 1;
+  const int tid = threadIdx.x + threadIdx.y * 32;
   __shared__ elem_t tile[(TW + W0 - 1) * (TW + W1 - 1)];
+#if MASKED
+  // The mask's marks; a mask that marks every position is folded as a box, unchecked.
   __shared__ bool marked[W0 * W1];
-  for (int k = threadIdx.x + threadIdx.y * 32; k < W0 * W1; k += 256)
-    marked[k] = !mask || mask[k] > (elem_t)0;
-  elem_t fill = *(const elem_t *)&fill_bits;
+  for (int k = tid; k < W0 * W1; k += 256) marked[k] = mask[k] > (elem_t)0;
+  __syncthreads();
+  bool box = true;
+  for (int k = 0; k < W0 * W1; k++) box = box && marked[k];
+#else
+  const bool *marked = nullptr;
+  const bool box = true;
+#endif
+  const elem_t fill = *(const elem_t *)&fill_bits;
   const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
   const long long images = id.d[2] * id.d[3];
   const idx_t x0 = (idx_t)blockIdx.x * TW;
+  const idx_t step = (idx_t)gridDim.y * TW;
+  TileRegs<TW + W0 - 1, TW + W1 - 1, 256, elem_t> next;
   for (long long b = blockIdx.z; b < images; b += gridDim.z) {
     const elem_t *img = in + b * id.d[0] * id.d[1];
     out_t *o = out + b * id.d[0] * id.d[1];
     out_t *o2 = out2 + b * id.d[0] * id.d[1];
-    for (idx_t y0 = (idx_t)blockIdx.y * TW; y0 < n1; y0 += (idx_t)gridDim.y * TW) {
-      __syncthreads();  // the previous tile's readers are done
-      for (int j = threadIdx.y; j < h; j += 8) {
-        const idx_t sy = y0 - W1 / 2 + j;
-        for (int i = threadIdx.x; i < w; i += 32) {
-          const idx_t sx = x0 - W0 / 2 + i;
+    auto fetch = [&](idx_t y0) {
+      const idx_t sx0 = x0 - W0 / 2, sy0 = y0 - W1 / 2;
+      next.fetch(tid, [&](int i, int j) {
+        const idx_t sx = sx0 + i, sy = sy0 + j;
 #if BORDER == 1
-          tile[i + j * w] = img[reflect101(sx, n0) + reflect101(sy, n1) * n0];
+        return img[reflect101(sx, n0) + reflect101(sy, n1) * n0];
 #else
-          bool inside = sx >= 0 && sx < n0 && sy >= 0 && sy < n1;
-          tile[i + j * w] = inside ? img[sx + sy * n0] : fill;
+        const bool inside = sx >= 0 && sx < n0 && sy >= 0 && sy < n1;
+        return inside ? img[sx + sy * n0] : fill;
 #endif
-        }
-      }
+      });
+    };
+    idx_t y0 = (idx_t)blockIdx.y * TW;
+    if (y0 < n1) fetch(y0);
+    for (; y0 < n1; y0 += step) {
+      __syncthreads();  // the previous tile's readers are done
+      next.store(tile, tid);
       __syncthreads();
+      if (y0 + step < n1) fetch(y0 + step);
       const idx_t x = x0 + threadIdx.x;
 #if WINDOW_OP == 0 || WINDOW_OP == 1
-      // Each thread folds the four outputs (x, y .. y + 3), y = y0 + 4 ty, reading each of the
-      // W1 + 3 tile rows they share once. Window position (a, c) of output r is tile element
-      // (tx + a, 4 ty + r + c). (The maximum and minimum do not depend on the order.)
       const idx_t yb = y0 + 4 * (idx_t)threadIdx.y;
       elem_t acc[4];
-      bool started[4] = {false, false, false, false};
-#pragma unroll
-      for (int r = 0; r < 4; r++) acc[r] = fill;
-#pragma unroll
-      for (int j = 0; j < W1 + 3; j++) {
-        const elem_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
-#pragma unroll
-        for (int a = 0; a < W0; a++) {
-          const elem_t v = row[a];
-#pragma unroll
-          for (int r = 0; r < 4; r++) {
-            const int c = j - r;
-            if (c >= 0 && c < W1) {
-              if (marked[a + c * W0]) {
-#if WINDOW_OP == 0
-                acc[r] = started[r] ? MX(acc[r], v) : v;
-#else
-                acc[r] = started[r] ? MN(acc[r], v) : v;
-#endif
-                started[r] = true;
-              }
-            }
-          }
-        }
-      }
+      if (box)
+        fold4<false>(tile, marked, fill, acc);
+      else
+        fold4<true>(tile, marked, fill, acc);
 #pragma unroll
       for (int r = 0; r < 4; r++)
         if (x < n0 && yb + r < n1) o[x + (yb + r) * n0] = acc[r];

@@ -139,20 +139,24 @@ extern "C" __global__ void ef_convolve(const src_t *sig, Dims sd, const src_t *f
 #ifdef CF0
 // The same for rank 2 and a CF0 x CF1 filter (compile-time), tiled: each block computes a
 // 32 x 32 tile of one output image from a copy in shared memory of the signal rows and
-// columns it needs (the tile grown by the filter), each thread four neighbouring outputs along
-// dimension 1 with the filter in registers. Launched on (32, 8) blocks; grid.x covers dimension 0, grid.y and
-// grid.z stride over tiles of dimension 1 and over the images (dimensions 2 and 3, broadcast
-// as in ef_convolve). Indices within an image are `idx_t` (int where they fit).
+// columns it needs (the tile grown by the filter; see tile.cu for the copy), each thread
+// four neighbouring outputs along dimension 1 with the filter in registers. Launched on
+// (32, 8) blocks; grid.x covers dimension 0, grid.y and grid.z stride over tiles of
+// dimension 1 and over the images (dimensions 2 and 3, broadcast as in ef_convolve); a block
+// that has several tiles loads its next one while it computes this one. Indices within an
+// image are `idx_t` (int where they fit).
 #define CT 32
 extern "C" __global__ void __launch_bounds__(256)
-    ef_convolve2_tiled(const src_t *sig, Dims sd, const src_t *filt, Dims fd, src_t *out,
-                       Dims od, Dims start) {
-  const int w = CT + CF0 - 1, h = CT + CF1 - 1;
+    ef_convolve2_tiled(const src_t *__restrict__ sig, Dims sd, const src_t *__restrict__ filt,
+                       Dims fd, src_t *__restrict__ out, Dims od, Dims start) {
+  const int w = CT + CF0 - 1;
+  const int tid = threadIdx.x + threadIdx.y * 32;
   __shared__ src_t tile[(CT + CF0 - 1) * (CT + CF1 - 1)];
   const idx_t n0 = (idx_t)sd.d[0], n1 = (idx_t)sd.d[1], o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
   const idx_t x0 = (idx_t)blockIdx.x * CT;
   const long long images = od.d[2] * od.d[3];
   const long long splane = sd.d[0] * sd.d[1], fplane = CF0 * CF1;
+  TileRegs<CT + CF0 - 1, CT + CF1 - 1, 256, src_t> next;
   for (long long b = blockIdx.z; b < images; b += gridDim.z) {
     long long z = b % od.d[2], q = b / od.d[2];
     const src_t *s = sig + (sd.d[2] > 1 ? z : 0) * splane + (sd.d[3] > 1 ? q : 0) * splane * sd.d[2];
@@ -161,22 +165,26 @@ extern "C" __global__ void __launch_bounds__(256)
     src_t fr[CF0 * CF1];
 #pragma unroll
     for (int k = 0; k < CF0 * CF1; k++) fr[k] = f[k];
-    for (idx_t y0 = (idx_t)blockIdx.y * CT; y0 < o1; y0 += (idx_t)gridDim.y * CT) {
-      __syncthreads();  // the previous tile's readers are done
-      // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
+    // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
+    auto fetch = [&](idx_t y0) {
       const idx_t sx0 = x0 + (idx_t)start.d[0] - (CF0 - 1);
       const idx_t sy0 = y0 + (idx_t)start.d[1] - (CF1 - 1);
-      for (int j = threadIdx.y; j < h; j += 8) {
-        const idx_t sy = sy0 + j;
-        for (int i = threadIdx.x; i < w; i += 32) {
-          const idx_t sx = sx0 + i;
-          src_t v;
-          set_zero(&v);
-          if (sx >= 0 && sx < n0 && sy >= 0 && sy < n1) v = s[sx + sy * n0];
-          tile[i + j * w] = v;
-        }
-      }
+      next.fetch(tid, [&](int i, int j) {
+        const idx_t sx = sx0 + i, sy = sy0 + j;
+        src_t v;
+        set_zero(&v);
+        if (sx >= 0 && sx < n0 && sy >= 0 && sy < n1) v = s[sx + sy * n0];
+        return v;
+      });
+    };
+    const idx_t step = (idx_t)gridDim.y * CT;
+    idx_t y0 = (idx_t)blockIdx.y * CT;
+    if (y0 < o1) fetch(y0);
+    for (; y0 < o1; y0 += step) {
+      __syncthreads();  // the previous tile's readers are done
+      next.store(tile, tid);
       __syncthreads();
+      if (y0 + step < o1) fetch(y0 + step);  // in flight while this tile is computed
       // Each thread computes the four outputs (x, y .. y + 3), y = y0 + 4 ty, which share
       // all but three of their filter rows' tile reads: row j of the tile (CF1 + 3 of them) is
       // read once and added to every output whose window holds it. Output (x, y) sums signal
