@@ -9,7 +9,7 @@ use cudarc::driver::result as cu;
 use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{tiled_grid, TILE_STAGING};
+use super::tiled::{tiled_grid, TILE, TILE_STAGING};
 use crate::backend::dense::Dense;
 use crate::backend::image::{
     histogram_real_type, warp_real_type, WarpMaps, WindowFilter, WindowOp,
@@ -92,6 +92,9 @@ fn dims(d: Dim4) -> [u64; 4] {
     std::array::from_fn(|k| d[k])
 }
 
+/// The rows of `ef_warp`'s output tiles (its `WT`; they are `TILE` wide).
+const WARP_ROWS: u64 = 64;
+
 /// See `backend::image::warp`.
 pub(crate) fn warp(
     ordinal: usize,
@@ -127,8 +130,7 @@ pub(crate) fn warp(
         .i64(maps.batch[1] as i64)
         .i32(m.code() as i32)
         .i32(clamp_nearest as i32);
-    // (ef_warp's output tiles are those of the tiled filters: 32 x 32 on (32, 8) blocks)
-    let grid = tiled_grid(dev, od);
+    let grid = tiled_grid(dev, od, WARP_ROWS);
     // SAFETY: the parameters match `ef_warp`'s signature in order and size (pointers and
     // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); `input` and `out` are
     // live device memory of this device sized for their shapes, held until after the launch
@@ -250,7 +252,7 @@ pub(crate) fn window(
         .u64(second.as_ref().map_or(0, ptr))
         .u64(filter.fill_bits)
         .u64(mask.map_or(0, ptr));
-    let grid = tiled_grid(dev, dims);
+    let grid = tiled_grid(dev, dims, TILE);
     // SAFETY: the parameters match `ef_window`'s signature in order and size (pointers, `Dims`
     // as four 64-bit sizes, the fill's bits as 64); `input`, `out`, the second output (null
     // unless the kernel writes it: Sobel) and the mask (null, or `size[0] x size[1]` elements

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::dense::{alloc_dense as alloc, device_ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{tiled_grid, TILE_STAGING};
+use super::tiled::{tiled_grid, TILE, TILE_STAGING};
 use crate::backend::signal::{Dense, Interp};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -174,7 +174,7 @@ pub(crate) fn convolve(
             .ptr(&out)
             .dims(od)
             .offsets(start);
-        let grid = tiled_grid(dev, od);
+        let grid = tiled_grid(dev, od, TILE);
         // SAFETY: the parameters match `ef_convolve2_tiled`'s signature in order and size
         // (pointers, `Dims` as four 64-bit sizes); the pointers are live device memory of this
         // device held by the caller's `Dense`s until after the launch (reuse is ordered on the

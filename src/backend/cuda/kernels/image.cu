@@ -104,9 +104,10 @@ __device__ __forceinline__ elem_t sample(const elem_t *img, idx_t n0, idx_t n1, 
 // NEAREST and LOWER take the sample at the rounded (floored) point, or 0 where that lies
 // outside, unless `clamp_nearest` (resize: clamped to the last sample). The other methods
 // give 0 unless -1e-4 <= x' < n0 and -1e-4 <= y' < n1, and repeat the edge for neighbours
-// past it. Launched on (32, 8) blocks, each computing a 32 x 32 tile of outputs (four rows
-// per thread, so that each thread has four samples' reads in flight); grid.x covers
+// past it. Launched on (32, 8) blocks, each computing 32 x WT tiles of outputs (WT / 8 rows
+// per thread, so that each thread has that many samples' reads in flight); grid.x covers
 // dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images.
+#define WT 64
 // Indices are `idx_t`: int where every array has fewer than 2^31 elements.
 extern "C" __global__ void __launch_bounds__(256)
     ef_warp(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od, Mat one,
@@ -141,11 +142,11 @@ extern "C" __global__ void __launch_bounds__(256)
       const real_t gx = floor(xc), tx = xc - gx;
       const idx_t ix = (idx_t)gx;
       const idx_t xa = ix >= n0 ? n0 - 1 : ix, xb = ix + 1 >= n0 ? n0 - 1 : ix + 1;
-      for (idx_t y0 = (idx_t)blockIdx.y * 32; y0 < o1; y0 += (idx_t)gridDim.y * 32) {
+      for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
         // the four outputs' reads all issued before any store
-        elem_t v[4];
+        elem_t v[WT / 8];
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < WT / 8; r++) {
           const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
           const real_t yi = m4 * (real_t)y + by;
           v[r] = (elem_t)0;
@@ -161,17 +162,17 @@ extern "C" __global__ void __launch_bounds__(256)
           }
         }
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < WT / 8; r++) {
           const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
           if (y < o1) o[x + y * o0] = v[r];
         }
       }
       continue;
     }
-    for (idx_t y0 = (idx_t)blockIdx.y * 32; y0 < o1; y0 += (idx_t)gridDim.y * 32) {
-      elem_t v[4];
+    for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
+      elem_t v[WT / 8];
 #pragma unroll
-      for (int r = 0; r < 4; r++) {
+      for (int r = 0; r < WT / 8; r++) {
         const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
         const real_t fy = (real_t)y;
         real_t xi = m1 * fy + bx, yi = m4 * fy + by;
@@ -183,7 +184,7 @@ extern "C" __global__ void __launch_bounds__(256)
         v[r] = y < o1 ? sample(img, n0, n1, xi, yi, method, clamp_nearest) : (elem_t)0;
       }
 #pragma unroll
-      for (int r = 0; r < 4; r++) {
+      for (int r = 0; r < WT / 8; r++) {
         const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
         if (y < o1) o[x + y * o0] = v[r];
       }
@@ -234,10 +235,10 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
 //   (MASKED 1), or over every position (MASKED 0: a box; `mask` is unused); each thread folds
 //   four neighbouring outputs along dimension 1, sharing their reads of the tile;
 // - 2, the median of the whole window, by the sorting network MEDIAN_NETWORK of CX(i, j)
-//   comparators, the middle value in wire MEDIAN_MID;
+//   comparators, the middle value in wire MEDIAN_MID (3 x 3: from sorted rows, below);
 // - 3, the 3 x 3 Sobel derivatives along dimensions 0 and 1 into `out` and `out2`, computed
 //   in out_t.
-// Ops 2 and 3 give each thread four outputs 8 rows apart. Launched on (32, 8) blocks; grid.x
+// Ops 2 (but 3 x 3) and 3 give each thread four outputs 8 rows apart. Launched on (32, 8) blocks; grid.x
 // covers dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images;
 // a block that has several tiles loads its next one while it computes this one.
 #define TW 32
@@ -257,6 +258,8 @@ __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
 #define MX(a, b) fmax(a, b)
 #define MN(a, b) fmin(a, b)
 #endif
+// the median of three values
+#define MED3(a, b, c) MX(MN(a, b), MN(MX(a, b), c))
 
 #if WINDOW_OP == 0 || WINDOW_OP == 1
 // Folds the four outputs (x, y .. y + 3), y = y0 + 4 ty, of the staged tile into `acc`, reading
@@ -351,6 +354,29 @@ extern "C" __global__ void __launch_bounds__(256)
 #pragma unroll
       for (int r = 0; r < 4; r++)
         if (x < n0 && yb + r < n1) o[x + (yb + r) * n0] = acc[r];
+#elif WINDOW_OP == 2 && W0 == 3 && W1 == 3
+      // The 3 x 3 median of four neighbouring outputs (x, y .. y + 3), y = y0 + 4 ty, from the
+      // six tile rows they share, each row's three values sorted once: the median of nine is
+      // the median of (the largest of the rows' minima, the median of their medians, the
+      // smallest of their maxima).
+      const idx_t yb = y0 + 4 * (idx_t)threadIdx.y;
+      elem_t lo[6], mid[6], hi[6];
+#pragma unroll
+      for (int j = 0; j < 6; j++) {
+        const elem_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
+        const elem_t a = row[0], b = row[1], c = row[2];
+        const elem_t l = MN(a, b), h = MX(a, b);
+        lo[j] = MN(l, c);
+        hi[j] = MX(h, c);
+        mid[j] = MX(l, MN(h, c));
+      }
+#pragma unroll
+      for (int r = 0; r < 4; r++) {
+        const elem_t l = MX(MX(lo[r], lo[r + 1]), lo[r + 2]);
+        const elem_t h = MN(MN(hi[r], hi[r + 1]), hi[r + 2]);
+        const elem_t m = MED3(mid[r], mid[r + 1], mid[r + 2]);
+        if (x < n0 && yb + r < n1) o[x + (yb + r) * n0] = MED3(l, m, h);
+      }
 #else
 #pragma unroll
       for (int r = 0; r < TW / 8; r++) {

@@ -146,7 +146,9 @@ extern "C" __global__ void ef_convolve(const src_t *sig, Dims sd, const src_t *f
 // that has several tiles loads its next one while it computes this one. Indices within an
 // image are `idx_t` (int where they fit).
 #define CT 32
-extern "C" __global__ void __launch_bounds__(256)
+// (At least four blocks a multiprocessor where the filter takes at most 25 registers: it would
+// otherwise leave room for three, too few reads in flight. Larger filters would spill.)
+extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 100 ? 4 : 1)
     ef_convolve2_tiled(const src_t *__restrict__ sig, Dims sd, const src_t *__restrict__ filt,
                        Dims fd, src_t *__restrict__ out, Dims od, Dims start) {
   const int w = CT + CF0 - 1;
