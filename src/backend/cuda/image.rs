@@ -93,7 +93,7 @@ fn dims(d: Dim4) -> [u64; 4] {
 }
 
 /// The rows of `ef_warp`'s output tiles (its `WT`; they are `TILE` wide).
-const WARP_ROWS: u64 = 64;
+const WARP_ROWS: u64 = 32;
 
 /// See `backend::image::warp`.
 pub(crate) fn warp(

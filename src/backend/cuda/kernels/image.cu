@@ -107,7 +107,7 @@ __device__ __forceinline__ elem_t sample(const elem_t *img, idx_t n0, idx_t n1, 
 // past it. Launched on (32, 8) blocks, each computing 32 x WT tiles of outputs (WT / 8 rows
 // per thread, so that each thread has that many samples' reads in flight); grid.x covers
 // dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images.
-#define WT 64
+#define WT 32
 // Indices are `idx_t`: int where every array has fewer than 2^31 elements.
 extern "C" __global__ void __launch_bounds__(256)
     ef_warp(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od, Mat one,
