@@ -98,6 +98,7 @@ pub use ops::assign::{
     assign_gen, assign_seq, set_col, set_cols, set_row, set_rows, set_slice, set_slices,
 };
 pub use ops::image::*;
+pub use ops::vision::*;
 pub use ops::index::{col, cols, index, row, rows, slice, slices};
 pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
 pub use ops::lapack::{

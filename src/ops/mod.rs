@@ -6,6 +6,7 @@ pub(crate) mod build;
 pub(crate) mod by_key;
 pub(crate) mod data;
 pub(crate) mod image;
+pub(crate) mod vision;
 pub(crate) mod movement;
 pub(crate) mod ragged;
 pub(crate) mod random;
