@@ -95,7 +95,14 @@ pub(crate) fn distances<C: Compute>(q: &Array<C>, t: &Array<C>, mt: MatchType) -
     let q3 = Val::of(&moddims(q, Dim4::new(&[d, 1, nq, 1])), ty);
     let t3 = Val::of(&moddims(t, Dim4::new(&[d, nt, 1, 1])), ty);
     let mean = |v: &Val| sum0::<C>(v) / d as f64;
-    let abs = |v: &Val| v.unary(UnOp::Abs);
+    // integer descriptors compute in i64, which has no absolute value of its own
+    let abs = |v: &Val| {
+        if ty.is_integer() {
+            v.max(&(v.k(0.0) - v))
+        } else {
+            v.unary(UnOp::Abs)
+        }
+    };
     let out = match mt {
         MatchType::SAD => sum0::<C>(&abs(&(&t3 - &q3))),
         MatchType::SSD => {
