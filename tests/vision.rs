@@ -761,3 +761,94 @@ fn features_new_and_clone_share_columns() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Features>();
 }
+
+// ---- ORB ------------------------------------------------------------------------------------
+
+/// A random image of flat blocks, lightly smoothed, `h x w`.
+fn blocks(h: usize, w: usize, seed: u64) -> Vec<f32> {
+    let mut rng = Rng64::seed_from_u64(seed);
+    let v: Vec<f32> = (0..400).map(|_| rng.gen_range(0.0..1.0)).collect();
+    image(h, w, |r, c| v[(r / 7) * 20 % 400 + (c / 6) % 20])
+}
+
+#[test]
+fn orb_orientation_is_the_intensity_centroid_and_shapes_follow_arrayfire() {
+    let (h, w) = (90, 100);
+    let img = blocks(h, w, 41);
+    let (f, desc) = orb(&arr(&img, h, w), 0.15, 60, 1.5, 3, false);
+    let n = f.num_features() as usize;
+    assert!(n > 10 && n <= 60, "{n} features");
+    assert_eq!(desc.dims(), dim4!(8, n as u64));
+    let (x, y, o, size) = (f.xpos().to_vec(), f.ypos().to_vec(), f.orientation().to_vec(), f.size().to_vec());
+    let mut level0 = 0;
+    for i in 0..n {
+        assert!(size[i] == 31.0 || size[i] == 46.5 || size[i] == 69.75, "size {}", size[i]);
+        if size[i] != 31.0 {
+            continue;
+        }
+        level0 += 1;
+        let (cx, cy) = (x[i] as i64, y[i] as i64);
+        let (mut m01, mut m10) = (0.0f64, 0.0f64);
+        for dx in -15i64..=15 {
+            for dy in -15i64..=15 {
+                if dx * dx + dy * dy <= 225 {
+                    let p = img[(cy + dy) as usize + h * (cx + dx) as usize] as f64;
+                    m01 += dy as f64 * p;
+                    m10 += dx as f64 * p;
+                }
+            }
+        }
+        let want = m01.atan2(m10);
+        assert!((o[i] as f64 - want).abs() < 1e-3, "feature {i}: orientation {} vs {want}", o[i]);
+        assert!(cx >= 22 && cy >= 22 && cx < w as i64 - 22 && cy < h as i64 - 22);
+    }
+    assert!(level0 > 0);
+    // scores decrease within the first level
+    let s = f.score().to_vec();
+    assert!(s[..level0].windows(2).all(|p| p[0] >= p[1]));
+}
+
+#[test]
+fn orb_descriptors_match_across_a_quarter_turn() {
+    let n = 96;
+    let img = blocks(n, n, 43);
+    // rotated a quarter turn: (x, y) goes to (y, n - 1 - x)
+    let rot = image(n, n, |r, c| img[c + n * (n - 1 - r)]);
+    let (fa, da) = orb(&arr(&img, n, n), 0.15, 80, 1.5, 1, true);
+    let (fb, db) = orb(&arr(&rot, n, n), 0.15, 80, 1.5, 1, true);
+    let (xa, ya, xb, yb) = (fa.xpos().to_vec(), fa.ypos().to_vec(), fb.xpos().to_vec(), fb.ypos().to_vec());
+    let (da, db) = (da.to_vec(), db.to_vec());
+    let mut dists = Vec::new();
+    for i in 0..xa.len() {
+        let (tx, ty) = (ya[i], (n - 1) as f32 - xa[i]);
+        if let Some(j) = (0..xb.len()).find(|&j| xb[j] == tx && yb[j] == ty) {
+            let d: u32 = (0..8).map(|k| (da[k + 8 * i] ^ db[k + 8 * j]).count_ones()).sum();
+            dists.push(d);
+        }
+    }
+    assert!(dists.len() * 2 >= xa.len(), "{} of {} features found again", dists.len(), xa.len());
+    dists.sort();
+    let median = dists[dists.len() / 2];
+    assert!(median <= 40, "median Hamming distance {median} of {dists:?}");
+    // and the matcher pairs them
+    let (idx, _) = hamming_matcher(&Array::new(&da, dim4!(8, xa.len() as u64)), &Array::new(&db, dim4!(8, xb.len() as u64)), 0, 1);
+    let idx = idx.to_vec();
+    let right = (0..xa.len()).filter(|&i| {
+        let j = idx[i] as usize;
+        xb[j] == ya[i] && yb[j] == (n - 1) as f32 - xa[i]
+    }).count();
+    assert!(right * 2 >= dists.len(), "{right} of {} matched", dists.len());
+}
+
+#[test]
+fn orb_on_a_flat_image_finds_nothing() {
+    let (f, d) = orb(&Array::new(&[0.5f32; 4096], dim4!(64, 64)), 0.1, 50, 1.5, 2, true);
+    assert_eq!(f.num_features(), 0);
+    assert_eq!(d.elements(), 0);
+}
+
+#[test]
+#[should_panic(expected = "orb: `scl_fctr` must be above 1")]
+fn orb_rejects_shrinking_scales() {
+    orb(&Array::new(&[0.5f32; 4096], dim4!(64, 64)), 0.1, 50, 1.0, 2, true);
+}
