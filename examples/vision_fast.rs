@@ -25,7 +25,8 @@ fn picture() -> (Vec<f32>, Vec<(f32, f32)>) {
             let mut cover = 0.0;
             for a in 0..4 {
                 for b in 0..4 {
-                    let (yy, xx) = (y as f32 - 0.375 + 0.25 * a as f32, x as f32 - 0.375 + 0.25 * b as f32);
+                    let (yy, xx) =
+                        (y as f32 - 0.375 + 0.25 * a as f32, x as f32 - 0.375 + 0.25 * b as f32);
                     let rect = (20.0..=44.0).contains(&yy) && (14.0..=50.0).contains(&xx);
                     let (u, v) = (c * (xx - cx) + s * (yy - cy), -s * (xx - cx) + c * (yy - cy));
                     let turned = u.abs() <= half && v.abs() <= half;
@@ -83,7 +84,8 @@ fn main() {
     // ANCHOR_END: fast
 
     // Every corner is found, and every feature is a corner.
-    let near = |a: (f32, f32), b: (f32, f32), d: f32| (a.0 - b.0).abs() <= d && (a.1 - b.1).abs() <= d;
+    let near =
+        |a: (f32, f32), b: (f32, f32), d: f32| (a.0 - b.0).abs() <= d && (a.1 - b.1).abs() <= d;
     for &c in &corners {
         assert!(found.iter().any(|&f| near(f, c, 1.6)), "corner {c:?} not found in {found:?}");
     }

@@ -25,7 +25,8 @@ fn picture() -> (Vec<f32>, Vec<(f32, f32)>) {
             let mut cover = 0.0;
             for a in 0..4 {
                 for b in 0..4 {
-                    let (yy, xx) = (y as f32 - 0.375 + 0.25 * a as f32, x as f32 - 0.375 + 0.25 * b as f32);
+                    let (yy, xx) =
+                        (y as f32 - 0.375 + 0.25 * a as f32, x as f32 - 0.375 + 0.25 * b as f32);
                     let rect = (20.0..=44.0).contains(&yy) && (14.0..=50.0).contains(&xx);
                     let (u, v) = (c * (xx - cx) + s * (yy - cy), -s * (xx - cx) + c * (yy - cy));
                     let turned = u.abs() <= half && v.abs() <= half;
@@ -84,7 +85,10 @@ fn main() {
     let (ty, tx, th, tw) = (26usize, 78usize, 16usize, 16usize);
     let patch = index(
         &img,
-        &[Seq::new(ty as f64, (ty + th - 1) as f64, 1.0), Seq::new(tx as f64, (tx + tw - 1) as f64, 1.0)],
+        &[
+            Seq::new(ty as f64, (ty + th - 1) as f64, 1.0),
+            Seq::new(tx as f64, (tx + tw - 1) as f64, 1.0),
+        ],
     );
     // The sum of absolute differences between the patch and the window that starts at each
     // pixel: the best match is the smallest.

@@ -73,7 +73,8 @@ fn main() {
 
     // Every corner is found, and every feature is a corner.
     assert_eq!(found.len(), corners.len(), "{found:?}");
-    let near = |a: (f32, f32), b: (f32, f32), d: f32| (a.0 - b.0).abs() <= d && (a.1 - b.1).abs() <= d;
+    let near =
+        |a: (f32, f32), b: (f32, f32), d: f32| (a.0 - b.0).abs() <= d && (a.1 - b.1).abs() <= d;
     for &c in &corners {
         assert!(found.iter().any(|&f| near(f, c, 1.0)), "corner {c:?} not found in {found:?}");
     }

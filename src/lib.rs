@@ -98,7 +98,6 @@ pub use ops::assign::{
     assign_gen, assign_seq, set_col, set_cols, set_row, set_rows, set_slice, set_slices,
 };
 pub use ops::image::*;
-pub use ops::vision::*;
 pub use ops::index::{col, cols, index, row, rows, slice, slices};
 pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
 pub use ops::lapack::{
@@ -111,6 +110,7 @@ pub use ops::set::{set_intersect, set_union, set_unique};
 pub use ops::signal::*;
 pub use ops::sort::{sort, sort_by_key, sort_index};
 pub use ops::sparse::*;
+pub use ops::vision::*;
 pub use sharded::{ShardedArray, Sharding};
 
 pub use backend::cuda::kernel::JitStats;

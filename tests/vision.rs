@@ -33,7 +33,13 @@ fn triples(f: &Features) -> Vec<(f32, f32, f32)> {
 
 /// A square of side `side` rotated by `angle` about `(cy, cx)`, bright on dark, and its
 /// four corners as `(x, y)`.
-fn rotated_square(n: usize, cy: f64, cx: f64, side: f64, angle: f64) -> (Vec<f32>, Vec<(f64, f64)>) {
+fn rotated_square(
+    n: usize,
+    cy: f64,
+    cx: f64,
+    side: f64,
+    angle: f64,
+) -> (Vec<f32>, Vec<(f64, f64)>) {
     let (s, c) = angle.sin_cos();
     let half = side / 2.0;
     // the fraction of each pixel the square covers, from 4 x 4 samples
@@ -68,19 +74,45 @@ fn assert_corners_found(f: &Features, corners: &[(f64, f64)], tol: f64, what: &s
             .iter()
             .map(|&(x, y, _)| (x as f64 - cx).abs().max((y as f64 - cy).abs()))
             .fold(f64::INFINITY, f64::min);
-        assert!(best <= tol, "{what}: corner ({cx:.2}, {cy:.2}) is {best:.2} from the nearest feature of {pts:?}");
+        assert!(
+            best <= tol,
+            "{what}: corner ({cx:.2}, {cy:.2}) is {best:.2} from the nearest feature of {pts:?}"
+        );
     }
 }
 
 // ---- FAST -----------------------------------------------------------------------------------
 
 const CIRCLE: [(i64, i64); 16] = [
-    (-3, 0), (-3, 1), (-2, 2), (-1, 3), (0, 3), (1, 3), (2, 2), (3, 1),
-    (3, 0), (3, -1), (2, -2), (1, -3), (0, -3), (-1, -3), (-2, -2), (-3, -1),
+    (-3, 0),
+    (-3, 1),
+    (-2, 2),
+    (-1, 3),
+    (0, 3),
+    (1, 3),
+    (2, 2),
+    (3, 1),
+    (3, 0),
+    (3, -1),
+    (2, -2),
+    (1, -3),
+    (0, -3),
+    (-1, -3),
+    (-2, -2),
+    (-3, -1),
 ];
 
 /// FAST on the host: features in row-major order.
-fn fast_ref(img: &[f32], h: usize, w: usize, thr: f64, arc: usize, non_max: bool, ratio: f64, edge: usize) -> Vec<(f32, f32, f32)> {
+fn fast_ref(
+    img: &[f32],
+    h: usize,
+    w: usize,
+    thr: f64,
+    arc: usize,
+    non_max: bool,
+    ratio: f64,
+    edge: usize,
+) -> Vec<(f32, f32, f32)> {
     let edge = edge.max(3);
     let px = |r: i64, c: i64| img[r as usize + h * c as usize] as f64;
     let mut score = vec![0.0f64; h * w];
@@ -101,7 +133,8 @@ fn fast_ref(img: &[f32], h: usize, w: usize, thr: f64, arc: usize, non_max: bool
                 }
             }
             let found = (0..16).any(|s| {
-                (0..arc).all(|k| state[(s + k) % 16] == 1) || (0..arc).all(|k| state[(s + k) % 16] == -1)
+                (0..arc).all(|k| state[(s + k) % 16] == 1)
+                    || (0..arc).all(|k| state[(s + k) % 16] == -1)
             });
             if found {
                 corner[r + h * c] = true;
@@ -125,7 +158,9 @@ fn fast_ref(img: &[f32], h: usize, w: usize, thr: f64, arc: usize, non_max: bool
                 let mut best = true;
                 for dy in -1i64..=1 {
                     for dx in -1i64..=1 {
-                        if (dy, dx) != (0, 0) && score[(r as i64 + dy) as usize + h * (c as i64 + dx) as usize] >= v {
+                        if (dy, dx) != (0, 0)
+                            && score[(r as i64 + dy) as usize + h * (c as i64 + dx) as usize] >= v
+                        {
                             best = false;
                         }
                     }
@@ -158,7 +193,9 @@ fn fast_matches_host_reference_on_random_blocks() {
     // blocky random image so that corners exist
     let blocks: Vec<f32> = (0..100).map(|_| rng.gen_range(0.0..1.0)).collect();
     let img = image(h, w, |r, c| blocks[(r / 4) * 10 % 100 + (c / 5) % 10]);
-    for &(arc, non_max, edge) in &[(9usize, false, 3u32), (9, true, 3), (12, true, 5), (16, false, 4)] {
+    for &(arc, non_max, edge) in
+        &[(9usize, false, 3u32), (9, true, 3), (12, true, 5), (16, false, 4)]
+    {
         let f = fast(&arr(&img, h, w), 0.1, arc as u32, non_max, 1.0, edge);
         let want = fast_ref(&img, h, w, 0.1, arc, non_max, 1.0, edge as usize);
         assert!(!want.is_empty() || arc == 16);
@@ -186,7 +223,12 @@ fn fast_finds_square_corners_and_integer_inputs() {
     let (img, _) = rotated_square(32, 15.5, 15.5, 12.0, 0.0);
     let f = fast(&arr(&img, 32, 32), 0.5, 9, true, 0.05, 3);
     assert_eq!(f.num_features(), 4);
-    assert_corners_found(&f, &[(9.5, 9.5), (21.5, 9.5), (21.5, 21.5), (9.5, 21.5)], 1.0, "fast square");
+    assert_corners_found(
+        &f,
+        &[(9.5, 9.5), (21.5, 9.5), (21.5, 21.5), (9.5, 21.5)],
+        1.0,
+        "fast square",
+    );
     for &(n, side, angle) in &[(64usize, 26.0, 0.5), (40, 14.0, 0.3)] {
         let c = n as f64 / 2.0;
         let (img, corners) = rotated_square(n, c - 0.3, c + 0.2, side, angle);
@@ -197,8 +239,10 @@ fn fast_finds_square_corners_and_integer_inputs() {
     }
     let bytes: Vec<u8> = img.iter().map(|&v| (v * 200.0) as u8).collect();
     let g = fast(&Array::new(&bytes, dim4!(32, 32)), 50.0, 9, true, 0.05, 3);
-    assert_eq!(triples(&g).iter().map(|t| (t.0, t.1)).collect::<Vec<_>>(),
-               triples(&f).iter().map(|t| (t.0, t.1)).collect::<Vec<_>>());
+    assert_eq!(
+        triples(&g).iter().map(|t| (t.0, t.1)).collect::<Vec<_>>(),
+        triples(&f).iter().map(|t| (t.0, t.1)).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -225,7 +269,16 @@ fn fast_rejects_batches() {
 
 // ---- SUSAN ----------------------------------------------------------------------------------
 
-fn susan_ref(img: &[f32], h: usize, w: usize, radius: i64, t: f64, g: f64, ratio: f64, edge: usize) -> Vec<(f32, f32, f32)> {
+fn susan_ref(
+    img: &[f32],
+    h: usize,
+    w: usize,
+    radius: i64,
+    t: f64,
+    g: f64,
+    ratio: f64,
+    edge: usize,
+) -> Vec<(f32, f32, f32)> {
     let mut resp = vec![0.0f64; h * w];
     for c in edge..w - edge {
         for r in edge..h - edge {
@@ -250,7 +303,9 @@ fn susan_ref(img: &[f32], h: usize, w: usize, radius: i64, t: f64, g: f64, ratio
             let mut best = true;
             for dy in -1i64..=1 {
                 for dx in -1i64..=1 {
-                    if (dy, dx) != (0, 0) && resp[(r as i64 + dy) as usize + h * (c as i64 + dx) as usize] >= v {
+                    if (dy, dx) != (0, 0)
+                        && resp[(r as i64 + dy) as usize + h * (c as i64 + dx) as usize] >= v
+                    {
                         best = false;
                     }
                 }
@@ -377,7 +432,8 @@ fn blur_ref(img: &[f64], h: usize, w: usize, r: i64) -> Vec<f64> {
                 for i in -r..=r {
                     let (y, x) = (rr + i, c + j);
                     if y >= 0 && x >= 0 && y < h as i64 && x < w as i64 {
-                        acc += img[y as usize + h * x as usize] * k[(i + r + n * (j + r)) as usize] / total;
+                        acc += img[y as usize + h * x as usize] * k[(i + r + n * (j + r)) as usize]
+                            / total;
                     }
                 }
             }
@@ -392,14 +448,16 @@ fn dog_matches_host_reference() {
     let mut rng = Rng64::seed_from_u64(3);
     let (h, w) = (13, 17);
     let img: Vec<f64> = (0..h * w).map(|_| rng.gen_range(0.0..1.0)).collect();
-    let want: Vec<f64> = blur_ref(&img, h, w, 1).iter().zip(blur_ref(&img, h, w, 3)).map(|(a, b)| a - b).collect();
+    let want: Vec<f64> =
+        blur_ref(&img, h, w, 1).iter().zip(blur_ref(&img, h, w, 3)).map(|(a, b)| a - b).collect();
     let got = dog(&Array::new(&img, dim4!(h as u64, w as u64)), 1, 3).to_vec();
     for (i, (g, e)) in got.iter().zip(&want).enumerate() {
         assert!((g - e).abs() < 1e-5, "dog f64 element {i}: {g} vs {e}");
     }
     let bytes: Vec<u8> = img.iter().map(|v| (v * 255.0) as u8).collect();
     let b64: Vec<f64> = bytes.iter().map(|&v| v as f64).collect();
-    let want: Vec<f64> = blur_ref(&b64, h, w, 2).iter().zip(blur_ref(&b64, h, w, 4)).map(|(a, b)| a - b).collect();
+    let want: Vec<f64> =
+        blur_ref(&b64, h, w, 2).iter().zip(blur_ref(&b64, h, w, 4)).map(|(a, b)| a - b).collect();
     let got: Vec<f32> = dog(&Array::new(&bytes, dim4!(h as u64, w as u64)), 2, 4).to_vec();
     for (i, (g, e)) in got.iter().zip(&want).enumerate() {
         assert!((*g as f64 - e).abs() < 1e-2, "dog u8 element {i}: {g} vs {e}");
@@ -428,7 +486,8 @@ fn dist_ref(q: &[f64], t: &[f64], mt: MatchType) -> f64 {
         MatchType::LSSD => pairs.map(|(a, b)| (b - mtt / mq * a).powi(2)).sum(),
         MatchType::NCC => {
             let num: f64 = pairs.map(|(a, b)| a * b).sum();
-            num / (q.iter().map(|a| a * a).sum::<f64>() * t.iter().map(|b| b * b).sum::<f64>()).sqrt()
+            num / (q.iter().map(|a| a * a).sum::<f64>() * t.iter().map(|b| b * b).sum::<f64>())
+                .sqrt()
         }
         MatchType::ZNCC => {
             let num: f64 = pairs.map(|(a, b)| (a - mq) * (b - mtt)).sum();
@@ -455,8 +514,14 @@ fn planted(rng: &mut Rng64, d: usize, nt: usize, nq: usize) -> (Vec<f64>, Vec<f6
 }
 
 const ALL: [MatchType; 8] = [
-    MatchType::SAD, MatchType::ZSAD, MatchType::LSAD, MatchType::SSD,
-    MatchType::ZSSD, MatchType::LSSD, MatchType::NCC, MatchType::ZNCC,
+    MatchType::SAD,
+    MatchType::ZSAD,
+    MatchType::LSAD,
+    MatchType::SSD,
+    MatchType::ZSSD,
+    MatchType::LSSD,
+    MatchType::NCC,
+    MatchType::ZNCC,
 ];
 
 #[test]
@@ -475,16 +540,30 @@ fn nearest_neighbour_recovers_a_permutation_for_every_float_match_type() {
         let dist = dist.to_vec();
         for j in 0..nq {
             assert_eq!(idx[j] as usize, perm[j], "{mt:?} query {j}");
-            let want = dist_ref(&query[d * j..d * (j + 1)], &train[d * perm[j]..d * (perm[j] + 1)], mt);
-            assert!((dist[j] - want).abs() <= 1e-9 * (1.0 + want.abs()), "{mt:?} f64 distance {j}: {} vs {want}", dist[j]);
+            let want =
+                dist_ref(&query[d * j..d * (j + 1)], &train[d * perm[j]..d * (perm[j] + 1)], mt);
+            assert!(
+                (dist[j] - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                "{mt:?} f64 distance {j}: {} vs {want}",
+                dist[j]
+            );
         }
         // f32, descriptors along dimension 1
-        let (idx, dist) = nearest_neighbour(&transpose(&q32, false), &transpose(&t32, false), 1, 1, mt);
-        assert_eq!(idx.to_vec().iter().map(|&i| i as usize).collect::<Vec<_>>(), perm, "{mt:?} f32");
+        let (idx, dist) =
+            nearest_neighbour(&transpose(&q32, false), &transpose(&t32, false), 1, 1, mt);
+        assert_eq!(
+            idx.to_vec().iter().map(|&i| i as usize).collect::<Vec<_>>(),
+            perm,
+            "{mt:?} f32"
+        );
         let dist = dist.to_vec();
         for j in 0..nq {
-            let want = dist_ref(&query[d * j..d * (j + 1)], &train[d * perm[j]..d * (perm[j] + 1)], mt);
-            assert!((dist[j] as f64 - want).abs() <= 1e-3 * (1.0 + want.abs()), "{mt:?} f32 distance {j}");
+            let want =
+                dist_ref(&query[d * j..d * (j + 1)], &train[d * perm[j]..d * (perm[j] + 1)], mt);
+            assert!(
+                (dist[j] as f64 - want).abs() <= 1e-3 * (1.0 + want.abs()),
+                "{mt:?} f32 distance {j}"
+            );
         }
     }
 }
@@ -499,7 +578,9 @@ fn nearest_neighbour_k_best_are_sorted_and_match_the_host() {
         let (idx, dist) = nearest_neighbour(
             &Array::new(&query, dim4!(d as u64, nq as u64)),
             &Array::new(&train, dim4!(d as u64, nt as u64)),
-            0, k as u32, mt,
+            0,
+            k as u32,
+            mt,
         );
         assert_eq!(idx.dims(), dim4!(k as u64, nq as u64));
         let (idx, dist) = (idx.to_vec(), dist.to_vec());
@@ -531,12 +612,23 @@ fn nearest_neighbour_integer_sad_and_ssd_are_exact() {
         let (idx, dist) = nearest_neighbour(
             &Array::new(&query, dim4!(d as u64, nq as u64)),
             &Array::new(&train, dim4!(d as u64, nt as u64)),
-            0, 1, mt,
+            0,
+            1,
+            mt,
         );
         let (idx, dist): (Vec<u32>, Vec<u32>) = (idx.to_vec(), dist.to_vec());
         for j in 0..nq {
             let (best, bi) = (0..nt)
-                .map(|i| (dist_ref(&f(&query[d * j..d * (j + 1)]), &f(&train[d * i..d * (i + 1)]), mt), i))
+                .map(|i| {
+                    (
+                        dist_ref(
+                            &f(&query[d * j..d * (j + 1)]),
+                            &f(&train[d * i..d * (i + 1)]),
+                            mt,
+                        ),
+                        i,
+                    )
+                })
                 .fold((f64::INFINITY, 0), |a, b| if b.0 < a.0 { b } else { a });
             assert_eq!((dist[j] as f64, idx[j] as usize), (best, bi), "{mt:?} query {j}");
         }
@@ -559,7 +651,8 @@ fn hamming_matcher_recovers_a_permutation_of_u32_and_u8_descriptors() {
     let (idx, dist) = hamming_matcher(
         &Array::new(&query, dim4!(d as u64, nq as u64)),
         &Array::new(&train, dim4!(d as u64, nt as u64)),
-        0, 1,
+        0,
+        1,
     );
     assert_eq!(idx.to_vec().iter().map(|&i| i as usize).collect::<Vec<_>>(), perm);
     assert_eq!(dist.to_vec(), vec![d as u32; nq]);
@@ -569,7 +662,8 @@ fn hamming_matcher_recovers_a_permutation_of_u32_and_u8_descriptors() {
     let (idx, dist) = hamming_matcher(
         &Array::new(&qb, dim4!(nq as u64, 4)),
         &Array::new(&tb, dim4!(nt as u64, 4)),
-        1, 2,
+        1,
+        2,
     );
     let (idx, dist) = (idx.to_vec(), dist.to_vec());
     for j in 0..nq {
@@ -595,7 +689,11 @@ fn nearest_neighbour_large_ssd_uses_the_product_and_agrees() {
     let (idx, dist) = nearest_neighbour(&q, &t, 0, 1, MatchType::SSD);
     assert_eq!(idx.to_vec().iter().map(|&i| i as usize).collect::<Vec<_>>(), perm);
     for (j, &g) in dist.to_vec().iter().enumerate() {
-        let want = dist_ref(&query[d * j..d * (j + 1)], &train[d * perm[j]..d * (perm[j] + 1)], MatchType::SSD);
+        let want = dist_ref(
+            &query[d * j..d * (j + 1)],
+            &train[d * perm[j]..d * (perm[j] + 1)],
+            MatchType::SSD,
+        );
         assert!((g as f64 - want).abs() < 2e-2, "query {j}: {g} vs {want}");
     }
 }
@@ -603,7 +701,13 @@ fn nearest_neighbour_large_ssd_uses_the_product_and_agrees() {
 #[test]
 #[should_panic(expected = "nearest_neighbour: `query` (dims")]
 fn nearest_neighbour_rejects_different_lengths() {
-    nearest_neighbour(&Array::new(&[0.0f32; 6], dim4!(3, 2)), &Array::new(&[0.0f32; 8], dim4!(4, 2)), 0, 1, MatchType::SSD);
+    nearest_neighbour(
+        &Array::new(&[0.0f32; 6], dim4!(3, 2)),
+        &Array::new(&[0.0f32; 8], dim4!(4, 2)),
+        0,
+        1,
+        MatchType::SSD,
+    );
 }
 
 #[test]
@@ -622,7 +726,15 @@ fn nearest_neighbour_rejects_too_many_neighbours() {
 
 // ---- template matching ----------------------------------------------------------------------
 
-fn template_ref(s: &[f64], h: usize, w: usize, t: &[f64], th: usize, tw: usize, mt: MatchType) -> Vec<f64> {
+fn template_ref(
+    s: &[f64],
+    h: usize,
+    w: usize,
+    t: &[f64],
+    th: usize,
+    tw: usize,
+    mt: MatchType,
+) -> Vec<f64> {
     let mut out = vec![0.0; h * w];
     for c in 0..w {
         for r in 0..h {
@@ -654,7 +766,14 @@ fn match_template_finds_a_planted_patch_and_matches_the_host() {
     }
     let sa = Array::new(&s, dim4!(h as u64, w as u64));
     let ta = Array::new(&tpl, dim4!(th as u64, tw as u64));
-    for mt in [MatchType::SAD, MatchType::ZSAD, MatchType::LSAD, MatchType::SSD, MatchType::ZSSD, MatchType::LSSD] {
+    for mt in [
+        MatchType::SAD,
+        MatchType::ZSAD,
+        MatchType::LSAD,
+        MatchType::SSD,
+        MatchType::ZSSD,
+        MatchType::LSSD,
+    ] {
         let got = match_template(&sa, &ta, mt);
         assert_eq!(got.dims(), sa.dims());
         let (_, _, at) = imin_all(&got);
@@ -666,7 +785,8 @@ fn match_template_finds_a_planted_patch_and_matches_the_host() {
         // u8 input gives f32
         let sb: Vec<u8> = s.iter().map(|&v| (v * 20.0) as u8).collect();
         let tb: Vec<u8> = tpl.iter().map(|&v| (v * 20.0) as u8).collect();
-        let g8: Array<f32> = match_template(&Array::new(&sb, sa.dims()), &Array::new(&tb, ta.dims()), mt);
+        let g8: Array<f32> =
+            match_template(&Array::new(&sb, sa.dims()), &Array::new(&tb, ta.dims()), mt);
         let (_, _, at) = imin_all(&g8);
         assert_eq!(at as usize, pr + h * pc, "{mt:?} u8");
     }
@@ -721,11 +841,17 @@ fn check_homography<T: HasAfEnum + RealFloating + Into<f64>>(htype: HomographyTy
     let hv: Vec<f64> = h.to_vec().into_iter().map(Into::into).collect();
     let hm: [f64; 9] = hv.try_into().unwrap();
     let good = outlier.iter().filter(|o| !**o).count() as i32;
-    assert!(inliers >= good - 2 && inliers <= good + 3, "{htype:?}: {inliers} inliers, {good} true");
+    assert!(
+        inliers >= good - 2 && inliers <= good + 3,
+        "{htype:?}: {inliers} inliers, {good} true"
+    );
     for (x, y) in [(0.0, 0.0), (400.0, 0.0), (400.0, 300.0), (0.0, 300.0), (200.0, 150.0)] {
         let (p, q) = project(&hm, x, y);
         let (u, v) = project(&truth, x, y);
-        assert!(((p - u).powi(2) + (q - v).powi(2)).sqrt() < 1.0, "{htype:?} at ({x}, {y}): ({p}, {q}) vs ({u}, {v})");
+        assert!(
+            ((p - u).powi(2) + (q - v).powi(2)).sqrt() < 1.0,
+            "{htype:?} at ({x}, {y}): ({p}, {q}) vs ({u}, {v})"
+        );
     }
 }
 
@@ -779,7 +905,8 @@ fn orb_orientation_is_the_intensity_centroid_and_shapes_follow_arrayfire() {
     let n = f.num_features() as usize;
     assert!(n > 10 && n <= 60, "{n} features");
     assert_eq!(desc.dims(), dim4!(8, n as u64));
-    let (x, y, o, size) = (f.xpos().to_vec(), f.ypos().to_vec(), f.orientation().to_vec(), f.size().to_vec());
+    let (x, y, o, size) =
+        (f.xpos().to_vec(), f.ypos().to_vec(), f.orientation().to_vec(), f.size().to_vec());
     let mut level0 = 0;
     for i in 0..n {
         assert!(size[i] == 31.0 || size[i] == 46.5 || size[i] == 69.75, "size {}", size[i]);
@@ -816,7 +943,8 @@ fn orb_descriptors_match_across_a_quarter_turn() {
     let rot = image(n, n, |r, c| img[c + n * (n - 1 - r)]);
     let (fa, da) = orb(&arr(&img, n, n), 0.15, 80, 1.5, 1, true);
     let (fb, db) = orb(&arr(&rot, n, n), 0.15, 80, 1.5, 1, true);
-    let (xa, ya, xb, yb) = (fa.xpos().to_vec(), fa.ypos().to_vec(), fb.xpos().to_vec(), fb.ypos().to_vec());
+    let (xa, ya, xb, yb) =
+        (fa.xpos().to_vec(), fa.ypos().to_vec(), fb.xpos().to_vec(), fb.ypos().to_vec());
     let (da, db) = (da.to_vec(), db.to_vec());
     let mut dists = Vec::new();
     for i in 0..xa.len() {
@@ -831,12 +959,19 @@ fn orb_descriptors_match_across_a_quarter_turn() {
     let median = dists[dists.len() / 2];
     assert!(median <= 40, "median Hamming distance {median} of {dists:?}");
     // and the matcher pairs them
-    let (idx, _) = hamming_matcher(&Array::new(&da, dim4!(8, xa.len() as u64)), &Array::new(&db, dim4!(8, xb.len() as u64)), 0, 1);
+    let (idx, _) = hamming_matcher(
+        &Array::new(&da, dim4!(8, xa.len() as u64)),
+        &Array::new(&db, dim4!(8, xb.len() as u64)),
+        0,
+        1,
+    );
     let idx = idx.to_vec();
-    let right = (0..xa.len()).filter(|&i| {
-        let j = idx[i] as usize;
-        xb[j] == ya[i] && yb[j] == (n - 1) as f32 - xa[i]
-    }).count();
+    let right = (0..xa.len())
+        .filter(|&i| {
+            let j = idx[i] as usize;
+            xb[j] == ya[i] && yb[j] == (n - 1) as f32 - xa[i]
+        })
+        .count();
     assert!(right * 2 >= dists.len(), "{right} of {} matched", dists.len());
 }
 

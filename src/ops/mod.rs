@@ -6,12 +6,12 @@ pub(crate) mod build;
 pub(crate) mod by_key;
 pub(crate) mod data;
 pub(crate) mod image;
-pub(crate) mod vision;
 pub(crate) mod movement;
 pub(crate) mod ragged;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+pub(crate) mod vision;
 
 pub(crate) mod assign;
 pub(crate) mod index;

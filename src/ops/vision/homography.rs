@@ -32,7 +32,8 @@ fn mul(a: &Mat3, b: &Mat3) -> Mat3 {
 fn normaliser(pts: &[(f64, f64)]) -> (Mat3, Mat3) {
     let n = pts.len() as f64;
     let (cx, cy) = pts.iter().fold((0.0, 0.0), |(a, b), p| (a + p.0 / n, b + p.1 / n));
-    let mean_d = pts.iter().map(|p| ((p.0 - cx).powi(2) + (p.1 - cy).powi(2)).sqrt()).sum::<f64>() / n;
+    let mean_d =
+        pts.iter().map(|p| ((p.0 - cx).powi(2) + (p.1 - cy).powi(2)).sqrt()).sum::<f64>() / n;
     let s = if mean_d > 0.0 { std::f64::consts::SQRT_2 / mean_d } else { 1.0 };
     let t = [s, 0.0, -s * cx, 0.0, s, -s * cy, 0.0, 0.0, 1.0];
     let inv = [1.0 / s, 0.0, cx, 0.0, 1.0 / s, cy, 0.0, 0.0, 1.0];
@@ -261,7 +262,12 @@ where
         }
     };
     let inliers_of = |h: &Mat3| -> Vec<usize> {
-        errors(h, &src, &dst).iter().enumerate().filter(|(_, &e)| e <= limit).map(|(i, _)| i).collect()
+        errors(h, &src, &dst)
+            .iter()
+            .enumerate()
+            .filter(|(_, &e)| e <= limit)
+            .map(|(i, _)| i)
+            .collect()
     };
     let mut h = h;
     let mut inl = inliers_of(&h);

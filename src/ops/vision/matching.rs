@@ -142,18 +142,27 @@ pub(crate) fn distances<C: Compute>(q: &Array<C>, t: &Array<C>, mt: MatchType) -
 
 /// The `k` best train descriptors of every query (`q` is `d x nq`, `t` is `d x nt`): their
 /// indices and distances, each `k x nq`.
-fn best_matches<C: Compute>(q: &Array<C>, t: &Array<C>, k: u32, mt: MatchType) -> (Array<u32>, Array<C>) {
-    let (d, nq, nt) = (q.dims()[0], q.dims()[1], t.dims()[1]);
+fn best_matches<C: Compute>(
+    q: &Array<C>,
+    t: &Array<C>,
+    k: u32,
+    mt: MatchType,
+) -> (Array<u32>, Array<C>) {
+    let (nq, nt) = (q.dims()[1], t.dims()[1]);
     let largest = matches!(mt, MatchType::NCC | MatchType::ZNCC);
-    // a block's distance matrix, and the differences that feed it, stay bounded
+    // a block's distance matrix stays bounded (the differences that feed a reduction are
+    // fused into it, never stored)
     let budget: u64 = 1 << 26;
-    let per_query = (d * nt).max(nt);
-    let block = (budget / per_query).clamp(1, nq.max(1));
+    let block = (budget / nt.max(1)).clamp(1, nq.max(1));
     let (mut idx, mut dist) = (Vec::new(), Vec::new());
     let mut first = 0;
     while first < nq {
         let last = (first + block).min(nq) - 1;
-        let qb = if first == 0 && last == nq - 1 { q.clone() } else { cols(q, first as i64, last as i64) };
+        let qb = if first == 0 && last == nq - 1 {
+            q.clone()
+        } else {
+            cols(q, first as i64, last as i64)
+        };
         let dm = distances(&qb, t, mt);
         let (v, i) = if k == 1 {
             let (v, i) = if largest { imax(&dm, 0) } else { imin(&dm, 0) };
@@ -183,10 +192,7 @@ fn layout<T: HasAfEnum>(
     n_dist: u32,
 ) -> (Array<T>, Array<T>) {
     let (qd, td) = (query.dims(), train.dims());
-    assert!(
-        dist_dim == 0 || dist_dim == 1,
-        "{func}: `dist_dim` must be 0 or 1 (got {dist_dim})"
-    );
+    assert!(dist_dim == 0 || dist_dim == 1, "{func}: `dist_dim` must be 0 or 1 (got {dist_dim})");
     for (name, d) in [("query", qd), ("train", td)] {
         assert!(d[2] == 1 && d[3] == 1, "{func}: `{name}` must be 2D, but its dims are {d}");
     }
@@ -268,19 +274,14 @@ where
     }
     match dist_type {
         MatchType::SHD => {
-            assert!(
-                !floating,
-                "{FUNC}: `dist_type` SHD needs integer descriptors (got {ty:?})"
-            );
+            assert!(!floating, "{FUNC}: `dist_type` SHD needs integer descriptors (got {ty:?})");
             match ty {
                 DType::S16 => run::<u16, u32, _>(&q.cast(), &t.cast(), n_dist, dist_type),
                 DType::S64 | DType::U64 => run::<T, u64, _>(&q, &t, n_dist, dist_type),
                 _ => run::<T, u32, _>(&q, &t, n_dist, dist_type),
             }
         }
-        MatchType::SAD | MatchType::SSD if !floating => {
-            run::<T, i64, _>(&q, &t, n_dist, dist_type)
-        }
+        MatchType::SAD | MatchType::SSD if !floating => run::<T, i64, _>(&q, &t, n_dist, dist_type),
         _ => {
             assert!(
                 floating,

@@ -129,7 +129,10 @@ fn level_features(
     // descriptor: 256 comparisons of rotated point pairs in the smoothed image
     let pat = pattern();
     let point = |i: usize, j: usize| {
-        let (px, py) = (column(&pat.iter().map(|p| p[i]).collect::<Vec<_>>()), column(&pat.iter().map(|p| p[j]).collect::<Vec<_>>()));
+        let (px, py) = (
+            column(&pat.iter().map(|p| p[i]).collect::<Vec<_>>()),
+            column(&pat.iter().map(|p| p[j]).collect::<Vec<_>>()),
+        );
         let rx = crate::ops::arith::sub(
             &crate::ops::arith::mul(&px, &c, true),
             &crate::ops::arith::mul(&py, &s, true),
@@ -152,13 +155,7 @@ fn level_features(
     let desc = moddims(&words, Dim4::new(&[8, keep as u64, 1, 1]));
 
     let col = |a: &Array<f32>| moddims(a, Dim4::new(&[keep as u64, 1, 1, 1]));
-    Some((
-        col(&round(&(&x * scale))),
-        col(&round(&(&y * scale))),
-        col(&score),
-        col(&angle),
-        desc,
-    ))
+    Some((col(&round(&(&x * scale))), col(&round(&(&y * scale))), col(&score), col(&angle), desc))
 }
 
 /// ORB features of a 2D image and their binary descriptors.
@@ -230,7 +227,8 @@ where
         let level = if l == 0 {
             img.clone()
         } else {
-            let (r, c) = ((dims[0] as f32 / scale).round() as i64, (dims[1] as f32 / scale).round() as i64);
+            let (r, c) =
+                ((dims[0] as f32 / scale).round() as i64, (dims[1] as f32 / scale).round() as i64);
             if r < 1 || c < 1 {
                 break;
             }
@@ -253,7 +251,9 @@ where
     if parts.is_empty() {
         return (Features::empty(), Array::new_empty(Dim4::new(&[8, 0, 1, 1])));
     }
-    let join = |f: &dyn Fn(&(Array<f32>, Array<f32>, Array<f32>, Array<f32>, Array<u32>)) -> Array<f32>| {
+    let join = |f: &dyn Fn(
+        &(Array<f32>, Array<f32>, Array<f32>, Array<f32>, Array<u32>),
+    ) -> Array<f32>| {
         let cols: Vec<Array<f32>> = parts.iter().map(|(p, _)| f(p)).collect();
         join_many(0, cols.iter().collect())
     };

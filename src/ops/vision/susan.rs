@@ -10,7 +10,13 @@ use crate::ops::data::selectr;
 
 /// The SUSAN response of every pixel of `img` (f32), computed `border` or more pixels
 /// from the edge (0 nearer).
-pub(super) fn susan_response(img: &Array<f32>, radius: u32, t: f32, g: f32, border: u64) -> Array<f32> {
+pub(super) fn susan_response(
+    img: &Array<f32>,
+    radius: u32,
+    t: f32,
+    g: f32,
+    border: u64,
+) -> Array<f32> {
     let r = i64::from(radius);
     let mut n: Option<Array<f32>> = None;
     let mut terms = 0;

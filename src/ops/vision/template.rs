@@ -17,7 +17,13 @@ const TERMS_PER_PASS: usize = 16;
 
 /// The sum over the template's pixels `(i, j)` of `term(read of the image shifted by
 /// (i, j), template value)`, evaluated every few terms.
-fn window_sum(s: &Array<f32>, s64: Option<&Array<f64>>, tpl: &[(i64, i64, f64)], ty: DType, term: &dyn Fn(&Val, f64) -> Val) -> Val {
+fn window_sum(
+    s: &Array<f32>,
+    s64: Option<&Array<f64>>,
+    tpl: &[(i64, i64, f64)],
+    ty: DType,
+    term: &dyn Fn(&Val, f64) -> Val,
+) -> Val {
     let mut acc: Option<Val> = None;
     for (n, &(i, j, v)) in tpl.iter().enumerate() {
         let read = match s64 {
@@ -118,7 +124,8 @@ where
     }
     let sum_of = |term: &dyn Fn(&Val, f64) -> Val| window_sum(&s32, s64.as_ref(), &tpl, ty, term);
     let t_mean = values.iter().sum::<f64>() / n;
-    let needs_mean = matches!(mtype, MatchType::ZSAD | MatchType::ZSSD | MatchType::LSAD | MatchType::LSSD);
+    let needs_mean =
+        matches!(mtype, MatchType::ZSAD | MatchType::ZSSD | MatchType::LSAD | MatchType::LSSD);
     let w_mean = if needs_mean { Some(sum_of(&|w, _| w.clone()) / n) } else { None };
     let abs = |v: Val| v.unary(UnOp::Abs);
     let sq = |v: Val| &v * &v;
