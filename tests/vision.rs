@@ -103,6 +103,7 @@ const CIRCLE: [(i64, i64); 16] = [
 ];
 
 /// FAST on the host: features in row-major order.
+#[allow(clippy::too_many_arguments)]
 fn fast_ref(
     img: &[f32],
     h: usize,
@@ -269,6 +270,7 @@ fn fast_rejects_batches() {
 
 // ---- SUSAN ----------------------------------------------------------------------------------
 
+#[allow(clippy::too_many_arguments)]
 fn susan_ref(
     img: &[f32],
     h: usize,

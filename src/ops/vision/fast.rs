@@ -82,7 +82,7 @@ pub(super) fn fast_response(img: &Array<f32>, thr: f32, arc_len: u32) -> (Array<
         let doubled = &bits | (&bits << 16u32);
         let mut run = doubled.clone();
         for k in 1..arc_len {
-            run = run & (&doubled >> k);
+            run &= &doubled >> k;
         }
         gt(&(run & 0xFFFFu32), &0u32, false)
     };

@@ -221,7 +221,7 @@ where
         }
     };
     let thr2 = f64::from(inlier_thr) * f64::from(inlier_thr);
-    let mut rng = Rng(0x5EED_0F_4F17);
+    let mut rng = Rng(0x005E_ED0F_4F17);
     let mut best: Option<(Mat3, f64)> = None; // model, score (lower is better)
     let mut budget = u64::from(iterations);
     let mut it = 0u64;

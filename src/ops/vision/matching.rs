@@ -204,7 +204,7 @@ fn layout<T: HasAfEnum>(
     );
     let n_train = td[1 - dd];
     assert!(
-        n_dist >= 1 && n_dist <= 256 && u64::from(n_dist) <= n_train,
+        (1..=256).contains(&n_dist) && u64::from(n_dist) <= n_train,
         "{func}: `n_dist` must be 1 to 256 and at most the {n_train} train descriptors (got \
          {n_dist})"
     );

@@ -75,16 +75,19 @@ fn pixels(img: &Array<f32>, y: &Array<f32>, x: &Array<f32>) -> Array<f32> {
     moddims(&lookup(&flat(img), &flat(&lin), 0), d)
 }
 
+/// One level's features: x, y, score and orientation columns, and the descriptors
+/// (`8 x n`).
+type Level = (Array<f32>, Array<f32>, Array<f32>, Array<f32>, Array<u32>);
+
 /// The features of one pyramid level and their descriptors (`8 x n`), positions in
 /// level-0 pixels.
-#[allow(clippy::type_complexity)]
 fn level_features(
     img: &Array<f32>,
     smooth: &Array<f32>,
     fast_thr: f32,
     quota: usize,
     scale: f32,
-) -> Option<(Array<f32>, Array<f32>, Array<f32>, Array<f32>, Array<u32>)> {
+) -> Option<Level> {
     let dims = img.dims();
     if quota == 0 || dims[0] <= 2 * u64::from(MARGIN) + 4 || dims[1] <= 2 * u64::from(MARGIN) + 4 {
         return None;
@@ -251,9 +254,7 @@ where
     if parts.is_empty() {
         return (Features::empty(), Array::new_empty(Dim4::new(&[8, 0, 1, 1])));
     }
-    let join = |f: &dyn Fn(
-        &(Array<f32>, Array<f32>, Array<f32>, Array<f32>, Array<u32>),
-    ) -> Array<f32>| {
+    let join = |f: &dyn Fn(&Level) -> Array<f32>| {
         let cols: Vec<Array<f32>> = parts.iter().map(|(p, _)| f(p)).collect();
         join_many(0, cols.iter().collect())
     };
