@@ -989,3 +989,40 @@ fn orb_on_a_flat_image_finds_nothing() {
 fn orb_rejects_shrinking_scales() {
     orb(&Array::new(&[0.5f32; 4096], dim4!(64, 64)), 0.1, 50, 1.0, 2, true);
 }
+
+#[test]
+fn match_template_treats_dimension_2_as_a_batch() {
+    let mut rng = Rng64::seed_from_u64(22);
+    let (h, w) = (12, 14);
+    let tpl: Vec<f32> = (0..9).map(|_| rng.gen_range(5.0..9.0)).collect();
+    let mut s: Vec<f32> = (0..2 * h * w).map(|_| rng.gen_range(0.0..1.0)).collect();
+    let spots = [(2usize, 9usize), (8, 1)];
+    for (b, &(r0, c0)) in spots.iter().enumerate() {
+        for j in 0..3 {
+            for i in 0..3 {
+                s[b * h * w + r0 + i + h * (c0 + j)] = tpl[i + 3 * j];
+            }
+        }
+    }
+    let d = match_template(
+        &Array::new(&s, dim4!(h as u64, w as u64, 2)),
+        &Array::new(&tpl, dim4!(3, 3)),
+        MatchType::SSD,
+    );
+    assert_eq!(d.dims(), dim4!(h as u64, w as u64, 2));
+    let v = d.to_vec();
+    for (b, &(r0, c0)) in spots.iter().enumerate() {
+        let plane = &v[b * h * w..(b + 1) * h * w];
+        let best = (0..h * w).min_by(|&a, &c| plane[a].total_cmp(&plane[c])).unwrap();
+        assert_eq!(best, r0 + h * c0, "image {b}");
+    }
+}
+
+#[test]
+fn nearest_neighbour_of_no_queries_is_empty() {
+    let train = Array::new(&[1.0f32, 2.0, 3.0, 4.0], dim4!(2, 2));
+    let none = Array::<f32>::new_empty(dim4!(2, 0));
+    let (idx, dist) = nearest_neighbour(&none, &train, 0, 1, MatchType::SAD);
+    assert_eq!(idx.elements(), 0);
+    assert_eq!(dist.elements(), 0);
+}
