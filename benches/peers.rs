@@ -18,6 +18,10 @@
 //! The image cases (`resize_half_f32` ... `sat_f32`) use a 4096 x 4096 image on a GPU and a
 //! 2048 x 2048 one on the CPU, values in [0, 255), as the peer scripts do.
 //!
+//! `knn_f32` is `nearest_neighbour` with SSD and `k = 1`: 65,536 queries against 65,536
+//! points of 64 dimensions on a GPU (4,096 of each on the CPU), printed in `tflops` of the
+//! `2 nq np d` flops of the distance matrix, as the peers count it.
+//!
 //! `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
@@ -25,9 +29,9 @@ use std::time::Instant;
 
 use emberfire::{
     constant, convolve2, cos, dilate, dim4, erfc, eval_multiple, exp, gaussian_kernel,
-    get_active_backend, get_device, histogram, log, matmul, medfilt, moddims, resize, rgb2gray,
-    sat, sin, sobel, sparse_from_host, sqrt, sum, sync, transpose, Array, Backend, BorderType,
-    ConvDomain, ConvMode, InterpType, MatProp, SparseFormat,
+    get_active_backend, get_device, histogram, log, matmul, medfilt, moddims, nearest_neighbour,
+    resize, rgb2gray, sat, sin, sobel, sparse_from_host, sqrt, sum, sync, transpose, Array,
+    Backend, BorderType, ConvDomain, ConvMode, InterpType, MatProp, MatchType, SparseFormat,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -308,6 +312,22 @@ fn main() {
         emit("spmv_csr_f32", ms, nnz * 8 + (rows + 1) * 4 + rows * 8);
     }
     image_cases(&opts, &timing, on_gpu, &mut rng);
+    if opts.wants("knn_f32") {
+        // the nearest of 65,536 points for each of 65,536 queries, 64 dimensions, SSD
+        // (4,096 of each on the CPU, which has no peer for it); the peers time 10 calls
+        let (nq, d) = (if on_gpu { 65_536 } else { 4_096 }, 64);
+        let queries = moddims(&random_f32(nq * d, &mut rng), dim4!(d, nq));
+        let points = moddims(&random_f32(nq * d, &mut rng), dim4!(d, nq));
+        queries.eval();
+        points.eval();
+        let knn_timing = Timing { warmup: timing.warmup.min(3), reps: 10, batch: 1 };
+        let ms = time_ms(&knn_timing, || {
+            let (idx, dist) = nearest_neighbour(&queries, &points, 0, 1, MatchType::SSD);
+            eval_multiple(vec![&dist]);
+            eval_multiple(vec![&idx]);
+        });
+        emit_flops("knn_f32", ms, 2.0 * (nq * nq * d) as f64);
+    }
     if on_gpu && opts.wants("small_add_f32") {
         // latency of one small evaluated operation, in the peers' unit (ms per op); last, as in
         // the peers' script: right after the long matrix products it measured twice as slow

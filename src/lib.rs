@@ -110,6 +110,7 @@ pub use ops::set::{set_intersect, set_union, set_unique};
 pub use ops::signal::*;
 pub use ops::sort::{sort, sort_by_key, sort_index};
 pub use ops::sparse::*;
+pub use ops::vision::*;
 pub use sharded::{ShardedArray, Sharding};
 
 pub use backend::cuda::kernel::JitStats;

@@ -11,6 +11,7 @@ pub(crate) mod ragged;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+pub(crate) mod vision;
 
 pub(crate) mod assign;
 pub(crate) mod index;

@@ -17,24 +17,24 @@ use crate::storage::Element;
 
 /// A lazy value of one element type.
 #[derive(Clone)]
-pub(super) struct Val(pub(super) Arc<Node>);
+pub(crate) struct Val(pub(crate) Arc<Node>);
 
 impl Val {
     /// `a` converted to `to`.
-    pub(super) fn of<T: HasAfEnum>(a: &Array<T>, to: DType) -> Val {
+    pub(crate) fn of<T: HasAfEnum>(a: &Array<T>, to: DType) -> Val {
         Val(cast_node(a.node(), to))
     }
 
-    pub(super) fn dtype(&self) -> DType {
+    pub(crate) fn dtype(&self) -> DType {
         self.0.dtype
     }
 
-    pub(super) fn dims(&self) -> Dim4 {
+    pub(crate) fn dims(&self) -> Dim4 {
         self.0.dims
     }
 
     /// The scalar `v` in this value's type, on its backend.
-    pub(super) fn k(&self, v: f64) -> Val {
+    pub(crate) fn k(&self, v: f64) -> Val {
         let one = Dim4::new(&[1, 1, 1, 1]);
         let h = f64::wrap(vec![v]).cast(self.dtype());
         Val(Node::lazy(self.dtype(), one, self.0.backend, Expr::Scalar(h)))
@@ -42,11 +42,11 @@ impl Val {
 
     /// The index along dimension `dim` over shape `dims`, as a value of type `t` on this
     /// value's backend.
-    pub(super) fn index(&self, dims: Dim4, dim: u8, t: DType) -> Val {
+    pub(crate) fn index(&self, dims: Dim4, dim: u8, t: DType) -> Val {
         Val(Node::lazy(t, dims, self.0.backend, Expr::Range(dim)))
     }
 
-    fn bin(&self, op: BinOp, other: &Val) -> Val {
+    pub(crate) fn bin(&self, op: BinOp, other: &Val) -> Val {
         let backend = common_backend("image", &[&self.0, &other.0]);
         let dims = broadcast_dims("image", &[self.dims(), other.dims()], true);
         let t = self.dtype();
@@ -54,36 +54,36 @@ impl Val {
         Val(Node::lazy(op.out_type(t), dims, backend, Expr::Binary(op, a, b)))
     }
 
-    pub(super) fn max(&self, o: &Val) -> Val {
+    pub(crate) fn max(&self, o: &Val) -> Val {
         self.bin(BinOp::Max, o)
     }
-    pub(super) fn min(&self, o: &Val) -> Val {
+    pub(crate) fn min(&self, o: &Val) -> Val {
         self.bin(BinOp::Min, o)
     }
-    pub(super) fn lt(&self, o: &Val) -> Val {
+    pub(crate) fn lt(&self, o: &Val) -> Val {
         self.bin(BinOp::Lt, o)
     }
-    pub(super) fn ge(&self, o: &Val) -> Val {
+    pub(crate) fn ge(&self, o: &Val) -> Val {
         self.bin(BinOp::Ge, o)
     }
-    pub(super) fn and(&self, o: &Val) -> Val {
+    pub(crate) fn and(&self, o: &Val) -> Val {
         self.bin(BinOp::And, o)
     }
-    pub(super) fn or(&self, o: &Val) -> Val {
+    pub(crate) fn or(&self, o: &Val) -> Val {
         self.bin(BinOp::Or, o)
     }
-    pub(super) fn eq(&self, o: &Val) -> Val {
+    pub(crate) fn eq(&self, o: &Val) -> Val {
         self.bin(BinOp::Eq, o)
     }
-    pub(super) fn neq(&self, o: &Val) -> Val {
+    pub(crate) fn neq(&self, o: &Val) -> Val {
         self.bin(BinOp::Neq, o)
     }
     /// The remainder with the sign of the dividend, as C's `%`.
-    pub(super) fn rem(&self, o: &Val) -> Val {
+    pub(crate) fn rem(&self, o: &Val) -> Val {
         self.bin(BinOp::Rem, o)
     }
 
-    pub(super) fn unary(&self, op: UnOp) -> Val {
+    pub(crate) fn unary(&self, op: UnOp) -> Val {
         let t = self.dtype();
         Val(Node::lazy(
             op.out_type(t),
@@ -94,7 +94,7 @@ impl Val {
     }
 
     /// `cond ? a : b`, `cond` of any type (nonzero is true), the result of `a`'s type.
-    pub(super) fn select(cond: &Val, a: &Val, b: &Val) -> Val {
+    pub(crate) fn select(cond: &Val, a: &Val, b: &Val) -> Val {
         let backend = common_backend("image", &[&cond.0, &a.0, &b.0]);
         let dims = broadcast_dims("image", &[cond.dims(), a.dims(), b.dims()], true);
         let t = a.dtype();
@@ -102,12 +102,12 @@ impl Val {
         Val(Node::lazy(t, dims, backend, expr))
     }
 
-    pub(super) fn cast(&self, to: DType) -> Val {
+    pub(crate) fn cast(&self, to: DType) -> Val {
         Val(cast_node(&self.0, to))
     }
 
     /// The value as an array of `T` (converted if its type differs).
-    pub(super) fn array<T: HasAfEnum>(&self) -> Array<T> {
+    pub(crate) fn array<T: HasAfEnum>(&self) -> Array<T> {
         Array::from_node(cast_node(&self.0, T::get_af_dtype()))
     }
 }
@@ -160,7 +160,7 @@ val_op!(Div, div, Div);
 
 /// The type a colour conversion or a filter computes in for elements of type `t`: f64 for
 /// f64, f32 otherwise (ArrayFire's rule for its image functions).
-pub(super) fn float_type(t: DType) -> DType {
+pub(crate) fn float_type(t: DType) -> DType {
     if t == DType::F64 {
         DType::F64
     } else {
@@ -170,7 +170,7 @@ pub(super) fn float_type(t: DType) -> DType {
 
 /// Converts a result computed in a floating type back to `to`: rounded to nearest first
 /// when `to` is an integer type (the cast itself truncates).
-pub(super) fn finish(v: Val, to: DType) -> Val {
+pub(crate) fn finish(v: Val, to: DType) -> Val {
     if v.dtype() == to {
         return v;
     }

@@ -39,7 +39,7 @@
 
 mod bilateral;
 mod border;
-mod calc;
+pub(crate) mod calc;
 mod canny;
 mod color;
 mod confidence;
