@@ -5,6 +5,9 @@ use super::axes::{axis_limits, extent, AxesSettings, Chart3d};
 use super::colormap::ColorMap;
 use super::frame::{Frame, Rect};
 
+/// A projected triangle: its depth, its corners on the screen, and its colour.
+type Triangle = (f64, [(f64, f64); 3], [u8; 3]);
+
 /// Draws the surface `z[i + j * m]` over the points `(x[i], y[j])` (or `(x[i + j * m],
 /// y[i + j * m])` when the coordinates are full grids). Each grid square is two triangles
 /// whose colour is the colour map at the mean of their corners' heights, scaled from the z
@@ -37,7 +40,7 @@ pub(super) fn render(
     let chart = Chart3d::new(content, limits);
     chart.draw_axes(frame, axes);
     let [zlo, zhi] = limits[2];
-    let mut tris: Vec<(f64, [(f64, f64); 3], [u8; 3])> = Vec::new();
+    let mut tris: Vec<Triangle> = Vec::new();
     for j in 0..n.saturating_sub(1) {
         for i in 0..m.saturating_sub(1) {
             let corners = [point(i, j), point(i + 1, j), point(i + 1, j + 1), point(i, j + 1)];

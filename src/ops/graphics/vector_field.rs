@@ -24,15 +24,14 @@ pub(super) fn render(
     };
     let n = points[0].len();
     let mut segs = Vec::with_capacity(n);
-    let clip;
-    if k == 2 {
+    let clip = if k == 2 {
         let chart = Chart2d::draw_frame(frame, content, axes, lim(0), lim(1));
         for i in 0..n {
             let a = (chart.px(points[0][i]), chart.py(points[1][i]));
             let b = (chart.px(tips[0][i]), chart.py(tips[1][i]));
             segs.push((a, b, [points[0][i], points[1][i], tips[0][i], tips[1][i]]));
         }
-        clip = chart.area;
+        chart.area
     } else {
         let chart = Chart3d::new(content, [lim(0), lim(1), lim(2)]);
         chart.draw_axes(frame, axes);
@@ -41,8 +40,8 @@ pub(super) fn render(
             let t = [tips[0][i], tips[1][i], tips[2][i]];
             segs.push((chart.pixel(p), chart.pixel(t), [p[0], p[1], t[0], t[1]]));
         }
-        clip = content;
-    }
+        content
+    };
     for (a, b, raw) in segs {
         if raw.iter().any(|v| !v.is_finite()) {
             continue;
