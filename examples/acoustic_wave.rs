@@ -1,11 +1,11 @@
-// A pressure pulse spreading as an acoustic wave over a 1500 x 1500 grid (one
-// convolution with a Laplacian per step), drawn through the `BLUE` colour map.
+// A pressure pulse spreading as an acoustic wave over a 1500 x 1500 grid (one convolution with
+// a Laplacian per step), drawn through the `BLUE` colour map.
 //
-// arrayfire-rust's `acoustic_wave` example (BSD 3-Clause, Copyright (c) ArrayFire), unchanged but for
-// its `use` line: it runs as it is against emberfire. Where no display is
-// available the window writes its frames as PNG files (`EMBERFIRE_FRAMES_DIR`, default
-// `emberfire-frames` in the temporary folder) and closes after `EMBERFIRE_FRAMES` frames
-// (default 5), so `cargo run --example acoustic_wave` ends by itself there.
+// arrayfire-rust's `acoustic_wave` example (BSD 3-Clause, Copyright (c) ArrayFire), unchanged
+// but for its `use` line: it runs as it is against emberfire. Where no display is available the
+// window writes its frames as PNG files (`EMBERFIRE_FRAMES_DIR`, default `emberfire-frames` in
+// the temporary folder) and closes after `EMBERFIRE_FRAMES` frames (default 5), so `cargo run
+// --example acoustic_wave` ends by itself there.
 
 use emberfire::*;
 use std::f64::consts::*;

@@ -1,11 +1,11 @@
-// Conway's Game of Life on three random boards at once (the colour channels), drawn
-// every generation.
+// Conway's Game of Life on three random boards at once (the colour channels), drawn every
+// generation.
 //
 // arrayfire-rust's `conway` example (BSD 3-Clause, Copyright (c) ArrayFire), unchanged but for
-// its `use` line: it runs as it is against emberfire. Where no display is
-// available the window writes its frames as PNG files (`EMBERFIRE_FRAMES_DIR`, default
-// `emberfire-frames` in the temporary folder) and closes after `EMBERFIRE_FRAMES` frames
-// (default 5), so `cargo run --example conway` ends by itself there.
+// its `use` line: it runs as it is against emberfire. Where no display is available the window
+// writes its frames as PNG files (`EMBERFIRE_FRAMES_DIR`, default `emberfire-frames` in the
+// temporary folder) and closes after `EMBERFIRE_FRAMES` frames (default 5), so `cargo run
+// --example conway` ends by itself there.
 
 use emberfire::*;
 

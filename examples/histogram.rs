@@ -1,10 +1,10 @@
 // A picture and its histogram, in two windows.
 //
-// arrayfire-rust's `histogram` example (BSD 3-Clause, Copyright (c) ArrayFire), unchanged but for
-// its `use` line, and the picture it loads: it runs as it is against emberfire. Where no display is
-// available the window writes its frames as PNG files (`EMBERFIRE_FRAMES_DIR`, default
-// `emberfire-frames` in the temporary folder) and closes after `EMBERFIRE_FRAMES` frames
-// (default 5), so `cargo run --example histogram` ends by itself there.
+// arrayfire-rust's `histogram` example (BSD 3-Clause, Copyright (c) ArrayFire), unchanged but
+// for its `use` line, and the picture it loads: it runs as it is against emberfire. Where no
+// display is available the window writes its frames as PNG files (`EMBERFIRE_FRAMES_DIR`,
+// default `emberfire-frames` in the temporary folder) and closes after `EMBERFIRE_FRAMES`
+// frames (default 5), so `cargo run --example histogram` ends by itself there.
 
 use emberfire::*;
 use std::env;

@@ -201,37 +201,49 @@ impl Chart3d {
         (x.round().clamp(-1e9, 1e9) as i64, y.round().clamp(-1e9, 1e9) as i64)
     }
 
+    /// The screen pixel of a point of the unit cube.
+    fn unit_pixel(&self, u: [f64; 3]) -> (i64, i64) {
+        let (x, y, _) = self.project_unit(u);
+        (x.round() as i64, y.round() as i64)
+    }
+
     /// Draws the cube's three axes from the corner of the lowest limits (the floor's front
-    /// corner in this view: x runs to the right, y to the left, z up), with each axis's title
-    /// and upper limit at its end and the lower z limit at the corner. Drawn before the data,
+    /// corner in this view: x runs to the right, y to the left, z up). Drawn before the data,
     /// which may then cover them.
-    pub fn draw_axes(&self, frame: &mut Frame, axes: &AxesSettings) {
-        let origin = [-1.0, -1.0, -1.0];
-        let ends = [[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]];
-        let to_px = |u: [f64; 3]| {
-            let (x, y, _) = self.project_unit(u);
-            (x.round() as i64, y.round() as i64)
-        };
-        let o = to_px(origin);
-        for (i, end) in ends.iter().enumerate() {
-            let e = to_px(*end);
-            frame.line(&self.clip, o, e, INK);
-            let lo = format_number(&axes.formats[i], self.limits[i][0]);
-            let hi = format_number(&axes.formats[i], self.limits[i][1]);
-            let (lo, hi) = (lo.trim(), hi.trim());
-            let title = &axes.titles[i];
-            let (ex, ey) = e;
-            let text = format!("{title} {hi}");
-            match i {
-                0 => frame.text(&self.clip, ex + 4, ey, &text, INK),
-                1 => frame.text(&self.clip, ex - super::font::width(&text) - 4, ey, &text, INK),
-                _ => {
-                    frame.text(&self.clip, ex - super::font::width(&text) / 2, ey - 12, &text, INK)
-                }
-            }
-            if i == 2 {
-                frame.text(&self.clip, o.0 - super::font::width(lo) - 4, o.1 - 4, lo, INK);
-            }
+    pub fn draw_axes(&self, frame: &mut Frame) {
+        let o = self.unit_pixel(AXIS_ORIGIN);
+        for end in AXIS_ENDS {
+            frame.line(&self.clip, o, self.unit_pixel(end), INK);
         }
     }
+
+    /// Writes each axis's title and upper limit at its end, and the lower z limit at the
+    /// corner, kept inside the cell. Written after the data, so that it stays readable.
+    pub fn draw_labels(&self, frame: &mut Frame, axes: &AxesSettings) {
+        let o = self.unit_pixel(AXIS_ORIGIN);
+        let fit = |x: i64, text: &str| {
+            let right = self.clip.x + self.clip.w - super::font::width(text);
+            x.min(right).max(self.clip.x)
+        };
+        for (i, end) in AXIS_ENDS.iter().enumerate() {
+            let (ex, ey) = self.unit_pixel(*end);
+            let hi = format_number(&axes.formats[i], self.limits[i][1]);
+            let text = format!("{} {}", axes.titles[i], hi.trim());
+            let w = super::font::width(&text);
+            let (x, y) = match i {
+                0 => (ex + 4, ey - 4),
+                1 => (ex - w - 4, ey - 4),
+                _ => (ex - w / 2, ey - 12),
+            };
+            frame.text(&self.clip, fit(x, &text), y, &text, INK);
+        }
+        let lo = format_number(&axes.formats[2], self.limits[2][0]);
+        let lo = lo.trim();
+        let x = o.0 - super::font::width(lo) / 2;
+        frame.text(&self.clip, fit(x, lo), o.1 + 4, lo, INK);
+    }
 }
+
+/// The corner the 3D axes start from, and their ends, in the unit cube.
+const AXIS_ORIGIN: [f64; 3] = [-1.0, -1.0, -1.0];
+const AXIS_ENDS: [[f64; 3]; 3] = [[1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]];

@@ -47,7 +47,7 @@ pub(super) fn render3(
 ) {
     let limits = [0, 1, 2].map(|i| axis_limits(axes.limits[i], extent(&coords[i])));
     let chart = Chart3d::new(content, limits);
-    chart.draw_axes(frame, axes);
+    chart.draw_axes(frame);
     let pts: Vec<Option<(i64, i64)>> = (0..coords[0].len())
         .map(|i| {
             let p = [coords[0][i], coords[1][i], coords[2][i]];
@@ -55,6 +55,7 @@ pub(super) fn render3(
         })
         .collect();
     draw_points(frame, &content, &pts, style);
+    chart.draw_labels(frame, axes);
 }
 
 /// Joins or marks points already on the screen; a missing (non-finite) point breaks a line.

@@ -38,7 +38,7 @@ pub(super) fn render(
         axis_limits(axes.limits[2], extent(zs)),
     ];
     let chart = Chart3d::new(content, limits);
-    chart.draw_axes(frame, axes);
+    chart.draw_axes(frame);
     let [zlo, zhi] = limits[2];
     let mut tris: Vec<Triangle> = Vec::new();
     for j in 0..n.saturating_sub(1) {
@@ -61,4 +61,5 @@ pub(super) fn render(
     for (_, t, c) in &tris {
         frame.triangle(&content, *t, *c);
     }
+    chart.draw_labels(frame, axes);
 }

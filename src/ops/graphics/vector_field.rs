@@ -24,6 +24,7 @@ pub(super) fn render(
     };
     let n = points[0].len();
     let mut segs = Vec::with_capacity(n);
+    let mut chart3 = None;
     let clip = if k == 2 {
         let chart = Chart2d::draw_frame(frame, content, axes, lim(0), lim(1));
         for i in 0..n {
@@ -34,12 +35,13 @@ pub(super) fn render(
         chart.area
     } else {
         let chart = Chart3d::new(content, [lim(0), lim(1), lim(2)]);
-        chart.draw_axes(frame, axes);
+        chart.draw_axes(frame);
         for i in 0..n {
             let p = [points[0][i], points[1][i], points[2][i]];
             let t = [tips[0][i], tips[1][i], tips[2][i]];
             segs.push((chart.pixel(p), chart.pixel(t), [p[0], p[1], t[0], t[1]]));
         }
+        chart3 = Some(chart);
         content
     };
     for (a, b, raw) in segs {
@@ -48,6 +50,9 @@ pub(super) fn render(
         }
         frame.line(&clip, a, b, ARROW);
         arrow_head(frame, &clip, a, b);
+    }
+    if let Some(chart) = chart3 {
+        chart.draw_labels(frame, axes);
     }
 }
 
