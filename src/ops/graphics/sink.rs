@@ -57,7 +57,12 @@ pub(super) fn frames_dir() -> PathBuf {
 pub(super) fn frame_limit() -> usize {
     match std::env::var("EMBERFIRE_FRAMES") {
         Ok(v) => v.trim().parse().unwrap_or_else(|_| {
-            eprintln!("emberfire: EMBERFIRE_FRAMES={v:?} is not a count; using {DEFAULT_FRAMES}");
+            static SAID: AtomicBool = AtomicBool::new(false);
+            if !SAID.swap(true, Ordering::Relaxed) {
+                eprintln!(
+                    "emberfire: EMBERFIRE_FRAMES={v:?} is not a count; using {DEFAULT_FRAMES}"
+                );
+            }
             DEFAULT_FRAMES
         }),
         Err(_) => DEFAULT_FRAMES,
