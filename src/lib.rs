@@ -97,6 +97,7 @@ pub use random::{
 pub use ops::assign::{
     assign_gen, assign_seq, set_col, set_cols, set_row, set_rows, set_slice, set_slices,
 };
+pub use ops::graphics::{ColorMap, Frame, MarkerType, Window};
 pub use ops::image::*;
 pub use ops::index::{col, cols, index, row, rows, slice, slices};
 pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};
