@@ -32,6 +32,7 @@ pub(crate) mod index_copy;
 pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod mapped;
+pub(crate) mod ml;
 pub(crate) mod nccl;
 pub(crate) mod peer;
 pub(crate) mod random;
