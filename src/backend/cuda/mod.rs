@@ -23,6 +23,7 @@ pub(crate) mod runtime;
 
 pub(crate) mod codegen;
 pub(crate) mod copy;
+pub(crate) mod cudnn;
 pub(crate) mod cufft;
 pub(crate) mod cusolver;
 pub(crate) mod event;
