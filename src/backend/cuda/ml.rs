@@ -254,8 +254,10 @@ pub(crate) fn run(
         }
     };
     let Some(perf) = choice else { return Ok(None) };
+    // f32 keeps the FMA math type the descriptor was made with (cuDNN's default math would
+    // allow TF32 on Ampere and later); f64 takes the math type the measurement used.
     // SAFETY: a live convolution descriptor; the math type is one cuDNN reported.
-    if unsafe { (lib.set_conv_math_type)(desc.conv.raw, perf.math_type) } != 0 {
+    if dt == DType::F64 && unsafe { (lib.set_conv_math_type)(desc.conv.raw, perf.math_type) } != 0 {
         return Ok(None);
     }
     let work = if perf.memory > 0 { Some(dev.memory().alloc(perf.memory)?) } else { None };
@@ -302,4 +304,91 @@ pub(crate) fn run(
         return Ok(None);
     }
     Ok(Some(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dim4::Dim4;
+    use crate::storage::Element;
+
+    /// The three passes of a strided, padded, dilated convolution of batches of images and
+    /// filters, on device 0 through cuDNN, against loops over every term in f64.
+    fn passes<T: Element + Into<f64> + Copy>(of: impl Fn(f64) -> T, tol: f64) {
+        let _gpu = super::super::tests::exclusive();
+        let (s, f) = ([7u64, 6, 3, 2], [3u64, 2, 3, 4]);
+        let g = Geometry::new(
+            "test",
+            Dim4::new(&s),
+            Dim4::new(&f),
+            Dim4::new(&[2, 1, 1, 1]),
+            Dim4::new(&[1, 2, 0, 0]),
+            Dim4::new(&[1, 2, 1, 1]),
+        );
+        let o = [g.out[0], g.out[1], f[3], s[3]];
+        let len = |d: [u64; 4]| d.iter().product::<u64>() as usize;
+        let values = |n: usize, k: u64| -> Vec<f64> {
+            (0..n).map(|i| ((i as u64 * 7919 + k * 104_729) % 1000) as f64 / 500.0 - 1.0).collect()
+        };
+        let (x, w, dy) = (values(len(s), 1), values(len(f), 2), values(len(o), 3));
+        let up = |v: &[f64], d: [u64; 4]| -> Dense {
+            let h = T::wrap(v.iter().map(|&e| of(e)).collect());
+            let buf = BackendKind::Cuda(0).upload(h).expect("an upload");
+            Dense::new(buf, Dim4::new(&d), T::DTYPE, BackendKind::Cuda(0))
+        };
+        let (xd, wd, dyd) = (up(&x, s), up(&w, f), up(&dy, o));
+        // every term: signal index, filter index, output index
+        let mut terms = Vec::new();
+        for (m, k, b, a) in output_pixels(o) {
+            for (ch, j, i) in (0..s[2])
+                .flat_map(|c| (0..f[1]).flat_map(move |j| (0..f[0]).map(move |i| (c, j, i))))
+            {
+                let px = (a * g.stride[0] + i * g.dilation[0]) as i64 - g.padding[0] as i64;
+                let py = (b * g.stride[1] + j * g.dilation[1]) as i64 - g.padding[1] as i64;
+                if px < 0 || py < 0 || px >= s[0] as i64 || py >= s[1] as i64 {
+                    continue;
+                }
+                let si = px as u64 + s[0] * (py as u64 + s[1] * (ch + s[2] * m));
+                let fi = (f[0] - 1 - i) + f[0] * ((f[1] - 1 - j) + f[1] * (ch + f[2] * k));
+                let oi = a + o[0] * (b + o[1] * (k + o[2] * m));
+                terms.push((si as usize, fi as usize, oi as usize));
+            }
+        }
+        let mut want = [vec![0.0; len(o)], vec![0.0; len(s)], vec![0.0; len(f)]];
+        for &(si, fi, oi) in &terms {
+            want[0][oi] += x[si] * w[fi];
+            want[1][si] += dy[oi] * w[fi];
+            want[2][fi] += dy[oi] * x[si];
+        }
+        let runs = [(Pass::Forward, &xd, &wd), (Pass::Data, &dyd, &wd), (Pass::Filter, &dyd, &xd)];
+        for ((pass, a, b), want) in runs.into_iter().zip(want) {
+            let got = run(0, pass, a, b, &g).expect("no failure").expect("cuDNN ran the pass");
+            let host = crate::backend::download(&got.data, got.dims, got.dtype).unwrap();
+            for (i, (&v, w)) in host.as_slice::<T>().iter().zip(&want).enumerate() {
+                let v: f64 = v.into();
+                assert!((v - w).abs() <= tol, "{pass:?} element {i}: {v} vs {w}");
+            }
+        }
+    }
+
+    /// (image, filter, row, column) of every output pixel, slowest first.
+    fn output_pixels(o: [u64; 4]) -> impl Iterator<Item = (u64, u64, u64, u64)> {
+        (0..o[3]).flat_map(move |m| {
+            (0..o[2]).flat_map(move |k| {
+                (0..o[1]).flat_map(move |b| (0..o[0]).map(move |a| (m, k, b, a)))
+            })
+        })
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA device with cuDNN 9"]
+    fn cudnn_runs_every_pass_f32() {
+        passes::<f32>(|v| v as f32, 1e-4);
+    }
+
+    #[test]
+    #[ignore = "needs a CUDA device with cuDNN 9"]
+    fn cudnn_runs_every_pass_f64() {
+        passes::<f64>(|v| v, 1e-12);
+    }
 }
