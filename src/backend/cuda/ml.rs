@@ -175,8 +175,10 @@ fn measure(
     ops: &[(Desc, u64); 3],
     dt: DType,
 ) -> Result<Choice, Error> {
-    let limit = FIND_WORKSPACE.min(dev.total_memory() / 16);
-    let work = dev.memory().alloc(limit)?;
+    // Where the pool cannot give the whole work area, the algorithms that need none compete.
+    let work = dev.memory().alloc(FIND_WORKSPACE.min(dev.total_memory() / 16)).ok();
+    let limit = work.as_ref().map_or(0, |w| w.len());
+    let work_ptr = work.as_ref().map_or(std::ptr::null_mut(), |w| w.ptr() as *mut c_void);
     let find = match pass {
         Pass::Forward => lib.find_forward,
         Pass::Data => lib.find_backward_data,
@@ -187,8 +189,9 @@ fn measure(
     let [(d0, p0), (d1, p1), (d2, p2)] = *ops;
     // SAFETY: the descriptors describe the arrays at these addresses, live device memory of
     // this device (the output is written, and is the call's own fresh buffer); the work area
-    // holds `limit` bytes and returns to the pool only after the measurement, which cuDNN
-    // runs on the handle's stream (emberfire's) and waits for; `perf` has room for 10.
+    // (null when `limit` is 0) holds `limit` bytes and returns to the pool only after the
+    // measurement, which cuDNN runs on the handle's stream (emberfire's) and waits for;
+    // `perf` has room for 10.
     let status = unsafe {
         find(
             h,
@@ -202,7 +205,7 @@ fn measure(
             perf.len() as i32,
             &mut returned,
             perf.as_mut_ptr(),
-            work.ptr() as *mut c_void,
+            work_ptr,
             limit,
         )
     };
