@@ -22,16 +22,20 @@
 //! points of 64 dimensions on a GPU (4,096 of each on the CPU), printed in `tflops` of the
 //! `2 nq np d` flops of the distance matrix, as the peers count it.
 //!
+//! `conv2_nn_f32` is a convolution layer (batch 32, 64 to 64 channels, 56 x 56, 3 x 3, stride 1,
+//! padding 1) beside PyTorch's `conv2d` with TF32 off; on the CPU a batch of 4.
+//!
 //! `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
 
 use emberfire::{
-    constant, convolve2, cos, dilate, dim4, erfc, eval_multiple, exp, gaussian_kernel,
-    get_active_backend, get_device, histogram, log, matmul, medfilt, moddims, nearest_neighbour,
-    resize, rgb2gray, sat, sin, sobel, sparse_from_host, sqrt, sum, sync, transpose, Array,
-    Backend, BorderType, ConvDomain, ConvMode, InterpType, MatProp, MatchType, SparseFormat,
+    constant, convolve2, convolve2_nn, cos, dilate, dim4, erfc, eval_multiple, exp,
+    gaussian_kernel, get_active_backend, get_device, histogram, log, matmul, medfilt, moddims,
+    nearest_neighbour, resize, rgb2gray, sat, sin, sobel, sparse_from_host, sqrt, sum, sync,
+    transpose, Array, Backend, BorderType, ConvDomain, ConvMode, InterpType, MatProp, MatchType,
+    SparseFormat,
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
@@ -310,6 +314,22 @@ fn main() {
         x.eval();
         let ms = time_ms(&timing, || matmul(&a, &x, MatProp::NONE, MatProp::NONE).eval());
         emit("spmv_csr_f32", ms, nnz * 8 + (rows + 1) * 4 + rows * 8);
+    }
+    if opts.wants("conv2_nn_f32") {
+        // A convolution layer: 64 -> 64 channels of 56 x 56, 3 x 3 filters, stride 1, padding
+        // 1. PyTorch's NCHW input (32, 64, 56, 56) is emberfire's [56, 56, 64, 32] with no
+        // copy, and its (64, 64, 3, 3) weight our [3, 3, 64, 64] filter bank. A batch of 32
+        // on a GPU, as the peer; 4 on the CPU (no NumPy peer; flops count the batch run).
+        let batch = if on_gpu { 32 } else { 4 };
+        let x =
+            moddims(&random_f32(56 * 56 * 64 * batch, &mut rng), dim4!(56, 56, 64, batch as u64));
+        let w = moddims(&random_f32(3 * 3 * 64 * 64, &mut rng), dim4!(3, 3, 64, 64));
+        x.eval();
+        w.eval();
+        let ms = time_ms(&timing, || {
+            convolve2_nn(&x, &w, dim4!(1, 1), dim4!(1, 1), dim4!(1, 1)).eval();
+        });
+        emit_flops("conv2_nn_f32", ms, 2.0 * (batch * 64 * 64 * 9 * 56 * 56) as f64);
     }
     image_cases(&opts, &timing, on_gpu, &mut rng);
     if opts.wants("knn_f32") {

@@ -106,6 +106,7 @@ pub use ops::lapack::{
     qr, qr_inplace, rank, solve, solve_lu, svd, svd_inplace, NormType,
 };
 pub use ops::locate::locate;
+pub use ops::ml::{convolve2_gradient_nn, convolve2_nn, ConvGradientType};
 pub use ops::seq::Seq;
 pub use ops::set::{set_intersect, set_union, set_unique};
 pub use ops::signal::*;

@@ -8,6 +8,7 @@ pub(crate) mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod dense;
 pub(crate) mod image;
+pub(crate) mod ml;
 pub(crate) mod movement;
 pub(crate) mod random;
 pub(crate) mod reduce;

@@ -20,6 +20,7 @@ mod index_macros;
 pub(crate) mod indexer;
 pub(crate) mod lapack;
 pub(crate) mod locate;
+pub(crate) mod ml;
 pub(crate) mod seq;
 pub(crate) mod set;
 pub(crate) mod signal;

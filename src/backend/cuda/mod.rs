@@ -23,6 +23,7 @@ pub(crate) mod runtime;
 
 pub(crate) mod codegen;
 pub(crate) mod copy;
+pub(crate) mod cudnn;
 pub(crate) mod cufft;
 pub(crate) mod cusolver;
 pub(crate) mod dense;
@@ -33,6 +34,7 @@ pub(crate) mod index_copy;
 pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod mapped;
+pub(crate) mod ml;
 pub(crate) mod nccl;
 pub(crate) mod peer;
 pub(crate) mod random;
