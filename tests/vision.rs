@@ -700,6 +700,45 @@ fn nearest_neighbour_large_ssd_uses_the_product_and_agrees() {
     }
 }
 
+/// Random (unplanted) f32 descriptors of `d` values, with sizes that fill no tile evenly, as
+/// the fused SSD search on CUDA sees them: the chosen point's distance is the smallest (up to
+/// f32 rounding), the distance returned is that point's, and of equal points the first wins.
+#[test]
+fn nearest_neighbour_ssd_of_random_descriptors_finds_the_minimum() {
+    let mut rng = Rng64::seed_from_u64(29);
+    for (d, nt, nq) in [(20, 1031, 257), (64, 129, 130), (4, 7, 1), (36, 500, 3)] {
+        let mut train: Vec<f64> = (0..d * nt).map(|_| rng.gen_range(0.0..1.0)).collect();
+        // a duplicate of point 3 later on: ties go to the lower index
+        let dup = nt - 1;
+        for k in 0..d {
+            train[k + d * dup] = train[k + d * 3.min(dup)];
+        }
+        let query: Vec<f64> = (0..d * nq).map(|_| rng.gen_range(0.0..1.0)).collect();
+        let t: Array<f32> = Array::new(&train, dim4!(d as u64, nt as u64)).cast();
+        let q: Array<f32> = Array::new(&query, dim4!(d as u64, nq as u64)).cast();
+        // the same search with descriptors along dimension 1
+        let (tq, tt) = (transpose(&q, false), transpose(&t, false));
+        for (idx, dist) in [
+            nearest_neighbour(&q, &t, 0, 1, MatchType::SSD),
+            nearest_neighbour(&tq, &tt, 1, 1, MatchType::SSD),
+        ] {
+            assert_eq!(idx.dims(), dim4!(1, nq as u64));
+            let (idx, dist) = (idx.to_vec(), dist.to_vec());
+            for j in 0..nq {
+                let qj = &query[d * j..d * (j + 1)];
+                let all: Vec<f64> = (0..nt)
+                    .map(|p| dist_ref(qj, &train[d * p..d * (p + 1)], MatchType::SSD))
+                    .collect();
+                let best = all.iter().cloned().fold(f64::INFINITY, f64::min);
+                let i = idx[j] as usize;
+                assert!(i < nt && i != dup, "query {j} of {d}x{nq} vs {nt}: index {i}");
+                assert!(all[i] - best < 1e-4 * (1.0 + best), "query {j}: {} vs {best}", all[i]);
+                assert!((dist[j] as f64 - all[i]).abs() < 1e-4 * (1.0 + all[i]), "query {j}");
+            }
+        }
+    }
+}
+
 #[test]
 #[should_panic(expected = "nearest_neighbour: `query` (dims")]
 fn nearest_neighbour_rejects_different_lengths() {

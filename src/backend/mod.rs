@@ -15,6 +15,7 @@ pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod sort;
 pub(crate) mod sparse;
+pub(crate) mod vision;
 
 pub(crate) mod index_copy;
 pub(crate) mod signal;

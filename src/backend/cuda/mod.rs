@@ -36,6 +36,7 @@ pub(crate) mod launch;
 pub(crate) mod mapped;
 pub(crate) mod ml;
 pub(crate) mod nccl;
+pub(crate) mod nearest;
 pub(crate) mod peer;
 pub(crate) mod random;
 pub(crate) mod reduce;

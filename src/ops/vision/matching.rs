@@ -10,8 +10,11 @@
 
 use super::MatchType;
 use crate::array::Array;
+use crate::backend::dense::Dense;
+use crate::backend::vision as backend;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, ImageFilterType, RealNumber};
+use crate::error_handler::OrRaise;
 use crate::jit::{BinOp, UnOp};
 use crate::ops::blas::{matmul, MatProp};
 use crate::ops::image::calc::Val;
@@ -81,9 +84,9 @@ fn popcount(x: &Val) -> Val {
 /// The distance (or, for NCC and ZNCC, the correlation) between every train descriptor
 /// and every query descriptor: `q` is `d x nq`, `t` is `d x nt`, the result `nt x nq`.
 ///
-/// This is the one place that computes distances: a fused kernel for SSD with `k = 1`
-/// (distance and minimum in one pass, never storing the `nt x nq` matrix) belongs here,
-/// ahead of the general path, taking over the whole query loop of [`best_matches`].
+/// This is the one place that computes distances. (SSD with `k = 1` on f32 descriptors
+/// on CUDA never comes here: [`fused_nearest_ssd`] keeps each query's minimum as it computes,
+/// so the `nt x nq` matrix is never stored.)
 pub(crate) fn distances<C: Compute>(q: &Array<C>, t: &Array<C>, mt: MatchType) -> Array<C> {
     let ty = C::get_af_dtype();
     let (d, nq, nt) = (q.dims()[0], q.dims()[1], t.dims()[1]);
@@ -290,11 +293,34 @@ where
             );
             if ty == DType::F64 {
                 run::<T, f64, _>(&q, &t, n_dist, dist_type)
+            } else if let Some(found) = (dist_type == MatchType::SSD && n_dist == 1)
+                .then(|| fused_nearest_ssd(FUNC, &q, &t))
+                .flatten()
+            {
+                found
             } else {
                 run::<T, f32, _>(&q, &t, n_dist, dist_type)
             }
         }
     }
+}
+
+/// The nearest train descriptor of each query by SSD (`k = 1`), where a backend fuses the
+/// search (f32 descriptors on CUDA, see `backend::vision`): indices and distances of shape
+/// `(1, nq)`. `None` where the general path must run.
+fn fused_nearest_ssd<T, D>(func: &str, q: &Array<T>, t: &Array<T>) -> Option<(Array<u32>, Array<D>)>
+where
+    T: HasAfEnum,
+    D: HasAfEnum,
+{
+    if !backend::fuses_nearest_ssd(q.node().backend) {
+        return None;
+    }
+    let query = Dense::of(q.node()).or_raise(func);
+    let train = Dense::of(t.node()).or_raise(func);
+    let (idx, dist) = backend::nearest_ssd(&query, &train)?.or_raise(func);
+    debug_assert_eq!(dist.dtype, D::get_af_dtype());
+    Some((Array::from_node(idx.into_node()), Array::from_node(dist.into_node())))
 }
 
 /// The `n_dist` train descriptors nearest to each query descriptor by Hamming distance

@@ -65,6 +65,8 @@ pub(crate) enum Family {
     Sparse,
     /// Image warps and histograms (`kernels/image.cu`).
     Image,
+    /// Computer vision: the nearest-neighbour search (`kernels/nearest.cu`).
+    Vision,
     /// A source given as text, keyed by the text and the entry point.
     Source,
 }
