@@ -323,7 +323,9 @@ fn imports_copy_only_where_they_must() {
     let mut bytes = vec![0u8];
     bytes.extend(bytes_of(&vals));
     DELETED.store(0, Ordering::SeqCst);
-    let t = foreign(&bytes, dlpack::dl_data_type(DType::F64), &[3], Some(&[1]), 1, 0);
+    let t = foreign(&bytes, dlpack::dl_data_type(DType::F64), &[3], Some(&[1]), 0, 0);
+    // SAFETY: the tensor is live and not yet handed over.
+    unsafe { (*t.as_ptr()).dl_tensor.byte_offset = 1 };
     let p = data_ptr(t);
     // SAFETY: a live tensor, consumed.
     let a: Array<f64> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
@@ -361,15 +363,19 @@ fn read_only_tensors_are_not_written() {
     let flag = ffi::DLPACK_FLAG_BITMASK_READ_ONLY as u64;
     let t = foreign(&bytes_of(&vals), dlpack::dl_data_type(DType::F32), &[4], None, 0, flag);
     let p = data_ptr(t) as *const f32;
+    // the test keeps the memory, so that it can be read after the producer is released
+    // SAFETY: the tensor's context is the `Owned` that `foreign` made, not yet handed over.
+    let _kept = std::mem::take(unsafe { &mut (*((*t.as_ptr()).manager_ctx as *mut Owned))._bytes });
     // SAFETY: a live tensor, consumed.
     let mut a: Array<f32> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
     assert!(a.is_locked(), "read-only memory counts as locked");
     let ones = constant(9.0f32, dim4!(2));
     assign_seq(&mut a, &[Seq::new(0.0, 1.0, 1.0)], &ones);
     assert_eq!(a.to_vec(), vec![9.0, 9.0, 3.0, 4.0]);
-    // SAFETY: the producer's memory is alive until the deleter runs (below).
+    // SAFETY: `_kept` holds the producer's memory.
     let seen: Vec<f32> = (0..4).map(|i| unsafe { *p.add(i) }).collect();
     assert_eq!(seen, vals, "the producer's memory is untouched");
+    assert_eq!(DELETED.load(Ordering::SeqCst), 1, "the array moved to a copy of its own");
     drop(a);
     assert_eq!(DELETED.load(Ordering::SeqCst), 1);
 
