@@ -165,6 +165,12 @@ impl PyArray {
         })
     }
 
+    /// The address of the first element (device memory on CUDA): what DLPack consumers see.
+    #[getter]
+    fn data_ptr(&self) -> PyResult<usize> {
+        exchange::data_ptr(&self.inner)
+    }
+
     /// The transpose of a matrix (dimensions 0 and 1 swapped).
     #[getter(T)]
     fn transposed(&self) -> PyArray {

@@ -73,11 +73,12 @@ unsafe fn capsule(
     }
 }
 
-/// The protocol's `stream` argument as emberfire's stream value: on CUDA, `None` is the
-/// legacy default stream (1); on the CPU only `None` (or -1) is allowed.
+/// The protocol's `stream` argument as emberfire's stream value: on CUDA, `None` (and 0) is
+/// the legacy default stream (1); on the CPU only `None` (or -1) is allowed.
 fn stream_value(backend: Backend, stream: Option<isize>) -> PyResult<isize> {
     match (backend, stream) {
-        (Backend::CUDA, None) => Ok(1),
+        // 0 is ambiguous in the protocol; consumers that pass it mean the default stream
+        (Backend::CUDA, None) | (Backend::CUDA, Some(0)) => Ok(1),
         (Backend::CUDA, Some(s)) => Ok(s),
         (_, None) | (_, Some(-1)) => Ok(-1),
         (_, Some(s)) => Err(PyValueError::new_err(format!(
@@ -302,4 +303,20 @@ pub fn cuda_array_interface(
     // a stream of 0 would mean "none"; emberfire's own stream is never the null stream
     d.set_item("stream", stream as usize)?;
     Ok(d.into_any().unbind())
+}
+
+/// The address of an array's first element, as a DLPack consumer sees it (evaluates the array;
+/// no copy, no lock).
+pub fn data_ptr(array: &AnyArray) -> PyResult<usize> {
+    each!(array, x, T => {
+        // SAFETY: no stream is named.
+        let t = unsafe { dlpack::to_dlpack_for_stream(x, -1) }.map_err(to_py)?;
+        // SAFETY: a live tensor, deleted once after reading its address.
+        unsafe {
+            let dl = &(*t.as_ptr()).dl_tensor;
+            let p = dl.data as usize + dl.byte_offset as usize;
+            ((*t.as_ptr()).deleter.expect("emberfire's tensors have a deleter"))(t.as_ptr());
+            Ok(p)
+        }
+    })
 }
