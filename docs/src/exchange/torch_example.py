@@ -28,7 +28,7 @@ class EmberfireMSE(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         X, w, y = ctx.saved_tensors
-        g = mse_grad(*(ef.from_dlpack(t) for t in (X, w, y)))
+        g = mse_grad(*(ef.from_dlpack(t.detach()) for t in (X, w, y)))
         # torch.from_dlpack: torch's stream waits for emberfire's kernels, no host sync
         return None, torch.from_dlpack(g) * grad_out, None
 
