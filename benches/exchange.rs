@@ -59,8 +59,7 @@ unsafe extern "C" fn free_dims(t: *mut ffi::DLManagedTensorVersioned) {
 fn foreign(ptr: usize, n: u64, device: ffi::DLDevice) -> NonNull<ffi::DLManagedTensorVersioned> {
     let dims = Box::into_raw(Box::new(Dims { shape: [n as i64], strides: [1] }));
     // SAFETY: `dims` was just leaked and lives until the deleter.
-    let (shape, strides) =
-        unsafe { ((*dims).shape.as_mut_ptr(), (*dims).strides.as_mut_ptr()) };
+    let (shape, strides) = unsafe { ((*dims).shape.as_mut_ptr(), (*dims).strides.as_mut_ptr()) };
     NonNull::from(Box::leak(Box::new(ffi::DLManagedTensorVersioned {
         version: ffi::DLPackVersion { major: 1, minor: 0 },
         manager_ctx: dims as *mut c_void,
@@ -118,7 +117,11 @@ fn main() {
                 p as usize
             };
             stream.synchronize().unwrap();
-            (p, ffi::DLDevice { device_type: ffi::DLDeviceType::kDLCUDA, device_id: 0 }, Box::new(mem))
+            (
+                p,
+                ffi::DLDevice { device_type: ffi::DLDeviceType::kDLCUDA, device_id: 0 },
+                Box::new(mem),
+            )
         }
         _ => {
             let mut v = vec![0.5f32; ELEMENTS as usize];

@@ -178,10 +178,7 @@ fn borrowed_read_only(b: &Buffer) -> bool {
                 return false;
             }
             let table = lock(host_locks());
-            table
-                .borrowed
-                .get(&buffer_addr(b))
-                .is_some_and(|l| l.iter().any(|r| r.read_only))
+            table.borrowed.get(&buffer_addr(b)).is_some_and(|l| l.iter().any(|r| r.read_only))
         }
         Buffer::Cuda(m) => crate::interop::dlpack::owner_is_read_only(m.borrowed_owner()),
     }

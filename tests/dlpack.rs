@@ -438,9 +438,18 @@ fn unexchangeable_tensors_are_clear_errors() {
     let bytes = [0u8; 64];
     let f32t = dlpack::dl_data_type(DType::F32);
     let cases: Vec<(NonNull<ffi::DLManagedTensorVersioned>, &str)> = vec![
-        (foreign(&bytes, ffi::DLDataType { code: 4, bits: 16, lanes: 1 }, &[4], None, 0, 0), "bfloat16"),
-        (foreign(&bytes, ffi::DLDataType { code: 0, bits: 8, lanes: 1 }, &[4], None, 0, 0), "signed 8-bit"),
-        (foreign(&bytes, ffi::DLDataType { code: 77, bits: 8, lanes: 1 }, &[4], None, 0, 0), "type code"),
+        (
+            foreign(&bytes, ffi::DLDataType { code: 4, bits: 16, lanes: 1 }, &[4], None, 0, 0),
+            "bfloat16",
+        ),
+        (
+            foreign(&bytes, ffi::DLDataType { code: 0, bits: 8, lanes: 1 }, &[4], None, 0, 0),
+            "signed 8-bit",
+        ),
+        (
+            foreign(&bytes, ffi::DLDataType { code: 77, bits: 8, lanes: 1 }, &[4], None, 0, 0),
+            "type code",
+        ),
         (foreign(&bytes, dlpack::dl_data_type(DType::F64), &[4], None, 0, 0), "not F32"),
         (foreign(&bytes, f32t, &[1, 1, 1, 1, 2], None, 0, 0), "at most 4"),
         (foreign(&bytes, f32t, &[2, -1], None, 0, 0), "negative size"),
@@ -519,7 +528,13 @@ fn cuda_producer_stream_is_ordered_before_reads() {
     ];
     // SAFETY: `mem` holds n floats on device 0, alive until the deleter (below) drops it.
     unsafe {
-        k.launch_on(producer.cu_stream(), ((n as u32).div_ceil(256), 1, 1), (256, 1, 1), 0, &mut params)
+        k.launch_on(
+            producer.cu_stream(),
+            ((n as u32).div_ceil(256), 1, 1),
+            (256, 1, 1),
+            0,
+            &mut params,
+        )
     }
     .unwrap();
     // the tensor owns the slice: its deleter frees it

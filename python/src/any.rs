@@ -27,19 +27,71 @@ macro_rules! each {
     ($a:expr, $x:ident, $T:ident => $body:expr) => {{
         use $crate::any::AnyArray as __A;
         match $a {
-            __A::F32($x) => { #[allow(dead_code)] type $T = f32; $body }
-            __A::F64($x) => { #[allow(dead_code)] type $T = f64; $body }
-            __A::F16($x) => { #[allow(dead_code)] type $T = emberfire::f16; $body }
-            __A::C32($x) => { #[allow(dead_code)] type $T = emberfire::c32; $body }
-            __A::C64($x) => { #[allow(dead_code)] type $T = emberfire::c64; $body }
-            __A::B8($x) => { #[allow(dead_code)] type $T = bool; $body }
-            __A::U8($x) => { #[allow(dead_code)] type $T = u8; $body }
-            __A::S16($x) => { #[allow(dead_code)] type $T = i16; $body }
-            __A::U16($x) => { #[allow(dead_code)] type $T = u16; $body }
-            __A::S32($x) => { #[allow(dead_code)] type $T = i32; $body }
-            __A::U32($x) => { #[allow(dead_code)] type $T = u32; $body }
-            __A::S64($x) => { #[allow(dead_code)] type $T = i64; $body }
-            __A::U64($x) => { #[allow(dead_code)] type $T = u64; $body }
+            __A::F32($x) => {
+                #[allow(dead_code)]
+                type $T = f32;
+                $body
+            }
+            __A::F64($x) => {
+                #[allow(dead_code)]
+                type $T = f64;
+                $body
+            }
+            __A::F16($x) => {
+                #[allow(dead_code)]
+                type $T = emberfire::f16;
+                $body
+            }
+            __A::C32($x) => {
+                #[allow(dead_code)]
+                type $T = emberfire::c32;
+                $body
+            }
+            __A::C64($x) => {
+                #[allow(dead_code)]
+                type $T = emberfire::c64;
+                $body
+            }
+            __A::B8($x) => {
+                #[allow(dead_code)]
+                type $T = bool;
+                $body
+            }
+            __A::U8($x) => {
+                #[allow(dead_code)]
+                type $T = u8;
+                $body
+            }
+            __A::S16($x) => {
+                #[allow(dead_code)]
+                type $T = i16;
+                $body
+            }
+            __A::U16($x) => {
+                #[allow(dead_code)]
+                type $T = u16;
+                $body
+            }
+            __A::S32($x) => {
+                #[allow(dead_code)]
+                type $T = i32;
+                $body
+            }
+            __A::U32($x) => {
+                #[allow(dead_code)]
+                type $T = u32;
+                $body
+            }
+            __A::S64($x) => {
+                #[allow(dead_code)]
+                type $T = i64;
+                $body
+            }
+            __A::U64($x) => {
+                #[allow(dead_code)]
+                type $T = u64;
+                $body
+            }
         }
     }};
 }
@@ -50,19 +102,58 @@ macro_rules! with_type {
     ($d:expr, $T:ident => $body:expr) => {{
         use emberfire::DType as __D;
         match $d {
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
-            __D::F16 => { type $T = emberfire::f16; $body }
-            __D::C32 => { type $T = emberfire::c32; $body }
-            __D::C64 => { type $T = emberfire::c64; $body }
-            __D::B8 => { type $T = bool; $body }
-            __D::U8 => { type $T = u8; $body }
-            __D::S16 => { type $T = i16; $body }
-            __D::U16 => { type $T = u16; $body }
-            __D::S32 => { type $T = i32; $body }
-            __D::U32 => { type $T = u32; $body }
-            __D::S64 => { type $T = i64; $body }
-            __D::U64 => { type $T = u64; $body }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
+            __D::F16 => {
+                type $T = emberfire::f16;
+                $body
+            }
+            __D::C32 => {
+                type $T = emberfire::c32;
+                $body
+            }
+            __D::C64 => {
+                type $T = emberfire::c64;
+                $body
+            }
+            __D::B8 => {
+                type $T = bool;
+                $body
+            }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::S16 => {
+                type $T = i16;
+                $body
+            }
+            __D::U16 => {
+                type $T = u16;
+                $body
+            }
+            __D::S32 => {
+                type $T = i32;
+                $body
+            }
+            __D::U32 => {
+                type $T = u32;
+                $body
+            }
+            __D::S64 => {
+                type $T = i64;
+                $body
+            }
+            __D::U64 => {
+                type $T = u64;
+                $body
+            }
         }
     }};
 }

@@ -110,7 +110,8 @@ pub fn dlpack_capsule(
     }
     let stream = stream_value(backend, stream)?;
     let copied = copy == Some(true);
-    let source = if copied { each!(array, x, T => AnyArray::from(x.copy())) } else { array.clone() };
+    let source =
+        if copied { each!(array, x, T => AnyArray::from(x.copy())) } else { array.clone() };
     let versioned = max_version.is_some_and(|(major, _)| major >= 1);
     if versioned {
         // SAFETY: on CUDA the stream value comes from the consumer, which the protocol makes
@@ -272,11 +273,7 @@ pub fn typestr(d: DType) -> &'static str {
 /// `__cuda_array_interface__` (version 3) of a CUDA array: its device pointer (a view is
 /// first made contiguous), byte strides, and the stream its values are written on, which
 /// the consumer waits for. The Python array keeps the memory alive.
-pub fn cuda_array_interface(
-    py: Python<'_>,
-    array: &AnyArray,
-    shape: &[u64],
-) -> PyResult<PyObject> {
+pub fn cuda_array_interface(py: Python<'_>, array: &AnyArray, shape: &[u64]) -> PyResult<PyObject> {
     let (ptr, size) = each!(array, x, T => {
         if x.get_backend() != Backend::CUDA {
             return Err(pyo3::exceptions::PyAttributeError::new_err(

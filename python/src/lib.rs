@@ -63,7 +63,11 @@ fn shape_arg(shape: &Bound<'_, PyAny>) -> PyResult<(Dim4, usize)> {
 /// An array of zeros.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype=None))]
-fn zeros(py: Python<'_>, shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+fn zeros(
+    py: Python<'_>,
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     let (dims, nd) = shape_arg(shape)?;
     Ok(PyArray::new(array::filled(0.0, dims, dtype_arg(py, dtype, DType::F32)?), nd))
 }
@@ -71,7 +75,11 @@ fn zeros(py: Python<'_>, shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAn
 /// An array of ones.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype=None))]
-fn ones(py: Python<'_>, shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+fn ones(
+    py: Python<'_>,
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     let (dims, nd) = shape_arg(shape)?;
     Ok(PyArray::new(array::filled(1.0, dims, dtype_arg(py, dtype, DType::F32)?), nd))
 }
@@ -100,7 +108,11 @@ fn arange(py: Python<'_>, n: u64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<
 /// An emberfire array is returned as it is (converted if `dtype` differs).
 #[pyfunction]
 #[pyo3(signature = (obj, dtype=None))]
-fn asarray(py: Python<'_>, obj: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+fn asarray(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     if let Ok(a) = obj.downcast::<PyArray>() {
         let a = a.get();
         let d = dtype_arg(py, dtype, a.inner.dtype())?;

@@ -54,7 +54,9 @@ pub fn dlpack_device<T: HasAfEnum>(array: &Array<T>) -> DLDevice {
     match array.node().backend {
         BackendKind::Cpu => DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
         // the backend holds the CUDA ordinal, which is what DLPack's device id is
-        BackendKind::Cuda(d) => DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: d as i32 },
+        BackendKind::Cuda(d) => {
+            DLDevice { device_type: DLDeviceType::kDLCUDA, device_id: d as i32 }
+        }
     }
 }
 

@@ -88,8 +88,8 @@ impl Managed for DLManagedTensorVersioned {
             )));
         }
         // SAFETY: our deleter means our context.
-        let own = is_own_versioned(t.deleter)
-            .then(|| unsafe { &*(t.manager_ctx as *const ExportCtx) });
+        let own =
+            is_own_versioned(t.deleter).then(|| unsafe { &*(t.manager_ctx as *const ExportCtx) });
         Ok((&t.dl_tensor, t.flags, own))
     }
 }
@@ -408,7 +408,8 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
             let dev = crate::backend::cuda::runtime::device(ord)?;
             // SAFETY: the caller's contract: device memory of the active device valid while
             // the producer lives, whose deleter runs when the memory's last array drops.
-            let mem = unsafe { dev.memory().borrow(base as u64, extent * size, Arc::new(producer)) };
+            let mem =
+                unsafe { dev.memory().borrow(base as u64, extent * size, Arc::new(producer)) };
             if let Some(s) = producer_stream {
                 // SAFETY: the caller vouches for the stream.
                 unsafe { stream::emberfire_waits(func, &mem, s) }?;

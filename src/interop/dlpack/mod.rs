@@ -97,8 +97,7 @@ mod stream;
 pub use dlpack_ffi as ffi;
 pub use dtype::{dl_data_type, dtype_of};
 pub use export::{
-    dlpack_device, to_dlpack, to_dlpack_for_stream, to_dlpack_legacy,
-    to_dlpack_legacy_for_stream,
+    dlpack_device, to_dlpack, to_dlpack_for_stream, to_dlpack_legacy, to_dlpack_legacy_for_stream,
 };
 pub use import::{from_dlpack, from_dlpack_legacy};
 
