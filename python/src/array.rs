@@ -196,6 +196,7 @@ impl PyArray {
     }
 
     /// A copy of the values in a new NumPy array (Fortran order, the array's own layout).
+    #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
     fn to_numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let bytes = each!(&self.inner, x, T => {
             let v = x.to_vec();
@@ -380,6 +381,7 @@ pub fn arange(n: u64, d: DType) -> AnyArray {
 
 /// Elements of type `d` from their bytes in Fortran order (what NumPy's `tobytes(order="F")`
 /// gives), as an array of shape `dims` on the active backend.
+#[allow(clippy::unnecessary_cast)] // the casts are needed for every type but u8
 pub fn from_bytes(bytes: &[u8], dims: Dim4, d: DType) -> AnyArray {
     with_type!(d, T => {
         let n = bytes.len() / std::mem::size_of::<T>();

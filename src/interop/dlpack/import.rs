@@ -385,9 +385,9 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
             let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, extent * size) };
             let valid_bools = T::DTYPE != crate::DType::B8 || bytes.iter().all(|&b| b <= 1);
             if aligned && valid_bools {
+                let read_only = producer.read_only;
                 // SAFETY: aligned, initialised elements (bools checked), valid until the
                 // producer's deleter runs, which dropping `producer` does.
-                let read_only = producer.read_only;
                 unsafe { borrow_host::<T>(base as *mut T, extent, Box::new(producer), read_only) }
             } else {
                 let h = HostVec::try_from_bytes(T::DTYPE, bytes)?;
