@@ -9,6 +9,7 @@
 //! emberfire forgets it (ArrayFire's interop pattern, where the application locks an adopted
 //! buffer so that the library does not free what the application frees itself).
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,6 +43,20 @@ struct HostLocks {
     /// Live buffers adopted with `new_from_device_ptr`: at their drop, a locked one goes back
     /// to the user instead of becoming an orphan.
     adopted: HashSet<usize>,
+    /// Live buffers over memory borrowed from another library (a DLPack import), by address:
+    /// never freed by emberfire; at their drop the vector is forgotten and its owner dropped
+    /// (which hands the memory back to its producer). A list, because the same memory can be
+    /// borrowed twice.
+    borrowed: HashMap<usize, Vec<BorrowedHost>>,
+    /// Owners of borrowed buffers whose last array was dropped while locked: kept with the
+    /// orphan, for the user's pointer.
+    kept_owners: Vec<Box<dyn Any + Send>>,
+}
+
+/// What keeps a borrowed host buffer alive, and whether its producer allows writes.
+struct BorrowedHost {
+    owner: Box<dyn Any + Send>,
+    read_only: bool,
 }
 
 fn host_locks() -> &'static Mutex<HostLocks> {
@@ -78,6 +93,19 @@ pub(crate) fn release_host(h: HostVec) -> HostRelease {
     }
     let mut table = lock(host_locks());
     let addr = h.as_bytes().as_ptr() as usize;
+    if let Some(b) = take_borrowed(&mut table, addr) {
+        if table.locked.contains_key(&addr) {
+            table.orphans.insert(addr, h);
+            table.kept_owners.push(b.owner);
+            return HostRelease::Kept;
+        }
+        // Not ours to free: forget the vector, then release the owner outside the table's lock
+        // (its drop runs the producer's code, which may call back into emberfire).
+        std::mem::forget(h);
+        drop(table);
+        drop(b.owner);
+        return HostRelease::GivenBack;
+    }
     let adopted = table.adopted.remove(&addr);
     if adopted {
         HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
@@ -98,6 +126,64 @@ pub(crate) fn release_host(h: HostVec) -> HostRelease {
     HostRelease::Kept
 }
 
+/// Removes one borrowed record at `addr`, if any.
+fn take_borrowed(table: &mut HostLocks, addr: usize) -> Option<BorrowedHost> {
+    let list = table.borrowed.get_mut(&addr)?;
+    let b = list.pop();
+    if list.is_empty() {
+        table.borrowed.remove(&addr);
+    }
+    if b.is_some() {
+        HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
+    }
+    b
+}
+
+/// A host buffer over `n` elements of `T` at `ptr` that another library owns: emberfire never
+/// frees, grows or caches it; when the buffer drops, `owner` is dropped (on the thread that
+/// drops the last array), unless the buffer is locked then. With `read_only`, emberfire never
+/// writes it in place (see [`buffer_locked`]).
+///
+/// # Safety
+///
+/// `n > 0`; `ptr` is non-null, aligned for `T` and holds `n` initialised elements of `T`
+/// (bools 0 or 1), valid while `owner` lives and not freed by anything else meanwhile.
+pub(crate) unsafe fn borrow_host<T: crate::storage::Element>(
+    ptr: *mut T,
+    n: usize,
+    owner: Box<dyn Any + Send>,
+    read_only: bool,
+) -> Buffer {
+    debug_assert!(n > 0 && !ptr.is_null());
+    // SAFETY: the caller vouches for `n` initialised, aligned elements. The vector is not from
+    // Rust's allocator, which is why it must never reach it: `release_host` forgets it (never
+    // drops it), and no code grows or shrinks a buffer's vector (buffers hold their final
+    // length; outputs are new vectors).
+    let v = unsafe { Vec::from_raw_parts(ptr, n, n) };
+    let h = T::wrap(v);
+    // Recorded before any array uses it, so the drop of the last one finds it.
+    let mut table = lock(host_locks());
+    table.borrowed.entry(ptr as usize).or_default().push(BorrowedHost { owner, read_only });
+    HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
+    drop(table);
+    Buffer::host(h)
+}
+
+/// Whether `b` is memory borrowed read-only from another library (a DLPack import whose
+/// producer forbids writes): emberfire then treats it as locked, never writing it in place.
+fn borrowed_read_only(b: &Buffer) -> bool {
+    match b {
+        Buffer::Host(h) => {
+            if HOST_TRACKED.load(Ordering::Acquire) == 0 || h.len() == 0 {
+                return false;
+            }
+            let table = lock(host_locks());
+            table.borrowed.get(&buffer_addr(b)).is_some_and(|l| l.iter().any(|r| r.read_only))
+        }
+        Buffer::Cuda(m) => crate::interop::dlpack::owner_is_read_only(m.borrowed_owner()),
+    }
+}
+
 fn buffer_addr(b: &Buffer) -> usize {
     match b {
         Buffer::Host(h) => h.as_bytes().as_ptr() as usize,
@@ -105,12 +191,15 @@ fn buffer_addr(b: &Buffer) -> usize {
     }
 }
 
-/// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer).
+/// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer),
+/// or `b` is memory another library lent read-only: either way emberfire must not write it in
+/// place.
 pub(crate) fn buffer_locked(b: &Buffer) -> bool {
-    match b {
+    let locked = match b {
         Buffer::Host(_) => lock(host_locks()).locked.contains_key(&buffer_addr(b)),
         Buffer::Cuda(m) => m.is_locked(),
-    }
+    };
+    locked || borrowed_read_only(b)
 }
 
 impl<T: HasAfEnum> Array<T> {

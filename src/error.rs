@@ -39,6 +39,10 @@ pub enum Error {
         /// What went wrong.
         reason: String,
     },
+    /// A tensor could not be exchanged through DLPack (see [`crate::dlpack`]): a device or an
+    /// element type emberfire does not have, a tensor on another device than the active one, a
+    /// layout it cannot hold. The text names the function and the reason.
+    Exchange(String),
 }
 
 impl fmt::Display for Error {
@@ -51,6 +55,7 @@ impl fmt::Display for Error {
             Error::OutOfMemory { bytes } => write!(f, "out of memory allocating {bytes} bytes"),
             Error::Driver(msg) => write!(f, "driver error: {msg}"),
             Error::ImageFile { path, reason } => write!(f, "image file {path:?}: {reason}"),
+            Error::Exchange(why) => write!(f, "exchange failed: {why}"),
         }
     }
 }

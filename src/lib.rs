@@ -68,7 +68,7 @@ pub use error_handler::{
     HANDLE_ERROR,
 };
 pub use event::Event;
-pub use interop::cuda;
+pub use interop::{cuda, dlpack};
 pub use jit::evaluation::{eval_multiple, is_eval_manual, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
 pub use ops::blas::{

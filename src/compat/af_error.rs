@@ -109,6 +109,7 @@ impl From<&Error> for AfError {
             Error::OutOfMemory { .. } => AfError::ERR_NO_MEM,
             Error::Driver(_) => AfError::ERR_DRIVER,
             Error::ImageFile { .. } => AfError::ERR_NOT_SUPPORTED,
+            Error::Exchange(_) => AfError::ERR_NOT_SUPPORTED,
         }
     }
 }

@@ -141,7 +141,7 @@ fn context_of_stream(stream: sys::CUstream) -> Result<sys::CUcontext> {
 }
 
 /// Checks that `stream` belongs to `dev`'s primary context.
-fn check_stream(dev: &Device, stream: sys::CUstream) -> Result<()> {
+pub(crate) fn check_stream(dev: &Device, stream: sys::CUstream) -> Result<()> {
     dev.bind()?;
     let ctx = context_of_stream(stream)?;
     if ctx != dev.context().cu_ctx() {

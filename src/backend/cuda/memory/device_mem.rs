@@ -236,6 +236,14 @@ impl DeviceMem {
         self.locked.load(Ordering::Acquire)
     }
 
+    /// The owner of borrowed memory (see `MemoryManager::borrow`), `None` for other memory.
+    pub(crate) fn borrowed_owner(&self) -> Option<&(dyn Any + Send + Sync)> {
+        match &self.origin {
+            Origin::Borrowed { owner } => Some(&**owner),
+            _ => None,
+        }
+    }
+
     /// Whether this memory is adopted (freed with the driver) or borrowed (never freed).
     pub(crate) fn is_foreign(&self) -> bool {
         matches!(self.origin, Origin::Adopted | Origin::Borrowed { .. })

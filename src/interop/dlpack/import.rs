@@ -1,0 +1,422 @@
+//! Import: a producer's DLPack tensor as an array over the producer's memory, which keeps the
+//! producer alive (and calls its deleter once) until the last array using it drops.
+
+use std::any::Any;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use dlpack_ffi::{
+    DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
+    DLPACK_FLAG_BITMASK_READ_ONLY,
+};
+
+use super::dtype::dtype_of;
+use super::export::{is_own_legacy, is_own_versioned, ExportCtx};
+use super::stream;
+use crate::array::Array;
+use crate::array_memory::borrow_host;
+use crate::backend::{BackendKind, Buffer};
+use crate::device::active_kind;
+use crate::dim4::Dim4;
+use crate::dtype::HasAfEnum;
+use crate::error::{Error, Result};
+use crate::jit::{Data, Node};
+use crate::storage::HostVec;
+
+/// The producer of imported memory: dropping it calls the tensor's deleter, once.
+pub(super) struct Producer {
+    tensor: *mut c_void,
+    release: unsafe fn(*mut c_void),
+    read_only: bool,
+}
+
+// SAFETY: DLPack deleters may be called from any thread (the protocol requires it), and the
+// pointer is only used to call it, once, from `Drop`.
+unsafe impl Send for Producer {}
+// SAFETY: a shared `Producer` gives access to nothing but `read_only`.
+unsafe impl Sync for Producer {}
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        // SAFETY: `tensor` is the managed tensor this producer was made for, whose deleter has
+        // not run: only this drop runs it.
+        unsafe { (self.release)(self.tensor) }
+    }
+}
+
+/// Whether the owner of borrowed device memory is a DLPack producer that forbids writes.
+pub(crate) fn owner_is_read_only(owner: Option<&(dyn Any + Send + Sync)>) -> bool {
+    owner.and_then(|o| o.downcast_ref::<Producer>()).is_some_and(|p| p.read_only)
+}
+
+/// The two managed tensor structures, seen the same way.
+trait Managed {
+    /// The import function, for messages.
+    const FUNC: &'static str;
+    /// Calls the deleter, if any.
+    ///
+    /// # Safety
+    /// `p` is a live managed tensor of this type whose deleter has not run.
+    unsafe fn release(p: *mut c_void);
+    /// The tensor, flags, and emberfire's own context if emberfire exported it.
+    ///
+    /// # Safety
+    /// `p` is a live managed tensor of this type.
+    unsafe fn parts<'a>(p: *mut Self) -> Result<(&'a DLTensor, u64, Option<&'a ExportCtx>)>;
+}
+
+impl Managed for DLManagedTensorVersioned {
+    const FUNC: &'static str = "from_dlpack";
+
+    unsafe fn release(p: *mut c_void) {
+        let t = p as *mut DLManagedTensorVersioned;
+        // SAFETY: the caller's contract; reading `deleter` is allowed whatever the version.
+        if let Some(d) = unsafe { (*t).deleter } {
+            // SAFETY: the deleter of this tensor, run once.
+            unsafe { d(t) }
+        }
+    }
+
+    unsafe fn parts<'a>(p: *mut Self) -> Result<(&'a DLTensor, u64, Option<&'a ExportCtx>)> {
+        // SAFETY: the caller's contract.
+        let t = unsafe { &*p };
+        if t.version.major != 1 {
+            return Err(Error::Exchange(format!(
+                "from_dlpack: the tensor is of DLPack {}.{}; emberfire reads DLPack 1.x",
+                t.version.major, t.version.minor
+            )));
+        }
+        // SAFETY: our deleter means our context.
+        let own =
+            is_own_versioned(t.deleter).then(|| unsafe { &*(t.manager_ctx as *const ExportCtx) });
+        Ok((&t.dl_tensor, t.flags, own))
+    }
+}
+
+impl Managed for DLManagedTensor {
+    const FUNC: &'static str = "from_dlpack_legacy";
+
+    unsafe fn release(p: *mut c_void) {
+        let t = p as *mut DLManagedTensor;
+        // SAFETY: the caller's contract.
+        if let Some(d) = unsafe { (*t).deleter } {
+            // SAFETY: the deleter of this tensor, run once.
+            unsafe { d(t) }
+        }
+    }
+
+    unsafe fn parts<'a>(p: *mut Self) -> Result<(&'a DLTensor, u64, Option<&'a ExportCtx>)> {
+        // SAFETY: the caller's contract.
+        let t = unsafe { &*p };
+        // SAFETY: our deleter means our context.
+        let own =
+            is_own_legacy(t.deleter).then(|| unsafe { &*(t.manager_ctx as *const ExportCtx) });
+        Ok((&t.dl_tensor, 0, own))
+    }
+}
+
+/// Takes a DLPack 1.x tensor as an array over its memory (see the module documentation for
+/// layouts, ownership and streams). The tensor is consumed whatever the outcome: on an error
+/// its deleter has run. With `producer_stream` (on CUDA), everything emberfire does with the
+/// memory waits for the work queued on that stream so far; `None` means the producer's work
+/// is already complete or ordered before emberfire's stream (as the Python protocol's
+/// `__dlpack__(stream=...)` arranges).
+///
+/// Errors ([`Error::Exchange`]): an element type other than `T`'s, one emberfire does not
+/// have, more than four dimensions, a device other than the active backend's device.
+///
+/// # Safety
+///
+/// `tensor` is a live managed tensor whose deleter has not run, describing memory that holds
+/// its elements, stays valid until its deleter runs, and is not written by others while arrays
+/// use it (unless ordered with `producer_stream`). On CUDA, `producer_stream` is `-1`, `1`,
+/// `2` or a live stream of the active device's primary context.
+///
+/// ```
+/// use emberfire::{dim4, dlpack, Array};
+/// // A row-major 2x3 tensor made by hand: it imports as a strided view of `values`.
+/// static DELETED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// unsafe extern "C" fn deleter(_: *mut dlpack::ffi::DLManagedTensorVersioned) {
+///     DELETED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+/// }
+/// # if emberfire::get_active_backend() == emberfire::Backend::CPU {
+/// let mut values = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+/// let (mut shape, mut strides) = ([2i64, 3], [3i64, 1]);
+/// let mut t = dlpack::ffi::DLManagedTensorVersioned {
+///     version: dlpack::ffi::DLPackVersion { major: 1, minor: 0 },
+///     manager_ctx: std::ptr::null_mut(),
+///     deleter: Some(deleter),
+///     flags: 0,
+///     dl_tensor: dlpack::ffi::DLTensor {
+///         data: values.as_mut_ptr().cast(),
+///         device: dlpack::ffi::DLDevice {
+///             device_type: dlpack::ffi::DLDeviceType::kDLCPU,
+///             device_id: 0,
+///         },
+///         ndim: 2,
+///         dtype: dlpack::dl_data_type(emberfire::DType::F64),
+///         shape: shape.as_mut_ptr(),
+///         strides: strides.as_mut_ptr(),
+///         byte_offset: 0,
+///     },
+/// };
+/// // SAFETY: `values` outlives the array, which is dropped below.
+/// let a: Array<f64> = unsafe { dlpack::from_dlpack((&mut t).into(), None) }.unwrap();
+/// assert_eq!(a.dims(), dim4!(2, 3));
+/// assert_eq!(a.to_vec(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]); // column-major read-out
+/// drop(a);
+/// assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 1);
+/// # }
+/// ```
+pub unsafe fn from_dlpack<T: HasAfEnum>(
+    tensor: NonNull<DLManagedTensorVersioned>,
+    producer_stream: Option<isize>,
+) -> Result<Array<T>> {
+    // SAFETY: the caller's contract.
+    unsafe { import(tensor.as_ptr(), producer_stream) }
+}
+
+/// Like [`from_dlpack`], for a legacy tensor (`DLManagedTensor`, DLPack before 1.0), which
+/// carries no read-only flag: emberfire may write it in place, as DLPack 0.x allowed.
+///
+/// # Safety
+///
+/// As for [`from_dlpack`].
+///
+/// ```
+/// use emberfire::{dim4, dlpack, Array};
+/// let a = Array::new(&[1u64, 2, 3], dim4!(3));
+/// let t = dlpack::to_dlpack_legacy(&a).unwrap();
+/// // SAFETY: a live tensor from `to_dlpack_legacy`.
+/// let b: Array<u64> = unsafe { dlpack::from_dlpack_legacy(t, None) }.unwrap();
+/// assert_eq!(b.to_vec(), vec![1, 2, 3]);
+/// ```
+pub unsafe fn from_dlpack_legacy<T: HasAfEnum>(
+    tensor: NonNull<DLManagedTensor>,
+    producer_stream: Option<isize>,
+) -> Result<Array<T>> {
+    // SAFETY: the caller's contract.
+    unsafe { import(tensor.as_ptr(), producer_stream) }
+}
+
+fn err<X>(func: &str, why: String) -> Result<X> {
+    Err(Error::Exchange(format!("{func}: {why}")))
+}
+
+/// A readable name of a DLPack device type.
+fn device_name(t: DLDeviceType) -> String {
+    let name = match t {
+        DLDeviceType::kDLOpenCL => "OpenCL",
+        DLDeviceType::kDLVulkan => "Vulkan",
+        DLDeviceType::kDLMetal => "Metal",
+        DLDeviceType::kDLROCM => "ROCm",
+        DLDeviceType::kDLROCMHost => "ROCm host memory",
+        DLDeviceType::kDLOneAPI => "oneAPI",
+        DLDeviceType::kDLWebGPU => "WebGPU",
+        _ => "an unknown device",
+    };
+    format!("{name} (DLPack device type {})", t.0)
+}
+
+/// The backend a tensor of `tensor`'s device is read on: the active one, if it can.
+fn backend_for(func: &str, tensor: &DLTensor) -> Result<BackendKind> {
+    let active = active_kind();
+    let dev = tensor.device;
+    match (dev.device_type, active) {
+        (DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost, BackendKind::Cpu) => Ok(active),
+        (DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost, BackendKind::Cuda(_)) => err(
+            func,
+            "the tensor is in host memory but the active backend is CUDA; take it with the CPU \
+             backend active (`set_backend(Backend::CPU)`)"
+                .into(),
+        ),
+        (DLDeviceType::kDLCUDA, BackendKind::Cuda(ord)) if dev.device_id as usize == ord => {
+            Ok(active)
+        }
+        (DLDeviceType::kDLCUDAManaged, BackendKind::Cuda(_)) => Ok(active),
+        (DLDeviceType::kDLCUDA, BackendKind::Cuda(ord)) => err(
+            func,
+            format!(
+                "the tensor is on CUDA device {} but the active device is {ord}; make it \
+                 active with `set_device` first",
+                dev.device_id
+            ),
+        ),
+        (DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged, BackendKind::Cpu) => err(
+            func,
+            format!(
+                "the tensor is on CUDA device {} but the active backend is the CPU",
+                dev.device_id
+            ),
+        ),
+        (other, _) => err(func, format!("emberfire has no backend for {}", device_name(other))),
+    }
+}
+
+/// The shape and strides of `t`, in elements, padded to four dimensions.
+///
+/// # Safety
+///
+/// `t`'s shape and strides point at `ndim` values (strides may be null: row-major).
+unsafe fn layout(func: &str, t: &DLTensor) -> Result<([u64; 4], [i64; 4])> {
+    let ndim = t.ndim;
+    if !(0..=4).contains(&ndim) {
+        return err(
+            func,
+            format!("the tensor has {ndim} dimensions; emberfire arrays have at most 4"),
+        );
+    }
+    let ndim = ndim as usize;
+    let shape: &[i64] = if ndim == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(t.shape, ndim) }
+    };
+    let mut dims = [1u64; 4];
+    for (k, &s) in shape.iter().enumerate() {
+        if s < 0 {
+            return err(func, format!("dimension {k} has negative size {s}"));
+        }
+        dims[k] = s as u64;
+    }
+    let mut strides = [0i64; 4];
+    if ndim > 0 && !t.strides.is_null() {
+        // SAFETY: the caller's contract.
+        strides[..ndim].copy_from_slice(unsafe { std::slice::from_raw_parts(t.strides, ndim) });
+    } else {
+        // row-major (C order), what a null stride pointer meant before DLPack 1.2
+        let mut s = 1i64;
+        for k in (0..ndim).rev() {
+            strides[k] = s;
+            s = s.saturating_mul(shape[k].max(1));
+        }
+    }
+    // dimensions past the tensor's: contiguous after the last, for a layout that reads as
+    // dense when the tensor is
+    let mut next = (0..ndim).map(|k| strides[k].saturating_mul(dims[k] as i64)).max().unwrap_or(1);
+    for stride in strides.iter_mut().skip(ndim) {
+        *stride = next.max(1);
+        next = *stride;
+    }
+    Ok((dims, strides))
+}
+
+/// The span of memory a strided layout reads: the offset of element 0 from the lowest address
+/// read, and the number of elements from there to the highest, or `None` on overflow.
+fn span(dims: &[u64; 4], strides: &[i64; 4]) -> Option<(usize, usize)> {
+    let (mut lo, mut hi) = (0i128, 0i128);
+    for k in 0..4 {
+        let reach = strides[k] as i128 * (dims[k] as i128 - 1);
+        if reach < 0 {
+            lo += reach;
+        } else {
+            hi += reach;
+        }
+    }
+    let extent = usize::try_from(hi - lo + 1).ok()?;
+    Some((usize::try_from(-lo).ok()?, extent))
+}
+
+/// The import itself; `producer` drops (running the deleter) on every early return.
+///
+/// # Safety
+///
+/// As for [`from_dlpack`].
+unsafe fn import<T: HasAfEnum, M: Managed>(
+    tensor: *mut M,
+    producer_stream: Option<isize>,
+) -> Result<Array<T>> {
+    let func = M::FUNC;
+    let mut producer =
+        Producer { tensor: tensor as *mut c_void, release: M::release, read_only: false };
+    // SAFETY: the caller's contract.
+    let (t, flags, own) = unsafe { M::parts(tensor) }?;
+    let dtype = dtype_of(t.dtype).map_err(|e| match e {
+        Error::Exchange(m) => Error::Exchange(m.replacen("dtype_of", func, 1)),
+        e => e,
+    })?;
+    if dtype != T::DTYPE {
+        return err(
+            func,
+            format!("the tensor holds {dtype:?} elements, not {:?} as asked", T::DTYPE),
+        );
+    }
+    if let Some(ctx) = own {
+        // emberfire's own export: the original buffer, layout and backend, and the tensor
+        // goes (its context's reference to the buffer with it).
+        let backend = match &*ctx.data.buf {
+            Buffer::Host(_) => BackendKind::Cpu,
+            Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
+        };
+        let node = Node::ready(T::DTYPE, ctx.dims, backend, ctx.data.clone());
+        drop(producer);
+        return Ok(Array::from_node(node));
+    }
+    let kind = backend_for(func, t)?;
+    if let Some(s) = producer_stream {
+        stream::check_value(func, s)?;
+    }
+    // SAFETY: the caller's contract.
+    let (d, strides) = unsafe { layout(func, t) }?;
+    let dims = Dim4::new(&d);
+    let n = d.iter().try_fold(1u64, |a, &x| a.checked_mul(x));
+    if n == Some(0) {
+        // no elements, no memory to share
+        drop(producer);
+        return Array::try_from_host(HostVec::try_zeros(T::DTYPE, 0)?, dims);
+    }
+    let size = T::DTYPE.size();
+    let Some((offset, extent)) = span(&d, &strides).filter(|&(_, e)| e.checked_mul(size).is_some())
+    else {
+        return err(func, format!("the layout (shape {d:?}, strides {strides:?}) overflows"));
+    };
+    let first = (t.data as usize).wrapping_add(t.byte_offset as usize);
+    let base = first.wrapping_sub(offset * size);
+    if t.data.is_null() {
+        return err(func, "the tensor has elements but a null data pointer".into());
+    }
+    producer.read_only = flags & DLPACK_FLAG_BITMASK_READ_ONLY as u64 != 0;
+    let aligned = base % std::mem::align_of::<T>() == 0;
+    let buf = match kind {
+        BackendKind::Cpu => {
+            // SAFETY: the caller's contract: the tensor's elements, which the span covers.
+            let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, extent * size) };
+            let valid_bools = T::DTYPE != crate::DType::B8 || bytes.iter().all(|&b| b <= 1);
+            if aligned && valid_bools {
+                let read_only = producer.read_only;
+                // SAFETY: aligned, initialised elements (bools checked), valid until the
+                // producer's deleter runs, which dropping `producer` does.
+                unsafe { borrow_host::<T>(base as *mut T, extent, Box::new(producer), read_only) }
+            } else {
+                let h = HostVec::try_from_bytes(T::DTYPE, bytes)?;
+                drop(producer);
+                Buffer::host(h)
+            }
+        }
+        BackendKind::Cuda(ord) => {
+            if !aligned {
+                return err(
+                    func,
+                    format!(
+                        "the device address {base:#x} is not aligned for {:?} elements",
+                        T::DTYPE
+                    ),
+                );
+            }
+            let dev = crate::backend::cuda::runtime::device(ord)?;
+            // SAFETY: the caller's contract: device memory of the active device valid while
+            // the producer lives, whose deleter runs when the memory's last array drops.
+            let mem =
+                unsafe { dev.memory().borrow(base as u64, extent * size, Arc::new(producer)) };
+            if let Some(s) = producer_stream {
+                // SAFETY: the caller vouches for the stream.
+                unsafe { stream::emberfire_waits(func, &mem, s) }?;
+            }
+            Buffer::Cuda(mem)
+        }
+    };
+    let data = Data { buf: Arc::new(buf), offset, strides };
+    Ok(Array::from_node(Node::ready(T::DTYPE, dims, kind, data)))
+}
