@@ -10,8 +10,10 @@
 
 use emberfire::*;
 
-const H: usize = 96; // rows (dimension 0)
-const W: usize = 128; // columns (dimension 1)
+#[path = "common/vision_picture.rs"]
+#[allow(dead_code)]
+mod vision_picture;
+use vision_picture::{marked, H, W};
 
 /// The picture (column-major, values in [0, 1]) and the corners of its shapes as (x, y):
 /// two rectangles, one bright and one mid-grey, on a dark background.
@@ -30,25 +32,6 @@ fn picture() -> (Vec<f32>, Vec<(f32, f32)>) {
         }
     }
     (px, corners)
-}
-
-/// The picture in grey with a red 5 x 5 box around each point, as an RGB array.
-fn marked(px: &[f32], points: &[(f32, f32)]) -> Array<f32> {
-    let mut rgb = [px.to_vec(), px.to_vec(), px.to_vec()];
-    for &(x, y) in points {
-        let (x, y) = (x.round() as i64, y.round() as i64);
-        for d in -2i64..=2 {
-            for (yy, xx) in [(y - 2, x + d), (y + 2, x + d), (y + d, x - 2), (y + d, x + 2)] {
-                if (0..H as i64).contains(&yy) && (0..W as i64).contains(&xx) {
-                    let p = yy as usize + H * xx as usize;
-                    rgb[0][p] = 1.0;
-                    rgb[1][p] = 0.0;
-                    rgb[2][p] = 0.0;
-                }
-            }
-        }
-    }
-    Array::new(&rgb.concat(), dim4!(H as u64, W as u64, 3))
 }
 
 fn main() {
