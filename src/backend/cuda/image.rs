@@ -9,7 +9,7 @@ use cudarc::driver::result as cu;
 use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{tiled_grid, TILE, TILE_STAGING};
+use super::tiled::{tile_count, tile_shape, tiled_grid, TILE_STAGING};
 use crate::backend::dense::Dense;
 use crate::backend::image::{
     histogram_real_type, warp_real_type, WarpMaps, WindowFilter, WindowOp,
@@ -64,8 +64,49 @@ fn kernel(
     wide: bool,
 ) -> Result<Arc<KernelFn>, Error> {
     let which = ENTRIES.iter().position(|&e| e == entry).expect("an entry of image.cu");
-    let key = KernelKey::new(Family::Image, [which as u8, t as u8, real as u8, wide as u8]);
-    dev.kernels().kernel(dev, key, entry, || format!("{}{SOURCE}", prelude(t, real, wide)))
+    let warp = warp_shape();
+    let key = KernelKey::new(
+        Family::Image,
+        [
+            which as u8,
+            t as u8,
+            real as u8,
+            wide as u8,
+            warp.rows as u8,
+            (warp.stage_bytes / 1024) as u8,
+        ],
+    );
+    dev.kernels().kernel(dev, key, entry, || {
+        format!(
+            "{}#define WR {}\n#define WARP_STAGE {}\n#define WARP_STAGE_BYTES {}\n\
+             {TILE_STAGING}{SOURCE}",
+            prelude(t, real, wide),
+            warp.rows,
+            (warp.stage_bytes > 0) as u8,
+            warp.stage_bytes.max(64),
+        )
+    })
+}
+
+/// How `ef_warp` is compiled: `rows` outputs a thread (its `WR`), and the bytes of shared
+/// memory a tile of a separable bilinear map may stage its source in (0: none).
+#[derive(Clone, Copy, Debug)]
+struct WarpShape {
+    rows: u64,
+    stage_bytes: u64,
+}
+
+fn warp_shape() -> WarpShape {
+    static SHAPE: std::sync::OnceLock<WarpShape> = std::sync::OnceLock::new();
+    *SHAPE.get_or_init(|| {
+        let tuned = std::env::var("EMBERFIRE_WARP_SHAPE").ok().and_then(|v| {
+            let (r, b) = v.split_once(',')?;
+            let (rows, stage_bytes) = (r.trim().parse().ok()?, b.trim().parse().ok()?);
+            ([1u64, 2, 4, 8].contains(&rows) && stage_bytes <= 40 * 1024)
+                .then_some(WarpShape { rows, stage_bytes })
+        });
+        tuned.unwrap_or(WarpShape { rows: 4, stage_bytes: 0 })
+    })
 }
 
 /// The typedefs and defines `image.cu` expects: the element, computing and index types, and
@@ -91,9 +132,6 @@ fn wide(shapes: &[Dim4]) -> bool {
 fn dims(d: Dim4) -> [u64; 4] {
     std::array::from_fn(|k| d[k])
 }
-
-/// The rows of `ef_warp`'s output tiles (its `WT`; they are `TILE` wide).
-const WARP_ROWS: u64 = 32;
 
 /// See `backend::image::warp`.
 pub(crate) fn warp(
@@ -130,7 +168,7 @@ pub(crate) fn warp(
         .i64(maps.batch[1] as i64)
         .i32(m.code() as i32)
         .i32(clamp_nearest as i32);
-    let grid = tiled_grid(dev, od, WARP_ROWS);
+    let grid = tiled_grid(dev, &k, tile_count(od, 32, 8 * warp_shape().rows));
     // SAFETY: the parameters match `ef_warp`'s signature in order and size (pointers and
     // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); `input` and `out` are
     // live device memory of this device sized for their shapes, held until after the launch
@@ -217,6 +255,7 @@ pub(crate) fn window(
     let (op, reflect) = (filter.op as u8, filter.reflect);
     let wide = wide(&[dims]);
     let masked = mask.is_some();
+    let shape = tile_shape([w0, w1], t.size());
     let key = KernelKey::new(
         Family::Image,
         [
@@ -229,6 +268,8 @@ pub(crate) fn window(
             reflect as u8,
             wide as u8,
             masked as u8,
+            shape.groups as u8,
+            shape.rows as u8,
         ],
     );
     let k = dev.kernels().kernel(dev, key, "ef_window", || {
@@ -237,12 +278,13 @@ pub(crate) fn window(
         format!(
             "{}typedef {} out_t;\n#define WINDOW_OP {op}\n#define W0 {w0}\n#define W1 {w1}\n\
              #define BORDER {}\n#define MASKED {}\n#define MEDIAN_NETWORK{network}\n\
-             #define MEDIAN_MID {}\n{TILE_STAGING}{SOURCE}",
+             #define MEDIAN_MID {}\n{}{TILE_STAGING}{SOURCE}",
             prelude(t, warp_real_type(t), wide),
             c_type(out_type),
             reflect as u8,
             masked as u8,
             w0 * w1 / 2,
+            shape.defines(),
         )
     })?;
     let mut p = KernelArgs::new();
@@ -252,7 +294,7 @@ pub(crate) fn window(
         .u64(second.as_ref().map_or(0, ptr))
         .u64(filter.fill_bits)
         .u64(mask.map_or(0, ptr));
-    let grid = tiled_grid(dev, dims, TILE);
+    let grid = tiled_grid(dev, &k, tile_count(dims, 32 * shape.groups, 8 * shape.rows));
     // SAFETY: the parameters match `ef_window`'s signature in order and size (pointers, `Dims`
     // as four 64-bit sizes, the fill's bits as 64); `input`, `out`, the second output (null
     // unless the kernel writes it: Sobel) and the mask (null, or `size[0] x size[1]` elements

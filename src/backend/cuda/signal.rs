@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::dense::{alloc_dense as alloc, device_ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{tiled_grid, TILE, TILE_STAGING};
+use super::tiled::{tile_count, tile_shape, tiled_grid, TileShape, TILE_STAGING};
 use crate::backend::signal::{Dense, Interp};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -47,18 +47,34 @@ const TILED_FILTER: u64 = 9;
 
 /// `ef_convolve2_tiled` for elements of type `t` and an `f0 x f1` filter, compiled on first
 /// use; `wide` when indices within an image need 64 bits.
-fn tiled_kernel(dev: &Device, t: DType, f: [u64; 2], wide: bool) -> Result<Arc<KernelFn>, Error> {
+fn tiled_kernel(
+    dev: &Device,
+    t: DType,
+    f: [u64; 2],
+    wide: bool,
+    shape: TileShape,
+) -> Result<Arc<KernelFn>, Error> {
     let which = ENTRIES.iter().position(|&e| e == "ef_convolve2_tiled").expect("an entry");
     let key = KernelKey::new(
         Family::Signal,
-        [which as u8, t as u8, f[0] as u8, f[1] as u8, wide as u8, 0],
+        [
+            which as u8,
+            t as u8,
+            f[0] as u8,
+            f[1] as u8,
+            wide as u8,
+            0,
+            shape.groups as u8,
+            shape.rows as u8,
+        ],
     );
     dev.kernels().kernel(dev, key, "ef_convolve2_tiled", || {
         let idx = if wide { "long long" } else { "int" };
         format!(
-            "typedef {idx} idx_t;\n#define CF0 {}\n#define CF1 {}\n{TILE_STAGING}{}",
+            "typedef {idx} idx_t;\n#define CF0 {}\n#define CF1 {}\n{}{TILE_STAGING}{}",
             f[0],
             f[1],
+            shape.defines(),
             source(t, t)
         )
     })
@@ -165,7 +181,8 @@ pub(crate) fn convolve(
     let (f0, f1) = (filter.dims[0], filter.dims[1]);
     if rank == 2 && (1..=TILED_FILTER).contains(&f0) && (1..=TILED_FILTER).contains(&f1) {
         let wide = [signal.dims, od].iter().any(|d| d[0] * d[1] >= 1 << 31);
-        let k = tiled_kernel(dev, signal.dtype, [f0, f1], wide)?;
+        let shape = tile_shape([f0, f1], signal.dtype.size());
+        let k = tiled_kernel(dev, signal.dtype, [f0, f1], wide, shape)?;
         let mut p = KernelArgs::new();
         p.ptr(signal)
             .dims(signal.dims)
@@ -174,13 +191,13 @@ pub(crate) fn convolve(
             .ptr(&out)
             .dims(od)
             .offsets(start);
-        let grid = tiled_grid(dev, od, TILE);
+        let grid = tiled_grid(dev, &k, tile_count(od, 32 * shape.groups, 8 * shape.rows));
         // SAFETY: the parameters match `ef_convolve2_tiled`'s signature in order and size
         // (pointers, `Dims` as four 64-bit sizes); the pointers are live device memory of this
         // device held by the caller's `Dense`s until after the launch (reuse is ordered on the
         // same stream) and sized for the shapes passed, the filter being `f0 x f1` per image as
-        // the kernel was compiled for; its tile is static shared memory of at most 40 x 40
-        // elements; the kernel runs on emberfire's stream.
+        // the kernel was compiled for; its tile is static shared memory of at most 40 x 40 elements
+        // of 16 bytes (`tile_shape` falls back to the smallest shape for large ones); the kernel runs on emberfire's stream.
         unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
         return Ok(out);
     }

@@ -1,7 +1,7 @@
 //! A kernel loaded on a device, and its launch.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{result as cu, sys as cusys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
@@ -19,6 +19,8 @@ pub(crate) struct KernelFn {
     /// The context it was loaded into (launching it elsewhere is refused).
     ctx: usize,
     entry: Arc<str>,
+    /// How many blocks of 256 threads a multiprocessor keeps resident, once asked.
+    resident: Arc<OnceLock<u32>>,
 }
 
 impl fmt::Debug for KernelFn {
@@ -36,7 +38,13 @@ impl KernelFn {
             .load_module(Ptx::from_binary(image))
             .map_err(|e| driver_error(&what("loading"), e))?;
         let func = module.load_function(entry).map_err(|e| driver_error(&what("finding"), e))?;
-        Ok(KernelFn { func, module, ctx: device.context().cu_ctx() as usize, entry: entry.into() })
+        Ok(KernelFn {
+            func,
+            module,
+            ctx: device.context().cu_ctx() as usize,
+            entry: entry.into(),
+            resident: Arc::default(),
+        })
     }
 
     /// The cudarc function (for cudarc's launch builder or attribute queries).
@@ -61,7 +69,24 @@ impl KernelFn {
             .module
             .load_function(entry)
             .map_err(|e| driver_error(&format!("finding kernel `{entry}`"), e))?;
-        Ok(KernelFn { func, module: self.module.clone(), ctx: self.ctx, entry: entry.into() })
+        Ok(KernelFn {
+            func,
+            module: self.module.clone(),
+            ctx: self.ctx,
+            entry: entry.into(),
+            resident: Arc::default(),
+        })
+    }
+
+    /// How many blocks of 256 threads (with no dynamic shared memory) one multiprocessor runs
+    /// at once, by the kernel's registers and static shared memory: what a grid of one wave
+    /// is sized by. Asked of the driver once per kernel; 1 if it cannot say.
+    pub(crate) fn resident_blocks(&self) -> u32 {
+        *self.resident.get_or_init(|| {
+            self.func
+                .occupancy_max_active_blocks_per_multiprocessor(256, 0, None)
+                .map_or(1, |n| n.max(1))
+        })
     }
 
     /// Launches the kernel on this thread's current stream of `device` (emberfire's own, or a

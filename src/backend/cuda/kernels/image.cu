@@ -104,21 +104,30 @@ __device__ __forceinline__ elem_t sample(const elem_t *img, idx_t n0, idx_t n1, 
 // NEAREST and LOWER take the sample at the rounded (floored) point, or 0 where that lies
 // outside, unless `clamp_nearest` (resize: clamped to the last sample). The other methods
 // give 0 unless -1e-4 <= x' < n0 and -1e-4 <= y' < n1, and repeat the edge for neighbours
-// past it. Launched on (32, 8) blocks, each computing 32 x WT tiles of outputs (WT / 8 rows
-// per thread, so that each thread has that many samples' reads in flight); grid.x covers
-// dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images.
-#define WT 32
+// past it. Launched on (32, 8) blocks, as many as stay resident, walking tiles of 32 x WT
+// outputs (tile.cu); each thread computes WT / 8 outputs of its column, 8 rows apart, with all
+// their reads issued before any store.
+#define WT (8 * WR)
+#if WARP_STAGE
+// Elements of the source rectangle a tile of a separable bilinear map may stage.
+#define WARP_STAGED (WARP_STAGE_BYTES / (int)sizeof(elem_t))
+#endif
 // Indices are `idx_t`: int where every array has fewer than 2^31 elements.
 extern "C" __global__ void __launch_bounds__(256)
     ef_warp(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od, Mat one,
             const double *__restrict__ mats, long long t2, long long t3, int method,
             int clamp_nearest) {
-  const idx_t x = (idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x;
   const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
   const idx_t o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
-  if (x >= o0) return;
-  const long long images = od.d[2] * od.d[3];
-  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+  const TileWalk walk(od.d[0], od.d[1], od.d[2] * od.d[3], 32, WT);
+#if WARP_STAGE
+  __shared__ elem_t staged[WARP_STAGED];
+#endif
+  for (long long t = blockIdx.x; t < walk.total; t += gridDim.x) {
+    long long b;
+    idx_t x0, y0;
+    walk.at(t, 32, WT, b, x0, y0);
+    const idx_t x = x0 + (idx_t)threadIdx.x;
     long long z = b % od.d[2], w = b / od.d[2];
     long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
     const elem_t *img = in + (iz + iw * id.d[2]) * id.d[0] * id.d[1];
@@ -142,52 +151,80 @@ extern "C" __global__ void __launch_bounds__(256)
       const real_t gx = floor(xc), tx = xc - gx;
       const idx_t ix = (idx_t)gx;
       const idx_t xa = ix >= n0 ? n0 - 1 : ix, xb = ix + 1 >= n0 ? n0 - 1 : ix + 1;
-      for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
-        // the four outputs' reads all issued before any store
+      auto rows = [&](auto read) {
         elem_t v[WT / 8];
 #pragma unroll
         for (int r = 0; r < WT / 8; r++) {
           const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
           const real_t yi = m4 * (real_t)y + by;
           v[r] = (elem_t)0;
-          if (y < o1 && xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
+          if (x < o0 && y < o1 && xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
             const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
             const real_t gy = floor(yc), ty = yc - gy;
             const idx_t iy = (idx_t)gy;
-            const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
-            const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
-            real_t r0 = (real_t)img[xa + ya] * ((real_t)1 - tx) + (real_t)img[xb + ya] * tx;
-            real_t r1 = (real_t)img[xa + yb] * ((real_t)1 - tx) + (real_t)img[xb + yb] * tx;
+            const idx_t ya = iy >= n1 ? n1 - 1 : iy;
+            const idx_t yb = iy + 1 >= n1 ? n1 - 1 : iy + 1;
+            real_t r0 = (real_t)read(xa, ya) * ((real_t)1 - tx) + (real_t)read(xb, ya) * tx;
+            real_t r1 = (real_t)read(xa, yb) * ((real_t)1 - tx) + (real_t)read(xb, yb) * tx;
             v[r] = to_elem(r0 * ((real_t)1 - ty) + r1 * ty);
           }
         }
 #pragma unroll
         for (int r = 0; r < WT / 8; r++) {
           const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-          if (y < o1) o[x + y * o0] = v[r];
+          if (x < o0 && y < o1) o[x + y * o0] = v[r];
         }
+      };
+#if WARP_STAGE
+      // The source rectangle the tile reads (the map is monotonic along each axis, so its
+      // corners bound it; one more sample each side covers any rounding), staged in shared
+      // memory where it fits: its elements are then read from memory once, with coalesced
+      // loads, however many outputs share them.
+      auto span = [](real_t a, real_t c, real_t n, idx_t &lo, idx_t &hi) {
+        const real_t p = fmin(fmax(fmin(a, c), (real_t)0), n - 1);
+        const real_t q = fmin(fmax(fmax(a, c), (real_t)0), n - 1);
+        lo = (idx_t)floor(p) - 1;
+        lo = lo < 0 ? 0 : lo;
+        hi = (idx_t)floor(q) + 2;
+        hi = hi >= (idx_t)n ? (idx_t)n - 1 : hi;
+      };
+      const idx_t xl = min(x0 + 31, o0 - 1), yl = min(y0 + WT - 1, o1 - 1);
+      idx_t sx0, sx1, sy0, sy1;
+      span(m0 * (real_t)x0 + m2, m0 * (real_t)xl + m2, (real_t)n0, sx0, sx1);
+      span(m4 * (real_t)y0 + m5, m4 * (real_t)yl + m5, (real_t)n1, sy0, sy1);
+      const int cols = (int)(sx1 - sx0 + 1), srows = (int)(sy1 - sy0 + 1);
+      if ((long long)cols * srows <= WARP_STAGED) {
+        __syncthreads();  // the previous tile's readers are done
+        const int tid = threadIdx.x + 32 * threadIdx.y;
+        for (int k = tid; k < cols * srows; k += 256) {
+          const int j = k / cols;
+          staged[k] = img[(sx0 + (k - j * cols)) + (sy0 + j) * n0];
+        }
+        __syncthreads();
+        rows([&](idx_t cx, idx_t cy) { return staged[(cx - sx0) + (cy - sy0) * cols]; });
+        continue;
       }
+#endif
+      rows([&](idx_t cx, idx_t cy) { return img[cx + cy * n0]; });
       continue;
     }
-    for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
-      elem_t v[WT / 8];
+    elem_t v[WT / 8];
 #pragma unroll
-      for (int r = 0; r < WT / 8; r++) {
-        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-        const real_t fy = (real_t)y;
-        real_t xi = m1 * fy + bx, yi = m4 * fy + by;
-        if (projective) {
-          const real_t q = m7 * fy + bq;
-          xi /= q;
-          yi /= q;
-        }
-        v[r] = y < o1 ? sample(img, n0, n1, xi, yi, method, clamp_nearest) : (elem_t)0;
+    for (int r = 0; r < WT / 8; r++) {
+      const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+      const real_t fy = (real_t)y;
+      real_t xi = m1 * fy + bx, yi = m4 * fy + by;
+      if (projective) {
+        const real_t q = m7 * fy + bq;
+        xi /= q;
+        yi /= q;
       }
+      v[r] = x < o0 && y < o1 ? sample(img, n0, n1, xi, yi, method, clamp_nearest) : (elem_t)0;
+    }
 #pragma unroll
-      for (int r = 0; r < WT / 8; r++) {
-        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-        if (y < o1) o[x + y * o0] = v[r];
-      }
+    for (int r = 0; r < WT / 8; r++) {
+      const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+      if (x < o0 && y < o1) o[x + y * o0] = v[r];
     }
   }
 }
@@ -226,22 +263,23 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
 }
 
 #ifdef WINDOW_OP
-// Window filters: each block computes a 32 x 32 tile of one output image from a copy in
-// shared memory of the input tile grown by the window (W0 x W1, compile-time, centred at
-// (W0 / 2, W1 / 2); see tile.cu for the copy). Outside the image the copy holds `fill`
+// Window filters: each block computes tiles of TXW x TYH outputs of one image (TXW = 32 TCG,
+// TYH = 8 TR; TCG and TR are compile-time) from a copy in shared memory of the input tile
+// grown by the window (W0 x W1, compile-time, centred at (W0 / 2, W1 / 2); see tile.cu for
+// the copy and for the walk over the tiles). Outside the image the copy holds `fill`
 // (BORDER 0) or the image reflected about its edge pixels without repeating them (BORDER 1).
-// WINDOW_OP is
+// Each thread computes, in each of its TCG columns 32 apart, the TR neighbouring outputs
+// (x, y .. y + TR - 1), y = y0 + TR ty, sharing their reads of the tile rows. WINDOW_OP is
 // - 0 (maximum) or 1 (minimum) over the positions `mask` (W0 x W1) holds a positive value at
-//   (MASKED 1), or over every position (MASKED 0: a box; `mask` is unused); each thread folds
-//   four neighbouring outputs along dimension 1, sharing their reads of the tile;
+//   (MASKED 1), or over every position (MASKED 0: a box; `mask` is unused);
 // - 2, the median of the whole window, by the sorting network MEDIAN_NETWORK of CX(i, j)
 //   comparators, the middle value in wire MEDIAN_MID (3 x 3: from sorted rows, below);
 // - 3, the 3 x 3 Sobel derivatives along dimensions 0 and 1 into `out` and `out2`, computed
 //   in out_t.
-// Ops 2 (but 3 x 3) and 3 give each thread four outputs 8 rows apart. Launched on (32, 8) blocks; grid.x
-// covers dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images;
-// a block that has several tiles loads its next one while it computes this one.
-#define TW 32
+// Launched on (32, 8) blocks, as many as stay resident; a block loads its next tile while it
+// computes this one.
+#define TXW (32 * TCG)
+#define TYH (8 * TR)
 
 __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
   if (n == 1) return 0;
@@ -262,25 +300,29 @@ __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
 #define MED3(a, b, c) MX(MN(a, b), MN(MX(a, b), c))
 
 #if WINDOW_OP == 0 || WINDOW_OP == 1
-// Folds the four outputs (x, y .. y + 3), y = y0 + 4 ty, of the staged tile into `acc`, reading
-// each of the W1 + 3 tile rows they share once. Window position (a, c) of output r is tile
-// element (tx + a, 4 ty + r + c). CHECK: only the positions `marked` holds. (The maximum and
-// minimum do not depend on the order.)
+// Folds the TR outputs of the staged tile whose first window row starts at `col` (the
+// thread's column of the tile, in its first row of the thread's outputs) into `acc`, reading
+// each of the W1 + TR - 1 tile rows they share once. Window position (a, c) of output r is
+// tile element (a, r + c) from `col`. CHECK: only the positions `marked` holds. (The maximum
+// and minimum do not depend on the order.)
 template <bool CHECK>
-__device__ __forceinline__ void fold4(const elem_t *tile, const bool *marked, elem_t fill,
-                                      elem_t acc[4]) {
-  const int w = TW + W0 - 1;
-  bool started[4] = {false, false, false, false};
+__device__ __forceinline__ void fold(const elem_t *col, const bool *marked, elem_t fill,
+                                     elem_t acc[TR]) {
+  const int w = TXW + W0 - 1;
+  bool started[TR];
 #pragma unroll
-  for (int r = 0; r < 4; r++) acc[r] = fill;
+  for (int r = 0; r < TR; r++) {
+    acc[r] = fill;
+    started[r] = false;
+  }
 #pragma unroll
-  for (int j = 0; j < W1 + 3; j++) {
-    const elem_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
+  for (int j = 0; j < W1 + TR - 1; j++) {
+    const elem_t *row = col + j * w;
 #pragma unroll
     for (int a = 0; a < W0; a++) {
       const elem_t v = row[a];
 #pragma unroll
-      for (int r = 0; r < 4; r++) {
+      for (int r = 0; r < TR; r++) {
         const int c = j - r;
         if (c >= 0 && c < W1 && (!CHECK || marked[a + c * W0])) {
 #if WINDOW_OP == 0
@@ -300,9 +342,9 @@ extern "C" __global__ void __launch_bounds__(256)
     ef_window(const elem_t *__restrict__ in, Dims id, out_t *__restrict__ out,
               out_t *__restrict__ out2, unsigned long long fill_bits,
               const elem_t *__restrict__ mask) {
-  const int w = TW + W0 - 1;
+  const int w = TXW + W0 - 1;
   const int tid = threadIdx.x + threadIdx.y * 32;
-  __shared__ elem_t tile[(TW + W0 - 1) * (TW + W1 - 1)];
+  __shared__ elem_t tile[(TXW + W0 - 1) * (TYH + W1 - 1)];
 #if MASKED
   // The mask's marks; a mask that marks every position is folded as a box, unchecked.
   __shared__ bool marked[W0 * W1];
@@ -316,54 +358,60 @@ extern "C" __global__ void __launch_bounds__(256)
 #endif
   const elem_t fill = *(const elem_t *)&fill_bits;
   const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
-  const long long images = id.d[2] * id.d[3];
-  const idx_t x0 = (idx_t)blockIdx.x * TW;
-  const idx_t step = (idx_t)gridDim.y * TW;
-  TileRegs<TW + W0 - 1, TW + W1 - 1, 256, elem_t> next;
-  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
-    const elem_t *img = in + b * id.d[0] * id.d[1];
-    out_t *o = out + b * id.d[0] * id.d[1];
-    out_t *o2 = out2 + b * id.d[0] * id.d[1];
-    auto fetch = [&](idx_t y0) {
-      const idx_t sx0 = x0 - W0 / 2, sy0 = y0 - W1 / 2;
-      next.fetch(tid, [&](int i, int j) {
-        const idx_t sx = sx0 + i, sy = sy0 + j;
+  const long long plane = id.d[0] * id.d[1];
+  const TileWalk walk(id.d[0], id.d[1], id.d[2] * id.d[3], TXW, TYH);
+  TileRegs<TXW + W0 - 1, TYH + W1 - 1, 256, elem_t> next;
+  auto fetch = [&](long long t) {
+    long long b;
+    idx_t x0, y0;
+    walk.at(t, TXW, TYH, b, x0, y0);
+    const elem_t *img = in + b * plane;
+    const idx_t sx0 = x0 - W0 / 2, sy0 = y0 - W1 / 2;
+    next.fetch(tid, [&](int i, int j) {
+      const idx_t sx = sx0 + i, sy = sy0 + j;
 #if BORDER == 1
-        return img[reflect101(sx, n0) + reflect101(sy, n1) * n0];
+      return img[reflect101(sx, n0) + reflect101(sy, n1) * n0];
 #else
-        const bool inside = sx >= 0 && sx < n0 && sy >= 0 && sy < n1;
-        return inside ? img[sx + sy * n0] : fill;
+      const bool inside = sx >= 0 && sx < n0 && sy >= 0 && sy < n1;
+      return inside ? img[sx + sy * n0] : fill;
 #endif
-      });
-    };
-    idx_t y0 = (idx_t)blockIdx.y * TW;
-    if (y0 < n1) fetch(y0);
-    for (; y0 < n1; y0 += step) {
-      __syncthreads();  // the previous tile's readers are done
-      next.store(tile, tid);
-      __syncthreads();
-      if (y0 + step < n1) fetch(y0 + step);
-      const idx_t x = x0 + threadIdx.x;
-#if WINDOW_OP == 0 || WINDOW_OP == 1
-      const idx_t yb = y0 + 4 * (idx_t)threadIdx.y;
-      elem_t acc[4];
-      if (box)
-        fold4<false>(tile, marked, fill, acc);
-      else
-        fold4<true>(tile, marked, fill, acc);
+    });
+  };
+  long long t = blockIdx.x;
+  if (t < walk.total) fetch(t);
+  for (; t < walk.total; t += gridDim.x) {
+    __syncthreads();  // the previous tile's readers are done
+    next.store(tile, tid);
+    __syncthreads();
+    if (t + gridDim.x < walk.total) fetch(t + gridDim.x);
+    long long b;
+    idx_t x0, y0;
+    walk.at(t, TXW, TYH, b, x0, y0);
+    out_t *o = out + b * plane;
+    const idx_t yb = y0 + TR * (idx_t)threadIdx.y;
 #pragma unroll
-      for (int r = 0; r < 4; r++)
+    for (int g = 0; g < TCG; g++) {
+      const int cx = threadIdx.x + 32 * g;
+      const idx_t x = x0 + cx;
+      // the tile element of window position (0, 0) of the thread's first output
+      const elem_t *col = tile + TR * threadIdx.y * w + cx;
+#if WINDOW_OP == 0 || WINDOW_OP == 1
+      elem_t acc[TR];
+      if (box)
+        fold<false>(col, marked, fill, acc);
+      else
+        fold<true>(col, marked, fill, acc);
+#pragma unroll
+      for (int r = 0; r < TR; r++)
         if (x < n0 && yb + r < n1) o[x + (yb + r) * n0] = acc[r];
 #elif WINDOW_OP == 2 && W0 == 3 && W1 == 3
-      // The 3 x 3 median of four neighbouring outputs (x, y .. y + 3), y = y0 + 4 ty, from the
-      // six tile rows they share, each row's three values sorted once: the median of nine is
-      // the median of (the largest of the rows' minima, the median of their medians, the
-      // smallest of their maxima).
-      const idx_t yb = y0 + 4 * (idx_t)threadIdx.y;
-      elem_t lo[6], mid[6], hi[6];
+      // The 3 x 3 medians from the TR + 2 tile rows they share, each row's three values
+      // sorted once: the median of nine is the median of (the largest of the rows' minima, the
+      // median of their medians, the smallest of their maxima).
+      elem_t lo[TR + 2], mid[TR + 2], hi[TR + 2];
 #pragma unroll
-      for (int j = 0; j < 6; j++) {
-        const elem_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
+      for (int j = 0; j < TR + 2; j++) {
+        const elem_t *row = col + j * w;
         const elem_t a = row[0], b = row[1], c = row[2];
         const elem_t l = MN(a, b), h = MX(a, b);
         lo[j] = MN(l, c);
@@ -371,20 +419,17 @@ extern "C" __global__ void __launch_bounds__(256)
         mid[j] = MX(l, MN(h, c));
       }
 #pragma unroll
-      for (int r = 0; r < 4; r++) {
+      for (int r = 0; r < TR; r++) {
         const elem_t l = MX(MX(lo[r], lo[r + 1]), lo[r + 2]);
         const elem_t h = MN(MN(hi[r], hi[r + 1]), hi[r + 2]);
         const elem_t m = MED3(mid[r], mid[r + 1], mid[r + 2]);
         if (x < n0 && yb + r < n1) o[x + (yb + r) * n0] = MED3(l, m, h);
       }
-#else
+#elif WINDOW_OP == 2
 #pragma unroll
-      for (int r = 0; r < TW / 8; r++) {
-        const int ty = threadIdx.y + 8 * r;
-        const idx_t y = y0 + ty;
-        // window position (a, c) of output (x, y) is tile element (tx + a, ty + c)
-        const elem_t *win = tile + ty * w + threadIdx.x;
-#if WINDOW_OP == 2
+      for (int r = 0; r < TR; r++) {
+        // window position (a, c) of output r is tile element (a, r + c) from `col`
+        const elem_t *win = col + r * w;
         elem_t v[W0 * W1];
 #pragma unroll
         for (int c = 0; c < W1; c++)
@@ -393,21 +438,29 @@ extern "C" __global__ void __launch_bounds__(256)
 #define CX(i, j) { elem_t lo = MN(v[i], v[j]); v[j] = MX(v[i], v[j]); v[i] = lo; }
         MEDIAN_NETWORK
 #undef CX
-        if (x < n0 && y < n1) o[x + y * n0] = v[MEDIAN_MID];
+        if (x < n0 && yb + r < n1) o[x + (yb + r) * n0] = v[MEDIAN_MID];
+      }
 #else
-#define P(a, c) ((out_t)win[(a) + (c) * w])
-        // rows along dimension 0: n(orth) is a - 1, s(outh) a + 1; w(est) c - 1, e(ast) c + 1
-        out_t nw = P(0, 0), nn = P(0, 1), ne = P(0, 2);
-        out_t ww = P(1, 0), ee = P(1, 2);
-        out_t sw = P(2, 0), ss = P(2, 1), se = P(2, 2);
-#undef P
-        out_t dx = ((sw + se) - (nw + ne)) + ((ss - nn) * (out_t)2);
-        out_t dy = ((ne + se) - (nw + sw)) + ((ee - ww) * (out_t)2);
-        if (x < n0 && y < n1) {
-          o[x + y * n0] = dx;
-          o2[x + y * n0] = dy;
+      // Sobel: the TR + 2 tile rows' three values each, read once.
+      out_t p[TR + 2][3];
+#pragma unroll
+      for (int j = 0; j < TR + 2; j++)
+#pragma unroll
+        for (int a = 0; a < 3; a++) p[j][a] = (out_t)col[a + j * w];
+      out_t *o2 = out2 + b * plane;
+#pragma unroll
+      for (int r = 0; r < TR; r++) {
+        // window position (a, c) is p[r + c][a]; rows along dimension 0: n(orth) is a - 1,
+        // s(outh) a + 1; w(est) c - 1, e(ast) c + 1
+        const out_t nw = p[r][0], nn = p[r + 1][0], ne = p[r + 2][0];
+        const out_t ww = p[r][1], ee = p[r + 2][1];
+        const out_t sw = p[r][2], ss = p[r + 1][2], se = p[r + 2][2];
+        const out_t dx = ((sw + se) - (nw + ne)) + ((ss - nn) * (out_t)2);
+        const out_t dy = ((ne + se) - (nw + sw)) + ((ee - ww) * (out_t)2);
+        if (x < n0 && yb + r < n1) {
+          o[x + (yb + r) * n0] = dx;
+          o2[x + (yb + r) * n0] = dy;
         }
-#endif
       }
 #endif
     }

@@ -137,75 +137,88 @@ extern "C" __global__ void ef_convolve(const src_t *sig, Dims sd, const src_t *f
 }
 
 #ifdef CF0
-// The same for rank 2 and a CF0 x CF1 filter (compile-time), tiled: each block computes a
-// 32 x 32 tile of one output image from a copy in shared memory of the signal rows and
-// columns it needs (the tile grown by the filter; see tile.cu for the copy), each thread
-// four neighbouring outputs along dimension 1 with the filter in registers. Launched on
-// (32, 8) blocks; grid.x covers dimension 0, grid.y and grid.z stride over tiles of
-// dimension 1 and over the images (dimensions 2 and 3, broadcast as in ef_convolve); a block
-// that has several tiles loads its next one while it computes this one. Indices within an
-// image are `idx_t` (int where they fit).
-#define CT 32
+// The same for rank 2 and a CF0 x CF1 filter (compile-time), tiled: each block computes tiles
+// of TXW x TYH outputs of one output image (TXW = 32 TCG, TYH = 8 TR, compile-time) from a
+// copy in shared memory of the signal rows and columns they need (the tile grown by the
+// filter; see tile.cu for the copy and the walk over the tiles), each thread the TR
+// neighbouring outputs along dimension 1 of each of its TCG columns (32 apart) with the
+// filter in registers. Launched on (32, 8) blocks, as many as stay resident; the images
+// (dimensions 2 and 3) broadcast as in ef_convolve; a block loads its next tile while it
+// computes this one. Indices within an image are `idx_t` (int where they fit).
+#define TXW (32 * TCG)
+#define TYH (8 * TR)
 // (At least four blocks a multiprocessor where the filter takes at most 25 registers: it would
 // otherwise leave room for three, too few reads in flight. Larger filters would spill.)
 extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 100 ? 4 : 1)
     ef_convolve2_tiled(const src_t *__restrict__ sig, Dims sd, const src_t *__restrict__ filt,
                        Dims fd, src_t *__restrict__ out, Dims od, Dims start) {
-  const int w = CT + CF0 - 1;
+  const int w = TXW + CF0 - 1;
   const int tid = threadIdx.x + threadIdx.y * 32;
-  __shared__ src_t tile[(CT + CF0 - 1) * (CT + CF1 - 1)];
+  __shared__ src_t tile[(TXW + CF0 - 1) * (TYH + CF1 - 1)];
   const idx_t n0 = (idx_t)sd.d[0], n1 = (idx_t)sd.d[1], o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
-  const idx_t x0 = (idx_t)blockIdx.x * CT;
-  const long long images = od.d[2] * od.d[3];
   const long long splane = sd.d[0] * sd.d[1], fplane = CF0 * CF1;
-  TileRegs<CT + CF0 - 1, CT + CF1 - 1, 256, src_t> next;
-  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
-    long long z = b % od.d[2], q = b / od.d[2];
-    const src_t *s = sig + (sd.d[2] > 1 ? z : 0) * splane + (sd.d[3] > 1 ? q : 0) * splane * sd.d[2];
-    const src_t *f = filt + (fd.d[2] > 1 ? z : 0) * fplane + (fd.d[3] > 1 ? q : 0) * fplane * fd.d[2];
+  const TileWalk walk(od.d[0], od.d[1], od.d[2] * od.d[3], TXW, TYH);
+  TileRegs<TXW + CF0 - 1, TYH + CF1 - 1, 256, src_t> next;
+  // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
+  auto fetch = [&](long long t) {
+    long long b;
+    idx_t x0, y0;
+    walk.at(t, TXW, TYH, b, x0, y0);
+    const long long z = b % od.d[2], q = b / od.d[2];
+    const src_t *s =
+        sig + (sd.d[2] > 1 ? z : 0) * splane + (sd.d[3] > 1 ? q : 0) * splane * sd.d[2];
+    const idx_t sx0 = x0 + (idx_t)start.d[0] - (CF0 - 1);
+    const idx_t sy0 = y0 + (idx_t)start.d[1] - (CF1 - 1);
+    next.fetch(tid, [&](int i, int j) {
+      const idx_t sx = sx0 + i, sy = sy0 + j;
+      src_t v;
+      set_zero(&v);
+      if (sx >= 0 && sx < n0 && sy >= 0 && sy < n1) v = s[sx + sy * n0];
+      return v;
+    });
+  };
+  long long fb = -1;  // the image whose filter `fr` holds
+  src_t fr[CF0 * CF1];
+  long long t = blockIdx.x;
+  if (t < walk.total) fetch(t);
+  for (; t < walk.total; t += gridDim.x) {
+    __syncthreads();  // the previous tile's readers are done
+    next.store(tile, tid);
+    __syncthreads();
+    if (t + gridDim.x < walk.total) fetch(t + gridDim.x);  // in flight while this is computed
+    long long b;
+    idx_t x0, y0;
+    walk.at(t, TXW, TYH, b, x0, y0);
+    const long long z = b % od.d[2], q = b / od.d[2];
+    const long long f_at = (fd.d[2] > 1 ? z : 0) + (fd.d[3] > 1 ? q : 0) * fd.d[2];
+    if (f_at != fb) {
+      fb = f_at;
+#pragma unroll
+      for (int k = 0; k < CF0 * CF1; k++) fr[k] = filt[f_at * fplane + k];
+    }
     src_t *o = out + b * od.d[0] * od.d[1];
-    src_t fr[CF0 * CF1];
+    // Each thread computes the TR outputs (x, y .. y + TR - 1), y = y0 + TR ty, of each of its
+    // columns, which share all but TR - 1 of their filter rows' tile reads: row j of the tile
+    // (CF1 + TR - 1 of them) is read once and added to every output whose window holds it.
+    // Output (x, y) sums signal (x + start0 - a, y + start1 - c) * filter (a, c): tile element
+    // (cx + CF0 - 1 - a, TR ty + r + CF1 - 1 - c).
+    const idx_t y = y0 + TR * (idx_t)threadIdx.y;
 #pragma unroll
-    for (int k = 0; k < CF0 * CF1; k++) fr[k] = f[k];
-    // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
-    auto fetch = [&](idx_t y0) {
-      const idx_t sx0 = x0 + (idx_t)start.d[0] - (CF0 - 1);
-      const idx_t sy0 = y0 + (idx_t)start.d[1] - (CF1 - 1);
-      next.fetch(tid, [&](int i, int j) {
-        const idx_t sx = sx0 + i, sy = sy0 + j;
-        src_t v;
-        set_zero(&v);
-        if (sx >= 0 && sx < n0 && sy >= 0 && sy < n1) v = s[sx + sy * n0];
-        return v;
-      });
-    };
-    const idx_t step = (idx_t)gridDim.y * CT;
-    idx_t y0 = (idx_t)blockIdx.y * CT;
-    if (y0 < o1) fetch(y0);
-    for (; y0 < o1; y0 += step) {
-      __syncthreads();  // the previous tile's readers are done
-      next.store(tile, tid);
-      __syncthreads();
-      if (y0 + step < o1) fetch(y0 + step);  // in flight while this tile is computed
-      // Each thread computes the four outputs (x, y .. y + 3), y = y0 + 4 ty, which share
-      // all but three of their filter rows' tile reads: row j of the tile (CF1 + 3 of them) is
-      // read once and added to every output whose window holds it. Output (x, y) sums signal
-      // (x + start0 - a, y + start1 - c) * filter (a, c): tile element
-      // (tx + CF0 - 1 - a, 4 ty + r + CF1 - 1 - c).
-      const idx_t x = x0 + (idx_t)threadIdx.x;
-      const idx_t y = y0 + 4 * (idx_t)threadIdx.y;
-      src_t acc[4];
+    for (int g = 0; g < TCG; g++) {
+      const int cx = threadIdx.x + 32 * g;
+      const idx_t x = x0 + cx;
+      src_t acc[TR];
 #pragma unroll
-      for (int r = 0; r < 4; r++) set_zero(&acc[r]);
+      for (int r = 0; r < TR; r++) set_zero(&acc[r]);
       // (rows last to first, so that each output adds its filter rows in order, as the CPU)
 #pragma unroll
-      for (int j = CF1 + 2; j >= 0; j--) {
-        const src_t *row = tile + (4 * threadIdx.y + j) * w + threadIdx.x;
+      for (int j = CF1 + TR - 2; j >= 0; j--) {
+        const src_t *row = tile + (TR * threadIdx.y + j) * w + cx;
         src_t v[CF0];
 #pragma unroll
         for (int i = 0; i < CF0; i++) v[i] = row[i];
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
+        for (int r = 0; r < TR; r++) {
           const int c = CF1 - 1 + r - j;  // the filter row tile row j meets in output r
           if (c >= 0 && c < CF1) {
 #pragma unroll
@@ -214,7 +227,7 @@ extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 1
         }
       }
 #pragma unroll
-      for (int r = 0; r < 4; r++)
+      for (int r = 0; r < TR; r++)
         if (x < o0 && y + r < o1) o[x + (y + r) * o0] = acc[r];
     }
   }
