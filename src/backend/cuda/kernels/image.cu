@@ -151,7 +151,43 @@ extern "C" __global__ void __launch_bounds__(256)
       const real_t gx = floor(xc), tx = xc - gx;
       const idx_t ix = (idx_t)gx;
       const idx_t xa = ix >= n0 ? n0 - 1 : ix, xb = ix + 1 >= n0 ? n0 - 1 : ix + 1;
-      auto rows = [&](auto read) {
+#if WARP_STAGE
+      // The source rectangle the tile reads (the map is monotonic along each axis, so its
+      // corners bound it; one more sample each side covers any rounding), staged in shared
+      // memory where it fits: its elements are then read from memory once, with coalesced
+      // loads, however many outputs share them.
+      auto span = [](real_t a, real_t c, real_t n, idx_t &lo, idx_t &hi) {
+        const real_t p = fmin(fmax(fmin(a, c), (real_t)0), n - 1);
+        const real_t q = fmin(fmax(fmax(a, c), (real_t)0), n - 1);
+        lo = (idx_t)floor(p) - 1;
+        lo = lo < 0 ? 0 : lo;
+        hi = (idx_t)floor(q) + 2;
+        hi = hi >= (idx_t)n ? (idx_t)n - 1 : hi;
+      };
+      const idx_t xl = min(x0 + 31, o0 - 1), yl = min(y0 + WT - 1, o1 - 1);
+      idx_t sx0, sx1, sy0, sy1;
+      span(m0 * (real_t)x0 + m2, m0 * (real_t)xl + m2, (real_t)n0, sx0, sx1);
+      span(m4 * (real_t)y0 + m5, m4 * (real_t)yl + m5, (real_t)n1, sy0, sy1);
+      const int cols = (int)(sx1 - sx0 + 1), srows = (int)(sy1 - sy0 + 1);
+      const bool stage = (long long)cols * srows <= WARP_STAGED;
+      if (stage) {
+        __syncthreads();  // the previous tile's readers are done
+        const int tid = threadIdx.x + 32 * threadIdx.y;
+        for (int k = tid; k < cols * srows; k += 256) {
+          const int j = k / cols;
+          staged[k] = img[(sx0 + (k - j * cols)) + (sy0 + j) * n0];
+        }
+        __syncthreads();
+      }
+#endif
+      // (`from_stage`: the source rectangle is staged; the same for the whole block)
+      auto rows = [&](bool from_stage) {
+        auto read = [&](idx_t cx, idx_t cy) {
+#if WARP_STAGE
+          if (from_stage) return staged[(cx - sx0) + (cy - sy0) * cols];
+#endif
+          return img[cx + cy * n0];
+        };
         elem_t v[WT / 8];
 #pragma unroll
         for (int r = 0; r < WT / 8; r++) {
@@ -176,36 +212,10 @@ extern "C" __global__ void __launch_bounds__(256)
         }
       };
 #if WARP_STAGE
-      // The source rectangle the tile reads (the map is monotonic along each axis, so its
-      // corners bound it; one more sample each side covers any rounding), staged in shared
-      // memory where it fits: its elements are then read from memory once, with coalesced
-      // loads, however many outputs share them.
-      auto span = [](real_t a, real_t c, real_t n, idx_t &lo, idx_t &hi) {
-        const real_t p = fmin(fmax(fmin(a, c), (real_t)0), n - 1);
-        const real_t q = fmin(fmax(fmax(a, c), (real_t)0), n - 1);
-        lo = (idx_t)floor(p) - 1;
-        lo = lo < 0 ? 0 : lo;
-        hi = (idx_t)floor(q) + 2;
-        hi = hi >= (idx_t)n ? (idx_t)n - 1 : hi;
-      };
-      const idx_t xl = min(x0 + 31, o0 - 1), yl = min(y0 + WT - 1, o1 - 1);
-      idx_t sx0, sx1, sy0, sy1;
-      span(m0 * (real_t)x0 + m2, m0 * (real_t)xl + m2, (real_t)n0, sx0, sx1);
-      span(m4 * (real_t)y0 + m5, m4 * (real_t)yl + m5, (real_t)n1, sy0, sy1);
-      const int cols = (int)(sx1 - sx0 + 1), srows = (int)(sy1 - sy0 + 1);
-      if ((long long)cols * srows <= WARP_STAGED) {
-        __syncthreads();  // the previous tile's readers are done
-        const int tid = threadIdx.x + 32 * threadIdx.y;
-        for (int k = tid; k < cols * srows; k += 256) {
-          const int j = k / cols;
-          staged[k] = img[(sx0 + (k - j * cols)) + (sy0 + j) * n0];
-        }
-        __syncthreads();
-        rows([&](idx_t cx, idx_t cy) { return staged[(cx - sx0) + (cy - sy0) * cols]; });
-        continue;
-      }
+      rows(stage);
+#else
+      rows(false);
 #endif
-      rows([&](idx_t cx, idx_t cy) { return img[cx + cy * n0]; });
       continue;
     }
     elem_t v[WT / 8];
