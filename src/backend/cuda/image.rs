@@ -9,7 +9,7 @@ use cudarc::driver::result as cu;
 use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{tile_count, tile_shape, tiled_grid, TILE_STAGING};
+use super::tiled::{column_grid, tile_shape, tiled_grid, TILE_STAGING};
 use crate::backend::dense::Dense;
 use crate::backend::image::{
     histogram_real_type, warp_real_type, WarpMaps, WindowFilter, WindowOp,
@@ -64,48 +64,25 @@ fn kernel(
     wide: bool,
 ) -> Result<Arc<KernelFn>, Error> {
     let which = ENTRIES.iter().position(|&e| e == entry).expect("an entry of image.cu");
-    let warp = warp_shape();
     let key = KernelKey::new(
         Family::Image,
-        [
-            which as u8,
-            t as u8,
-            real as u8,
-            wide as u8,
-            warp.rows as u8,
-            (warp.stage_bytes / 1024) as u8,
-        ],
+        [which as u8, t as u8, real as u8, wide as u8, warp_rows() as u8],
     );
     dev.kernels().kernel(dev, key, entry, || {
-        format!(
-            "{}#define WR {}\n#define WARP_STAGE {}\n#define WARP_STAGE_BYTES {}\n\
-             {TILE_STAGING}{SOURCE}",
-            prelude(t, real, wide),
-            warp.rows,
-            (warp.stage_bytes > 0) as u8,
-            warp.stage_bytes.max(64),
-        )
+        format!("{}#define WR {}\n{TILE_STAGING}{SOURCE}", prelude(t, real, wide), warp_rows())
     })
 }
 
-/// How `ef_warp` is compiled: `rows` outputs a thread (its `WR`), and the bytes of shared
-/// memory a tile of a separable bilinear map may stage its source in (0: none).
-#[derive(Clone, Copy, Debug)]
-struct WarpShape {
-    rows: u64,
-    stage_bytes: u64,
-}
-
-fn warp_shape() -> WarpShape {
-    static SHAPE: std::sync::OnceLock<WarpShape> = std::sync::OnceLock::new();
-    *SHAPE.get_or_init(|| {
-        let tuned = std::env::var("EMBERFIRE_WARP_SHAPE").ok().and_then(|v| {
-            let (r, b) = v.split_once(',')?;
-            let (rows, stage_bytes) = (r.trim().parse().ok()?, b.trim().parse().ok()?);
-            ([1u64, 2, 4, 8].contains(&rows) && stage_bytes <= 40 * 1024)
-                .then_some(WarpShape { rows, stage_bytes })
-        });
-        tuned.unwrap_or(WarpShape { rows: 4, stage_bytes: 0 })
+/// The outputs each thread of `ef_warp` computes (its `WR`): 4, or `EMBERFIRE_WARP_ROWS`
+/// (for measuring others).
+fn warp_rows() -> u64 {
+    static ROWS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ROWS.get_or_init(|| {
+        std::env::var("EMBERFIRE_WARP_ROWS")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|r| [1, 2, 4, 8].contains(r))
+            .unwrap_or(4)
     })
 }
 
@@ -168,7 +145,7 @@ pub(crate) fn warp(
         .i64(maps.batch[1] as i64)
         .i32(m.code() as i32)
         .i32(clamp_nearest as i32);
-    let grid = tiled_grid(dev, &k, tile_count(od, 32, 8 * warp_shape().rows));
+    let grid = column_grid(dev, od, 32, 8 * warp_rows());
     // SAFETY: the parameters match `ef_warp`'s signature in order and size (pointers and
     // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); `input` and `out` are
     // live device memory of this device sized for their shapes, held until after the launch
@@ -268,8 +245,9 @@ pub(crate) fn window(
             reflect as u8,
             wide as u8,
             masked as u8,
-            shape.groups as u8,
-            shape.rows as u8,
+            shape.key()[0],
+            shape.key()[1],
+            shape.key()[2],
         ],
     );
     let k = dev.kernels().kernel(dev, key, "ef_window", || {
@@ -294,7 +272,7 @@ pub(crate) fn window(
         .u64(second.as_ref().map_or(0, ptr))
         .u64(filter.fill_bits)
         .u64(mask.map_or(0, ptr));
-    let grid = tiled_grid(dev, &k, tile_count(dims, 32 * shape.groups, 8 * shape.rows));
+    let grid = tiled_grid(dev, &k, dims, shape);
     // SAFETY: the parameters match `ef_window`'s signature in order and size (pointers, `Dims`
     // as four 64-bit sizes, the fill's bits as 64); `input`, `out`, the second output (null
     // unless the kernel writes it: Sobel) and the mask (null, or `size[0] x size[1]` elements

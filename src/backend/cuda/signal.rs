@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::dense::{alloc_dense as alloc, device_ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{tile_count, tile_shape, tiled_grid, TileShape, TILE_STAGING};
+use super::tiled::{tile_shape, tiled_grid, TileShape, TILE_STAGING};
 use crate::backend::signal::{Dense, Interp};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -64,8 +64,9 @@ fn tiled_kernel(
             f[1] as u8,
             wide as u8,
             0,
-            shape.groups as u8,
-            shape.rows as u8,
+            shape.key()[0],
+            shape.key()[1],
+            shape.key()[2],
         ],
     );
     dev.kernels().kernel(dev, key, "ef_convolve2_tiled", || {
@@ -191,7 +192,7 @@ pub(crate) fn convolve(
             .ptr(&out)
             .dims(od)
             .offsets(start);
-        let grid = tiled_grid(dev, &k, tile_count(od, 32 * shape.groups, 8 * shape.rows));
+        let grid = tiled_grid(dev, &k, od, shape);
         // SAFETY: the parameters match `ef_convolve2_tiled`'s signature in order and size
         // (pointers, `Dims` as four 64-bit sizes); the pointers are live device memory of this
         // device held by the caller's `Dense`s until after the launch (reuse is ordered on the

@@ -1,44 +1,63 @@
-//! What the tiled image filters (`ef_window` and `ef_warp` in `kernels/image.cu`,
-//! `ef_convolve2_tiled` in `kernels/signal.cu`) share on the host: the source of their tile
-//! walk and shared-memory staging (`kernels/tile.cu`), the shape of their output tiles, and
-//! their grid.
+//! What the tiled image filters (`ef_window` in `kernels/image.cu`, `ef_convolve2_tiled` in
+//! `kernels/signal.cu`, and the grid of `ef_warp`) share on the host: the source of their tile
+//! order and shared-memory staging (`kernels/tile.cu`), the shape of their output tiles, and
+//! their grids.
 
 use std::sync::OnceLock;
 
 use super::kernel::KernelFn;
 use super::runtime::Device;
+use crate::dim4::Dim4;
 
-/// The walk and staging the tiled filters include in front of their own source.
+/// The tile order and staging the tiled filters include in front of their own source.
 pub(crate) const TILE_STAGING: &str = include_str!("kernels/tile.cu");
 
 /// The output tile of a tiled filter run on (32, 8) blocks: `groups` columns of 32 outputs
 /// side by side (the kernels' `TCG`), each thread computing `rows` neighbouring outputs of
-/// each of its columns (`TR`), so `32 groups` x `8 rows` outputs a tile.
+/// each of its columns (`TR`), so `32 groups` x `8 rows` outputs a tile; and the order the
+/// blocks take the tiles in (`walk`: see `tile.cu`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TileShape {
     pub(crate) groups: u64,
     pub(crate) rows: u64,
+    pub(crate) walk: bool,
 }
 
 impl TileShape {
     /// The defines that compile a kernel for this shape.
     pub(crate) fn defines(self) -> String {
-        format!("#define TCG {}\n#define TR {}\n", self.groups, self.rows)
+        format!(
+            "#define TCG {}\n#define TR {}\n#define TILE_WALK {}\n",
+            self.groups, self.rows, self.walk as u8
+        )
+    }
+
+    /// The bytes the key of a kernel compiled for this shape holds.
+    pub(crate) fn key(self) -> [u8; 3] {
+        [self.groups as u8, self.rows as u8, self.walk as u8]
+    }
+
+    pub(crate) fn width(self) -> u64 {
+        32 * self.groups
+    }
+
+    pub(crate) fn height(self) -> u64 {
+        8 * self.rows
     }
 
     /// The bytes of the staged input tile of elements of `elem` bytes for a `window`.
     fn staged_bytes(self, window: [u64; 2], elem: usize) -> u64 {
-        (32 * self.groups + window[0] - 1) * (8 * self.rows + window[1] - 1) * elem as u64
+        (self.width() + window[0] - 1) * (self.height() + window[1] - 1) * elem as u64
     }
 }
 
 /// The tile shape a filter with this window, over elements of `elem` bytes, is compiled for.
-/// A taller, wider tile reads fewer halo elements per output and shares more of each
+/// A taller or wider tile reads fewer halo elements per output and shares more of each
 /// thread's reads of the staged rows among its outputs, as long as the staged tile and the
 /// registers that carry the next one stay small enough for several blocks a multiprocessor.
 pub(crate) fn tile_shape(window: [u64; 2], elem: usize) -> TileShape {
-    let preferred = tuned_shape().unwrap_or(TileShape { groups: 1, rows: 8 });
-    // registers holding the next tile (a thread's share of it) stay within 24 words
+    let preferred = tuned_shape().unwrap_or(TileShape { groups: 1, rows: 8, walk: true });
+    // the staged tile within 24 KiB, and a thread's share of the next one within 24 words
     let fits = |s: TileShape| {
         let bytes = s.staged_bytes(window, elem);
         bytes <= 24 * 1024 && bytes.div_ceil(256 * 4) <= 24
@@ -46,30 +65,55 @@ pub(crate) fn tile_shape(window: [u64; 2], elem: usize) -> TileShape {
     if fits(preferred) {
         preferred
     } else {
-        TileShape { groups: 1, rows: 4 }
+        TileShape { rows: 4, groups: 1, ..preferred }
     }
 }
 
-/// A tile shape named by `EMBERFIRE_TILE_SHAPE=groups,rows` (for measuring others).
+/// A tile shape named by `EMBERFIRE_TILE_SHAPE=groups,rows,walk` (for measuring others).
 fn tuned_shape() -> Option<TileShape> {
     static SHAPE: OnceLock<Option<TileShape>> = OnceLock::new();
     *SHAPE.get_or_init(|| {
         let v = std::env::var("EMBERFIRE_TILE_SHAPE").ok()?;
-        let (g, r) = v.split_once(',')?;
-        let shape = TileShape { groups: g.trim().parse().ok()?, rows: r.trim().parse().ok()? };
-        ([1, 2, 4].contains(&shape.groups) && [1, 2, 4, 8, 16].contains(&shape.rows))
-            .then_some(shape)
+        let parts: Vec<u64> = v.split(',').map(|p| p.trim().parse().ok()).collect::<Option<_>>()?;
+        let [groups, rows, walk] = parts[..] else { return None };
+        ([1, 2, 4].contains(&groups) && [1, 2, 4, 8, 16].contains(&rows) && walk < 2)
+            .then_some(TileShape { groups, rows, walk: walk == 1 })
     })
 }
 
-/// The grid of a tiled kernel `k`: as many (32, 8) blocks as the device keeps resident (one
-/// wave; each block walks its share of the `tiles`), and no more than there are tiles.
-pub(crate) fn tiled_grid(dev: &Device, k: &KernelFn, tiles: u64) -> (u32, u32, u32) {
+/// Resident blocks of 256 threads a device keeps per multiprocessor, at most.
+const BLOCKS_PER_SM: u64 = 8;
+
+/// The grid of a tiled kernel `k` over images of shape `dims` in tiles of `shape`: with the
+/// walk, as many (32, 8) blocks as the device keeps resident (one wave), and no more than
+/// there are tiles; else [`column_grid`].
+pub(crate) fn tiled_grid(
+    dev: &Device,
+    k: &KernelFn,
+    dims: Dim4,
+    shape: TileShape,
+) -> (u32, u32, u32) {
+    if !shape.walk {
+        return column_grid(dev, dims, shape.width(), shape.height());
+    }
+    let tiles =
+        dims[0].div_ceil(shape.width()) * dims[1].div_ceil(shape.height()) * dims[2] * dims[3];
     let resident = dev.sm_count() as u64 * k.resident_blocks() as u64;
     (resident.min(tiles).clamp(1, u32::MAX as u64) as u32, 1, 1)
 }
 
-/// The tiles of `width` x `height` outputs that cover images of shape `dims`.
-pub(crate) fn tile_count(dims: crate::dim4::Dim4, width: u64, height: u64) -> u64 {
-    dims[0].div_ceil(width) * dims[1].div_ceil(height) * dims[2] * dims[3]
+/// The grid of a kernel of (32, 8) blocks computing tiles of `width x height` outputs over
+/// images of shape `dims`, each block keeping its column: grid.x covers dimension 0, grid.z
+/// the images (up to the limit), and grid.y only as many tiles of dimension 1 as make about
+/// two waves of resident blocks, so that each block walks several tiles and has the next
+/// one's loads in flight while it finishes this one (a block with one tile waits for its
+/// loads with nothing to do).
+pub(crate) fn column_grid(dev: &Device, dims: Dim4, width: u64, height: u64) -> (u32, u32, u32) {
+    let gx = dims[0].div_ceil(width);
+    let gz = (dims[2] * dims[3]).clamp(1, 65_535);
+    let tiles = dims[1].div_ceil(height).max(1);
+    let want = (dev.sm_count() as u64 * BLOCKS_PER_SM * 2).div_ceil(gx * gz).clamp(1, tiles);
+    // as many rows of blocks as split the tiles evenly
+    let gy = tiles.div_ceil(tiles.div_ceil(want)).min(65_535);
+    (gx as u32, gy as u32, gz as u32)
 }

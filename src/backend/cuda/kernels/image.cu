@@ -104,30 +104,25 @@ __device__ __forceinline__ elem_t sample(const elem_t *img, idx_t n0, idx_t n1, 
 // NEAREST and LOWER take the sample at the rounded (floored) point, or 0 where that lies
 // outside, unless `clamp_nearest` (resize: clamped to the last sample). The other methods
 // give 0 unless -1e-4 <= x' < n0 and -1e-4 <= y' < n1, and repeat the edge for neighbours
-// past it. Launched on (32, 8) blocks, as many as stay resident, walking tiles of 32 x WT
-// outputs (tile.cu); each thread computes WT / 8 outputs of its column, 8 rows apart, with all
-// their reads issued before any store.
-#define WT (8 * WR)
-#if WARP_STAGE
-// Elements of the source rectangle a tile of a separable bilinear map may stage.
-#define WARP_STAGED (WARP_STAGE_BYTES / (int)sizeof(elem_t))
+// past it. Launched on (32, 8) blocks, each computing 32 x WT tiles of outputs (WT / 8 rows
+// per thread, so that each thread has that many samples' reads in flight); grid.x covers
+// dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images (a
+// block keeps its column's part of a separable map for all of its tiles).
+#ifndef WR
+#define WR 4
 #endif
+#define WT (8 * WR)
 // Indices are `idx_t`: int where every array has fewer than 2^31 elements.
 extern "C" __global__ void __launch_bounds__(256)
     ef_warp(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od, Mat one,
             const double *__restrict__ mats, long long t2, long long t3, int method,
             int clamp_nearest) {
+  const idx_t x = (idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x;
   const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
   const idx_t o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
-  const TileWalk walk(od.d[0], od.d[1], od.d[2] * od.d[3], 32, WT);
-#if WARP_STAGE
-  __shared__ elem_t staged[WARP_STAGED];
-#endif
-  for (long long t = blockIdx.x; t < walk.total; t += gridDim.x) {
-    long long b;
-    idx_t x0, y0;
-    walk.at(t, 32, WT, b, x0, y0);
-    const idx_t x = x0 + (idx_t)threadIdx.x;
+  if (x >= o0) return;
+  const long long images = od.d[2] * od.d[3];
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
     long long z = b % od.d[2], w = b / od.d[2];
     long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
     const elem_t *img = in + (iz + iw * id.d[2]) * id.d[0] * id.d[1];
@@ -151,90 +146,52 @@ extern "C" __global__ void __launch_bounds__(256)
       const real_t gx = floor(xc), tx = xc - gx;
       const idx_t ix = (idx_t)gx;
       const idx_t xa = ix >= n0 ? n0 - 1 : ix, xb = ix + 1 >= n0 ? n0 - 1 : ix + 1;
-#if WARP_STAGE
-      // The source rectangle the tile reads (the map is monotonic along each axis, so its
-      // corners bound it; one more sample each side covers any rounding), staged in shared
-      // memory where it fits: its elements are then read from memory once, with coalesced
-      // loads, however many outputs share them.
-      auto span = [](real_t a, real_t c, real_t n, idx_t &lo, idx_t &hi) {
-        const real_t p = fmin(fmax(fmin(a, c), (real_t)0), n - 1);
-        const real_t q = fmin(fmax(fmax(a, c), (real_t)0), n - 1);
-        lo = (idx_t)floor(p) - 1;
-        lo = lo < 0 ? 0 : lo;
-        hi = (idx_t)floor(q) + 2;
-        hi = hi >= (idx_t)n ? (idx_t)n - 1 : hi;
-      };
-      const idx_t xl = min(x0 + 31, o0 - 1), yl = min(y0 + WT - 1, o1 - 1);
-      idx_t sx0, sx1, sy0, sy1;
-      span(m0 * (real_t)x0 + m2, m0 * (real_t)xl + m2, (real_t)n0, sx0, sx1);
-      span(m4 * (real_t)y0 + m5, m4 * (real_t)yl + m5, (real_t)n1, sy0, sy1);
-      const int cols = (int)(sx1 - sx0 + 1), srows = (int)(sy1 - sy0 + 1);
-      const bool stage = (long long)cols * srows <= WARP_STAGED;
-      if (stage) {
-        __syncthreads();  // the previous tile's readers are done
-        const int tid = threadIdx.x + 32 * threadIdx.y;
-        for (int k = tid; k < cols * srows; k += 256) {
-          const int j = k / cols;
-          staged[k] = img[(sx0 + (k - j * cols)) + (sy0 + j) * n0];
-        }
-        __syncthreads();
-      }
-#endif
-      // (`from_stage`: the source rectangle is staged; the same for the whole block)
-      auto rows = [&](bool from_stage) {
-        auto read = [&](idx_t cx, idx_t cy) {
-#if WARP_STAGE
-          if (from_stage) return staged[(cx - sx0) + (cy - sy0) * cols];
-#endif
-          return img[cx + cy * n0];
-        };
+      for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
+        // the four outputs' reads all issued before any store
         elem_t v[WT / 8];
 #pragma unroll
         for (int r = 0; r < WT / 8; r++) {
           const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
           const real_t yi = m4 * (real_t)y + by;
           v[r] = (elem_t)0;
-          if (x < o0 && y < o1 && xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
+          if (y < o1 && xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
             const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
             const real_t gy = floor(yc), ty = yc - gy;
             const idx_t iy = (idx_t)gy;
-            const idx_t ya = iy >= n1 ? n1 - 1 : iy;
-            const idx_t yb = iy + 1 >= n1 ? n1 - 1 : iy + 1;
-            real_t r0 = (real_t)read(xa, ya) * ((real_t)1 - tx) + (real_t)read(xb, ya) * tx;
-            real_t r1 = (real_t)read(xa, yb) * ((real_t)1 - tx) + (real_t)read(xb, yb) * tx;
+            const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
+            const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
+            real_t r0 = (real_t)img[xa + ya] * ((real_t)1 - tx) + (real_t)img[xb + ya] * tx;
+            real_t r1 = (real_t)img[xa + yb] * ((real_t)1 - tx) + (real_t)img[xb + yb] * tx;
             v[r] = to_elem(r0 * ((real_t)1 - ty) + r1 * ty);
           }
         }
 #pragma unroll
         for (int r = 0; r < WT / 8; r++) {
           const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-          if (x < o0 && y < o1) o[x + y * o0] = v[r];
+          if (y < o1) o[x + y * o0] = v[r];
         }
-      };
-#if WARP_STAGE
-      rows(stage);
-#else
-      rows(false);
-#endif
+      }
       continue;
     }
-    elem_t v[WT / 8];
+    for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
+      elem_t v[WT / 8];
 #pragma unroll
-    for (int r = 0; r < WT / 8; r++) {
-      const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-      const real_t fy = (real_t)y;
-      real_t xi = m1 * fy + bx, yi = m4 * fy + by;
-      if (projective) {
-        const real_t q = m7 * fy + bq;
-        xi /= q;
-        yi /= q;
+      for (int r = 0; r < WT / 8; r++) {
+        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+        const real_t fy = (real_t)y;
+        real_t xi = m1 * fy + bx, yi = m4 * fy + by;
+        if (projective) {
+          const real_t q = m7 * fy + bq;
+          xi /= q;
+          yi /= q;
+        }
+        v[r] = y < o1 ? sample(img, n0, n1, xi, yi, method, clamp_nearest) : (elem_t)0;
       }
-      v[r] = x < o0 && y < o1 ? sample(img, n0, n1, xi, yi, method, clamp_nearest) : (elem_t)0;
-    }
 #pragma unroll
-    for (int r = 0; r < WT / 8; r++) {
-      const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-      if (x < o0 && y < o1) o[x + y * o0] = v[r];
+      for (int r = 0; r < WT / 8; r++) {
+        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+        if (y < o1) o[x + y * o0] = v[r];
+      }
     }
   }
 }
@@ -369,14 +326,10 @@ extern "C" __global__ void __launch_bounds__(256)
   const elem_t fill = *(const elem_t *)&fill_bits;
   const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
   const long long plane = id.d[0] * id.d[1];
-  const TileWalk walk(id.d[0], id.d[1], id.d[2] * id.d[3], TXW, TYH);
   TileRegs<TXW + W0 - 1, TYH + W1 - 1, 256, elem_t> next;
-  auto fetch = [&](long long t) {
-    long long b;
-    idx_t x0, y0;
-    walk.at(t, TXW, TYH, b, x0, y0);
-    const elem_t *img = in + b * plane;
-    const idx_t sx0 = x0 - W0 / 2, sy0 = y0 - W1 / 2;
+  auto fetch = [&](const TileIter<TXW, TYH> &at) {
+    const elem_t *img = in + at.image * plane;
+    const idx_t sx0 = at.x0 - W0 / 2, sy0 = at.y0 - W1 / 2;
     next.fetch(tid, [&](int i, int j) {
       const idx_t sx = sx0 + i, sy = sy0 + j;
 #if BORDER == 1
@@ -387,17 +340,17 @@ extern "C" __global__ void __launch_bounds__(256)
 #endif
     });
   };
-  long long t = blockIdx.x;
-  if (t < walk.total) fetch(t);
-  for (; t < walk.total; t += gridDim.x) {
+  TileIter<TXW, TYH> at(id.d[0], id.d[1], id.d[2] * id.d[3]);
+  if (at.valid()) fetch(at);
+  while (at.valid()) {
     __syncthreads();  // the previous tile's readers are done
     next.store(tile, tid);
     __syncthreads();
-    if (t + gridDim.x < walk.total) fetch(t + gridDim.x);
-    long long b;
-    idx_t x0, y0;
-    walk.at(t, TXW, TYH, b, x0, y0);
-    out_t *o = out + b * plane;
+    TileIter<TXW, TYH> after = at;
+    after.advance();
+    if (after.valid()) fetch(after);
+    const idx_t x0 = at.x0, y0 = at.y0;
+    out_t *o = out + at.image * plane;
     const idx_t yb = y0 + TR * (idx_t)threadIdx.y;
 #pragma unroll
     for (int g = 0; g < TCG; g++) {
@@ -457,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(256)
       for (int j = 0; j < TR + 2; j++)
 #pragma unroll
         for (int a = 0; a < 3; a++) p[j][a] = (out_t)col[a + j * w];
-      out_t *o2 = out2 + b * plane;
+      out_t *o2 = out2 + at.image * plane;
 #pragma unroll
       for (int r = 0; r < TR; r++) {
         // window position (a, c) is p[r + c][a]; rows along dimension 0: n(orth) is a - 1,
@@ -474,6 +427,7 @@ extern "C" __global__ void __launch_bounds__(256)
       }
 #endif
     }
+    at = after;
   }
 }
 #endif

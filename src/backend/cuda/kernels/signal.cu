@@ -157,18 +157,20 @@ extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 1
   __shared__ src_t tile[(TXW + CF0 - 1) * (TYH + CF1 - 1)];
   const idx_t n0 = (idx_t)sd.d[0], n1 = (idx_t)sd.d[1], o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
   const long long splane = sd.d[0] * sd.d[1], fplane = CF0 * CF1;
-  const TileWalk walk(od.d[0], od.d[1], od.d[2] * od.d[3], TXW, TYH);
   TileRegs<TXW + CF0 - 1, TYH + CF1 - 1, 256, src_t> next;
   // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
-  auto fetch = [&](long long t) {
-    long long b;
-    idx_t x0, y0;
-    walk.at(t, TXW, TYH, b, x0, y0);
-    const long long z = b % od.d[2], q = b / od.d[2];
+  // image b's coordinates along dimensions 2 and 3 (no division for a single plane)
+  auto plane_of = [&](long long b, long long &z, long long &q) {
+    z = od.d[2] == 1 ? 0 : b % od.d[2];
+    q = od.d[2] == 1 ? b : b / od.d[2];
+  };
+  auto fetch = [&](const TileIter<TXW, TYH> &at) {
+    long long z, q;
+    plane_of(at.image, z, q);
     const src_t *s =
         sig + (sd.d[2] > 1 ? z : 0) * splane + (sd.d[3] > 1 ? q : 0) * splane * sd.d[2];
-    const idx_t sx0 = x0 + (idx_t)start.d[0] - (CF0 - 1);
-    const idx_t sy0 = y0 + (idx_t)start.d[1] - (CF1 - 1);
+    const idx_t sx0 = at.x0 + (idx_t)start.d[0] - (CF0 - 1);
+    const idx_t sy0 = at.y0 + (idx_t)start.d[1] - (CF1 - 1);
     next.fetch(tid, [&](int i, int j) {
       const idx_t sx = sx0 + i, sy = sy0 + j;
       src_t v;
@@ -177,19 +179,21 @@ extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 1
       return v;
     });
   };
-  long long fb = -1;  // the image whose filter `fr` holds
+  long long fb = -1;  // the filter `fr` holds
   src_t fr[CF0 * CF1];
-  long long t = blockIdx.x;
-  if (t < walk.total) fetch(t);
-  for (; t < walk.total; t += gridDim.x) {
+  TileIter<TXW, TYH> at(od.d[0], od.d[1], od.d[2] * od.d[3]);
+  if (at.valid()) fetch(at);
+  while (at.valid()) {
     __syncthreads();  // the previous tile's readers are done
     next.store(tile, tid);
     __syncthreads();
-    if (t + gridDim.x < walk.total) fetch(t + gridDim.x);  // in flight while this is computed
-    long long b;
-    idx_t x0, y0;
-    walk.at(t, TXW, TYH, b, x0, y0);
-    const long long z = b % od.d[2], q = b / od.d[2];
+    TileIter<TXW, TYH> after = at;
+    after.advance();
+    if (after.valid()) fetch(after);  // in flight while this tile is computed
+    const long long b = at.image;
+    const idx_t x0 = at.x0, y0 = at.y0;
+    long long z, q;
+    plane_of(b, z, q);
     const long long f_at = (fd.d[2] > 1 ? z : 0) + (fd.d[3] > 1 ? q : 0) * fd.d[2];
     if (f_at != fb) {
       fb = f_at;
@@ -230,6 +234,7 @@ extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 1
       for (int r = 0; r < TR; r++)
         if (x < o0 && y + r < o1) o[x + (y + r) * o0] = acc[r];
     }
+    at = after;
   }
 }
 #endif
