@@ -72,13 +72,20 @@ pub(crate) fn tile_shape(window: [u64; 2], elem: usize) -> TileShape {
 /// A tile shape named by `EMBERFIRE_TILE_SHAPE=groups,rows,walk` (for measuring others).
 fn tuned_shape() -> Option<TileShape> {
     static SHAPE: OnceLock<Option<TileShape>> = OnceLock::new();
-    *SHAPE.get_or_init(|| {
-        let v = std::env::var("EMBERFIRE_TILE_SHAPE").ok()?;
-        let parts: Vec<u64> = v.split(',').map(|p| p.trim().parse().ok()).collect::<Option<_>>()?;
-        let [groups, rows, walk] = parts[..] else { return None };
-        ([1, 2, 4].contains(&groups) && [1, 2, 4, 8, 16].contains(&rows) && walk < 2)
-            .then_some(TileShape { groups, rows, walk: walk == 1 })
-    })
+    *SHAPE.get_or_init(|| parse_shape(&std::env::var("EMBERFIRE_TILE_SHAPE").ok()?))
+}
+
+fn parse_shape(v: &str) -> Option<TileShape> {
+    let mut parts = v.split(',').map(|p| p.trim().parse::<u64>().ok());
+    let groups = parts.next()??;
+    let rows = parts.next()??;
+    let walk = parts.next()??;
+    let fine = matches!(groups, 1 | 2 | 4) && matches!(rows, 1 | 2 | 4 | 8 | 16) && walk < 2;
+    if fine {
+        Some(TileShape { groups, rows, walk: walk == 1 })
+    } else {
+        None
+    }
 }
 
 /// Resident blocks of 256 threads a device keeps per multiprocessor, at most.
