@@ -335,6 +335,39 @@ fn conway_loop_matches_the_host_game_of_life() {
 }
 
 #[test]
+fn bool_arithmetic_keeps_its_bytes_through_lazy_reductions() {
+    // true + true is 2, as in ArrayFire's b8: the lazy sum folds the bytes
+    let d = [13usize, 7, 3, 1];
+    let (x, y) = (board(d, 31, 0.5), board(d, 32, 0.5));
+    let (a, b) = (arr(&x, d), arr(&y, d));
+    let bytes: Vec<u8> = x.iter().zip(&y).map(|(&p, &q)| p as u8 + q as u8).collect();
+    let s = &a + &b;
+    assert_eq!(s.cast::<u8>().to_vec(), bytes);
+    assert_eq!(s.to_vec(), bytes.iter().map(|&v| v != 0).collect::<Vec<_>>());
+    assert_eq!(sum_all(&s).0 as f64, bytes.iter().map(|&v| v as f64).sum::<f64>());
+    assert_eq!(count_all(&s).0, bytes.iter().filter(|&&v| v != 0).count() as u64);
+    let col = sum(&s, 1).cast::<f64>().to_vec();
+    for i in 0..d[0] {
+        for k in 0..d[2] {
+            let want: f64 = (0..d[1]).map(|j| bytes[i + d[0] * (j + d[1] * k)] as f64).sum();
+            assert_eq!(col[i + d[0] * k], want, "sum along 1 at ({i}, {k})");
+        }
+    }
+    // the product of bytes, the largest byte, and a scan of bytes
+    let m = max(&s, 0).cast::<u8>().to_vec();
+    let acc = accum(&s, 0).cast::<f64>().to_vec();
+    for c in 0..d[1] * d[2] {
+        let run = &bytes[c * d[0]..(c + 1) * d[0]];
+        assert_eq!(m[c], (*run.iter().max().unwrap() != 0) as u8, "max col {c}");
+        let mut t = 0.0;
+        for (i, &v) in run.iter().enumerate() {
+            t += v as f64;
+            assert_eq!(acc[c * d[0] + i], t, "accum col {c} at {i}");
+        }
+    }
+}
+
+#[test]
 fn bool_arrays_from_the_host_and_casts_stay_zero_or_one() {
     let v = [true, false, true, true, false];
     let a = Array::new(&v, dim4!(5));
