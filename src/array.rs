@@ -515,7 +515,7 @@ impl<T: HasAfEnum> Array<T> {
             self.elements()
         );
         let h = self.try_host_vec()?;
-        data.copy_from_slice(h.as_slice::<T>());
+        data.copy_from_slice(&h.view::<T>());
         Ok(())
     }
 

@@ -31,7 +31,22 @@ pub enum DType {
     F64,
     /// 64-bit complex
     C64,
-    /// bool
+    /// bool, stored as a byte as ArrayFire's `b8` is: true when it is not zero. Comparisons,
+    /// logical operations and casts to bool give 0 or 1; the convolution of a bool signal keeps
+    /// its result in the byte (rounded, saturated into 0..=255), so a bool array can hold counts,
+    /// and casts to numbers, arithmetic, `sum` and sorting read the byte. Reading to the host
+    /// gives Rust `bool`s (a byte that is not zero is `true`).
+    ///
+    /// ```
+    /// use emberfire::*;
+    /// // a Life board: the convolution counts each cell's live neighbours into its byte
+    /// let board = Array::new(&[true, true, true, false], dim4!(2, 2));
+    /// let ring = Array::new(&[1.0f32, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0], dim4!(3, 3));
+    /// let n = convolve2(&board, &ring, ConvMode::DEFAULT, ConvDomain::SPATIAL);
+    /// assert_eq!(n.cast::<u8>().to_vec(), vec![2, 2, 2, 3]);
+    /// assert_eq!(n.to_vec(), vec![true; 4]);
+    /// assert_eq!(eq(&n, &constant(3.0f32, dim4!(1)), false).to_vec(), vec![false, false, false, true]);
+    /// ```
     B8,
     /// 32-bit signed integer
     S32,

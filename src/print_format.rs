@@ -108,6 +108,17 @@ impl PrintElem for bool {
     }
 }
 
+/// A stored bool byte prints as the `bool` it means (a byte that is not zero is `1`).
+impl PrintElem for crate::storage::BoolByte {
+    fn format(&self, precision: usize) -> String {
+        self.get().format(precision)
+    }
+
+    fn type_name() -> &'static str {
+        "bool"
+    }
+}
+
 /// Implements [`PrintElem`] for integer types, which print their plain
 /// decimal value and ignore the precision (C++ `std::fixed` does not affect
 /// integers).

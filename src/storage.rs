@@ -1,10 +1,70 @@
 //! Typed host storage behind a type-erased tag: `HostVec` holds a `Vec<T>` of any element type,
 //! and `Element` links each Rust type to its variant. Casting between element types lives here
 //! too, so both backends (and host reads) share one definition of what a cast means.
+//!
+//! A `bool` element is stored as a byte ([`BoolByte`]), as ArrayFire's `b8` is: it is true
+//! when the byte is not zero, and operations that use its number (a cast to a numeric type,
+//! arithmetic, a convolution of a bool signal, `sum`) use the byte's value, so a bool array can
+//! hold neighbour counts. Results that are booleans (comparisons, logical operations, casts to
+//! bool) are always 0 or 1. A Rust `bool` must be 0 or 1, so the bytes are normalised where
+//! they become Rust `bool`s ([`Element`] for `bool`); inside the backends the element type of
+//! `B8` is `BoolByte`, never `bool`.
 
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
 use half::f16;
+
+/// The stored form of a `bool` element: a byte that means *true* when it is not zero. Its value
+/// is what a cast to a number reads (see the module documentation).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BoolByte(pub u8);
+
+impl BoolByte {
+    /// The byte of a Rust `bool` (0 or 1).
+    #[inline(always)]
+    pub(crate) fn of(b: bool) -> BoolByte {
+        BoolByte(b as u8)
+    }
+    /// Whether the byte means true (it is not zero).
+    #[inline(always)]
+    pub(crate) fn get(self) -> bool {
+        self.0 != 0
+    }
+}
+
+/// `BoolByte`s seen as their bytes (no copy).
+pub(crate) fn bool_bytes(v: &[BoolByte]) -> &[u8] {
+    // SAFETY: BoolByte is a transparent wrapper of u8, so the slices have the same layout.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, v.len()) }
+}
+
+/// A vector of Rust `bool`s as stored bool bytes (no copy: a `bool` is a byte holding 0 or 1).
+pub(crate) fn bools_to_bytes(v: Vec<bool>) -> Vec<BoolByte> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: bool and BoolByte have size and alignment 1, every bool is a valid BoolByte, and
+    // the allocation is handed over whole (pointer, length and capacity), never freed twice.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut BoolByte, v.len(), v.capacity()) }
+}
+
+/// A vector of bytes as stored bool bytes, keeping their values (no copy).
+pub(crate) fn u8_to_bool_bytes(v: Vec<u8>) -> Vec<BoolByte> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: BoolByte is a transparent wrapper of u8; the allocation is handed over whole.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut BoolByte, v.len(), v.capacity()) }
+}
+
+/// Stored bool bytes as Rust `bool`s, normalising every byte that is not zero to `true` in
+/// place first (no new allocation).
+pub(crate) fn bytes_to_bools(v: Vec<BoolByte>) -> Vec<bool> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    for b in v.iter_mut() {
+        b.0 = (b.0 != 0) as u8;
+    }
+    // SAFETY: every byte is now 0 or 1, a valid bool; size and alignment are 1 for both types,
+    // and the allocation is handed over whole.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut bool, v.len(), v.capacity()) }
+}
 
 /// A vector of elements of one of the thirteen element types.
 #[derive(Clone, Debug, PartialEq)]
@@ -13,7 +73,7 @@ pub enum HostVec {
     C32(Vec<c32>),
     F64(Vec<f64>),
     C64(Vec<c64>),
-    B8(Vec<bool>),
+    B8(Vec<BoolByte>),
     S32(Vec<i32>),
     U32(Vec<u32>),
     U8(Vec<u8>),
@@ -53,7 +113,7 @@ macro_rules! with_vec {
             }
             __H::B8($v) => {
                 #[allow(dead_code)]
-                type $T = bool;
+                type $T = $crate::storage::BoolByte;
                 $body
             }
             __H::S32($v) => {
@@ -123,7 +183,7 @@ macro_rules! with_dtype {
                 $body
             }
             __D::B8 => {
-                type $T = bool;
+                type $T = $crate::storage::BoolByte;
                 $body
             }
             __D::S32 => {
@@ -185,6 +245,11 @@ pub(crate) mod sealed {
         fn slice(h: &HostVec) -> Option<&[Self]>;
         /// Takes the vector if the tag matches.
         fn unwrap(h: HostVec) -> Option<Vec<Self>>;
+        /// Copies elements `range` out if the tag matches (`bool` normalises its bytes here,
+        /// where [`Element::slice`] cannot).
+        fn read(h: &HostVec, range: std::ops::Range<usize>) -> Option<Vec<Self>> {
+            Self::slice(h).map(|s| s[range].to_vec())
+        }
         /// Widens to a `Lit`.
         fn to_lit(self) -> Lit;
         /// Narrows from a `Lit` with the cast rules documented on `Array::cast`.
@@ -226,7 +291,7 @@ macro_rules! element {
 
 // Numeric narrowing follows Rust's `as`: floats to integers truncate toward zero and saturate
 // (NaN gives 0), integers wrap. Complex to real keeps the real part. Anything to bool is
-// "not zero"; bool to a number is 0 or 1.
+// "not zero"; a stored bool to a number is its byte (0 or 1 unless it holds a count).
 macro_rules! prim_element {
     ($t:ty, $var:ident, $kind:ident) => {
         element!($t, $var, self => Lit::$kind(self as _), l => match l {
@@ -248,13 +313,53 @@ prim_element!(i16, S16, Int);
 prim_element!(i32, S32, Int);
 prim_element!(i64, S64, Int);
 
-element!(bool, B8, self => Lit::Bool(self), l => match l {
+// The stored bool byte: a number when read as one (its byte), "not zero" when made from one.
+element!(BoolByte, B8, self => Lit::Uint(self.0 as u64), l => BoolByte::of(match l {
     Lit::Bool(b) => b,
     Lit::Int(i) => i != 0,
     Lit::Uint(u) => u != 0,
     Lit::Real(f) => f != 0.0,
     Lit::Cplx(c) => c.re != 0.0 || c.im != 0.0,
-});
+}));
+
+// The Rust `bool` of the public interface, over the same `B8` storage: its vectors are
+// reinterpreted on the way in and normalised on the way out.
+impl Element for bool {
+    const DTYPE: DType = DType::B8;
+    fn wrap(v: Vec<bool>) -> HostVec {
+        HostVec::B8(bools_to_bytes(v))
+    }
+    /// Some only when every byte is 0 or 1 (else the caller must use [`Element::read`]).
+    fn slice(h: &HostVec) -> Option<&[bool]> {
+        match h {
+            HostVec::B8(v) if v.iter().all(|b| b.0 <= 1) => {
+                // SAFETY: every byte is 0 or 1, so each is a valid bool of the same layout.
+                Some(unsafe { std::slice::from_raw_parts(v.as_ptr() as *const bool, v.len()) })
+            }
+            _ => None,
+        }
+    }
+    fn unwrap(h: HostVec) -> Option<Vec<bool>> {
+        match h {
+            HostVec::B8(v) => Some(bytes_to_bools(v)),
+            _ => None,
+        }
+    }
+    fn read(h: &HostVec, range: std::ops::Range<usize>) -> Option<Vec<bool>> {
+        match h {
+            HostVec::B8(v) => Some(v[range].iter().map(|b| b.get()).collect()),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn to_lit(self) -> Lit {
+        Lit::Bool(self)
+    }
+    #[inline(always)]
+    fn from_lit(l: Lit) -> bool {
+        BoolByte::from_lit(l).get()
+    }
+}
 element!(f16, F16, self => Lit::Real(self.to_f64()), l => f16::from_f64(f64::from_lit(l)));
 element!(c32, C32, self => Lit::Cplx(c64::new(self.re as f64, self.im as f64)), l => match l {
     Lit::Cplx(c) => c32::new(c.re as f32, c.im as f32),
@@ -316,6 +421,21 @@ impl HostVec {
         T::slice(self).expect("internal error: element type mismatch")
     }
 
+    /// Typed elements: borrowed where they can be, else (bool bytes other than 0 or 1, read as
+    /// Rust `bool`s) a normalised copy. Panics if the type does not match (an internal bug).
+    pub(crate) fn view<T: Element>(&self) -> std::borrow::Cow<'_, [T]> {
+        match T::slice(self) {
+            Some(s) => std::borrow::Cow::Borrowed(s),
+            None => std::borrow::Cow::Owned(self.read::<T>(0..self.len())),
+        }
+    }
+
+    /// A copy of elements `range` as a typed vector (bool bytes normalised to 0/1); panics if
+    /// the type does not match (an internal bug).
+    pub(crate) fn read<T: Element>(&self, range: std::ops::Range<usize>) -> Vec<T> {
+        T::read(self, range).expect("internal error: element type mismatch")
+    }
+
     /// Typed vector; panics if the type does not match (an internal bug).
     pub(crate) fn into_vec<T: Element>(self) -> Vec<T> {
         T::unwrap(self).expect("internal error: element type mismatch")
@@ -332,28 +452,22 @@ impl HostVec {
     #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
     pub(crate) fn as_bytes(&self) -> &[u8] {
         with_vec!(self, v, T => {
-            // SAFETY: every element type is plain data without padding (bool is one byte that
-            // is 0 or 1, f16 two bytes, complex two packed floats), so its bytes may be read.
+            // SAFETY: every stored element type is plain data without padding (bool is one
+            // byte, f16 two bytes, complex two packed floats), so its bytes may be read.
             unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(&v[..])) }
         })
     }
 
-    /// Elements of type `dtype` from their bytes, or [`Error::OutOfMemory`]. bool bytes are
-    /// read as "not zero", so foreign memory holding other values cannot produce an invalid
-    /// bool.
+    /// Elements of type `dtype` from their bytes, or [`Error::OutOfMemory`]. bool bytes keep
+    /// their values (a byte that is not zero is true).
     #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
     pub(crate) fn try_from_bytes(dtype: DType, bytes: &[u8]) -> Result<HostVec, Error> {
-        if dtype == DType::B8 {
-            let mut v = alloc_uninit::<bool>(bytes.len())?;
-            v.extend(bytes.iter().map(|&b| b != 0));
-            return Ok(HostVec::B8(v));
-        }
         with_dtype!(dtype, T => {
             let n = bytes.len() / std::mem::size_of::<T>();
             assert_eq!(n * std::mem::size_of::<T>(), bytes.len(), "internal error: partial element");
             let mut v: Vec<T> = alloc_uninit(n)?;
-            // SAFETY: every bit pattern is a valid value of the non-bool element types, and the
-            // destination has room for `n` elements.
+            // SAFETY: every bit pattern is a valid value of the stored element types (bool is
+            // stored as a `BoolByte`), and the destination has room for `n` elements.
             unsafe {
                 std::ptr::copy_nonoverlapping(bytes.as_ptr(), v.as_mut_ptr() as *mut u8, bytes.len());
                 v.set_len(n);

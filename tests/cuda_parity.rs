@@ -296,6 +296,49 @@ fn parity_bool() {
     check("bool select", &x, dims(), |a| select(&a.cast::<i32>(), a, &constant(7i32, a.dims())));
 }
 
+/// Bool arrays holding bytes other than 0 and 1 (the neighbour counts of a convolution, as in
+/// arrayfire-rust's `conway` example): every operation reads or tests the byte as the CPU does.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn parity_bool_bytes() {
+    let n = dims().elements() as usize;
+    let x: Vec<bool> = reals(n).iter().map(|&v| v > 0.0).collect();
+    let y: Vec<bool> = reals(n).iter().rev().map(|&v| v > 1.0).collect();
+    let ring = || Array::new(&[1.0f32, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0], dim4!(3, 3));
+    let counts = |a: &Array<bool>| convolve2(a, &ring(), ConvMode::DEFAULT, ConvDomain::SPATIAL);
+    let by = |a: &Array<bool>| Array::new(&y, a.dims());
+    check("counts", &x, dims(), |a| counts(a).cast::<u8>());
+    check("counts in frequency", &x, dims(), |a| {
+        convolve2(a, &ring(), ConvMode::DEFAULT, ConvDomain::FREQUENCY).cast::<u8>()
+    });
+    check("counts to f32", &x, dims(), |a| counts(a).cast::<f32>());
+    check("counts to bool", &x, dims(), |a| counts(a));
+    check("counts eq 3", &x, dims(), |a| eq(&counts(a), &constant(3.0f32, dim4!(1)), false));
+    check("counts add", &x, dims(), |a| (&counts(a) + &counts(a)).cast::<u8>());
+    check("counts mul", &x, dims(), |a| (&counts(a) * &by(a)).cast::<u8>());
+    check("counts sub", &x, dims(), |a| (&counts(a) - &by(a)).cast::<u8>());
+    check("counts lt", &x, dims(), |a| lt(&counts(a), &by(a), false).cast::<u8>());
+    check("counts and", &x, dims(), |a| and(&counts(a), &by(a), false).cast::<u8>());
+    check("counts or", &x, dims(), |a| or(&counts(a), &by(a), false).cast::<u8>());
+    check("counts not", &x, dims(), |a| (!&counts(a)).cast::<u8>());
+    check("counts select", &x, dims(), |a| {
+        select(&a.cast::<i32>(), &counts(a), &constant(7i32, a.dims()))
+    });
+    check("counts sum", &x, dims(), |a| sum(&counts(a), 0));
+    check("counts count", &x, dims(), |a| count(&counts(a), 0));
+    check("counts max", &x, dims(), |a| max(&counts(a), 0).cast::<u8>());
+    check("counts any", &x, dims(), |a| any_true(&counts(a), 1).cast::<u8>());
+    check("counts all", &x, dims(), |a| all_true(&counts(a), 1).cast::<u8>());
+    check("counts accum", &x, dims(), |a| accum(&counts(a), 0));
+    check("counts sort", &x, dims(), |a| sort(&counts(a), 0, true).cast::<u8>());
+    check("conway step", &x, dims(), |a| {
+        let c = counts(a);
+        let c0 = eq(&c, &constant(2.0f32, dim4!(1)), false);
+        let c1 = eq(&c, &constant(3.0f32, dim4!(1)), false);
+        (a.clone() * &c0 + &c1).cast::<u8>()
+    });
+}
+
 macro_rules! complex_suite {
     ($name:ident, $t:ident, $r:ty) => {
         #[test]

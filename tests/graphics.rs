@@ -596,11 +596,82 @@ fn example_acoustic_wave_draws_through_the_blue_map() {
     assert_ne!(f.get_pixel(x, y).0, [0, 0, 255, 255]);
 }
 
+/// The three 256 x 256 boards of a conway frame: the window is 512 x 512, so cell (r, c) of
+/// board k is the 2 x 2 block of pixels from (x, y) = (2c, 2r), in colour channel k; a live cell
+/// is drawn at 255 (the board normalised by its largest value, 1), a dead one at 0.
+fn conway_boards(f: &image::RgbaImage) -> Vec<bool> {
+    let n = 256usize;
+    let mut b = vec![false; n * n * 3];
+    for k in 0..3 {
+        for c in 0..n {
+            for r in 0..n {
+                let px = [(0, 0), (1, 0), (0, 1), (1, 1)]
+                    .map(|(dx, dy)| f.get_pixel((2 * c + dx) as u32, (2 * r + dy) as u32)[k]);
+                assert!(
+                    px.iter().all(|&p| p == px[0]) && (px[0] == 0 || px[0] == 255),
+                    "cell ({r}, {c}): {px:?}"
+                );
+                b[r + n * (c + n * k)] = px[0] == 255;
+            }
+        }
+    }
+    b
+}
+
+/// One generation of Conway's Game of Life on each [rows, cols] board of a stack, the cells
+/// outside a board dead (the example's convolution pads with zeros).
+fn life_step(b: &[bool], rows: usize, cols: usize) -> Vec<bool> {
+    let mut out = vec![false; b.len()];
+    for p in 0..b.len() / (rows * cols) {
+        for j in 0..cols {
+            for i in 0..rows {
+                let mut n = 0;
+                for (di, dj) in
+                    [(-1i64, -1i64), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)]
+                {
+                    let (y, x) = (i as i64 + di, j as i64 + dj);
+                    if y >= 0 && x >= 0 && y < rows as i64 && x < cols as i64 {
+                        n += b[y as usize + rows * (x as usize + cols * p)] as u32;
+                    }
+                }
+                let at = i + rows * (j + cols * p);
+                out[at] = n == 3 || (b[at] && n == 2);
+            }
+        }
+    }
+    out
+}
+
 #[test]
 fn example_conway_runs_to_its_end() {
     let dir = run_example("conway");
-    let f = load(&dir.join("frame-00002.png"));
-    assert_eq!(f.dimensions(), (512, 512));
+    let boards: Vec<Vec<bool>> = (0..3)
+        .map(|k| {
+            let f = load(&dir.join(format!("frame-{k:05}.png")));
+            assert_eq!(f.dimensions(), (512, 512));
+            conway_boards(&f)
+        })
+        .collect();
+    for k in 0..2 {
+        let want = life_step(&boards[k], 256, 256);
+        let wrong = want.iter().zip(&boards[k + 1]).filter(|(a, b)| a != b).count();
+        assert_eq!(
+            wrong,
+            0,
+            "frame {}: {wrong} cells differ from one generation of frame {k}",
+            k + 1
+        );
+    }
+    for (k, b) in boards.iter().enumerate() {
+        // a random half-full board keeps roughly a quarter to a half of its cells alive in the
+        // first generations; a board that dies (the bug this guards against) has none
+        let live = b.iter().filter(|&&x| x).count();
+        assert!(
+            live * 8 > b.len() && live * 4 < b.len() * 3,
+            "frame {k}: {live} live cells of {}",
+            b.len()
+        );
+    }
 }
 
 #[test]

@@ -662,7 +662,13 @@ fn diff_reference(xs: &[V], dims: Dim4, dim: usize, order: usize, t: Ty) -> Vec<
         let (x0, x1) = (at(0), at(1));
         let x2 = if order == 2 { at(2) } else { x0 };
         let w = match t.class {
-            Class::Bool => V::B(if order == 1 { x1.nz() != x0.nz() } else { x2.nz() != x0.nz() }),
+            // computed on the bytes, as ArrayFire computes b8 in char: x2 - 2 x1 + x0 is
+            // non-zero (it lies in -2..=2, no byte wraps to zero)
+            Class::Bool => V::B(if order == 1 {
+                x1.nz() != x0.nz()
+            } else {
+                x2.nz() as i32 - 2 * x1.nz() as i32 + x0.nz() as i32 != 0
+            }),
             Class::Int => {
                 let v = if order == 1 { x1.i() - x0.i() } else { x2.i() - 2 * x1.i() + x0.i() };
                 V::I(conv_int(v, t))

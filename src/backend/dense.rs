@@ -8,7 +8,7 @@ use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::{Data, Node, Program};
-use crate::storage::Element;
+use crate::storage::{u8_to_bool_bytes, Element, HostVec};
 
 /// An evaluated array stored densely in column-major order.
 #[derive(Clone, Debug)]
@@ -51,6 +51,23 @@ impl Dense {
             }
             Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
         }
+    }
+
+    /// `U8` data relabelled as `B8`, the bytes keeping their values: how a bool result that
+    /// ArrayFire computes as a number and stores in its `b8` bytes (a convolution of a bool
+    /// signal) is made. Device memory is untyped and only the tag changes; host memory changes
+    /// its variant in place where the buffer is not shared.
+    pub(crate) fn bytes_as_bool(mut self) -> Dense {
+        assert_eq!(self.dtype, DType::U8, "internal error: bytes_as_bool of {:?}", self.dtype);
+        self.dtype = DType::B8;
+        if let Some(Buffer::Host(h)) = Arc::get_mut(&mut self.data.buf) {
+            let v = std::mem::replace(h, HostVec::U8(Vec::new())).into_vec::<u8>();
+            *h = HostVec::B8(u8_to_bool_bytes(v));
+        } else if let Buffer::Host(h) = &*self.data.buf {
+            let v = u8_to_bool_bytes(h.as_slice::<u8>().to_vec());
+            self.data = Data { buf: Arc::new(Buffer::host(HostVec::B8(v))), ..self.data };
+        }
+        self
     }
 
     /// A ready graph node holding this data.

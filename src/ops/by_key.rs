@@ -167,7 +167,7 @@ where
     let ends: Vec<usize> = starts.iter().skip(1).copied().chain([key_words.len()]).collect();
 
     let hv = host_of(func, vals).cast(O::DTYPE);
-    let values = hv.as_slice::<O>();
+    let values = hv.view::<O>();
     let mut odims = vdims;
     odims[d] = runs as u64;
     let (iseg, oseg) =
@@ -190,7 +190,7 @@ where
             out[oseg.at(s, r)] = x;
         }
     }
-    let key_values = hk.as_slice::<K>();
+    let key_values = hk.view::<K>();
     let out_keys: Vec<K> = starts.iter().map(|&i| key_values[i]).collect();
     let kd = Dim4::new(&[runs as u64, 1, 1, 1]);
     (

@@ -35,7 +35,7 @@ pub fn locate<T: HasAfEnum>(input: &Array<T>) -> Array<u32> {
         input.dims()
     );
     let h = host_of("locate", input);
-    let values = h.as_slice::<T>();
+    let values = h.view::<T>();
     let found: Vec<u32> = values
         .par_iter()
         .enumerate()

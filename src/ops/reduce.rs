@@ -77,11 +77,11 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
 fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: ReduceOp) -> O {
     let node = input.node();
     let h = node.backend.reduce_all(node, op, O::DTYPE).or_raise(func);
-    h.as_slice::<O>()[0]
+    h.view::<O>()[0]
 }
 
 /// Splits a value into real and imaginary parts of type `B`.
-fn parts<O: HasAfEnum, B: HasAfEnum>(v: O) -> (B, B) {
+fn parts<O: Element, B: HasAfEnum>(v: O) -> (B, B) {
     match v.to_lit() {
         Lit::Cplx(c) => (B::from_lit(Lit::Real(c.re)), B::from_lit(Lit::Real(c.im))),
         l => (B::from_lit(l), B::from_lit(Lit::Uint(0))),

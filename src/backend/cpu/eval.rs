@@ -192,10 +192,10 @@ pub(crate) fn eval_steps<'a>(
                 let (vc, va, vb) = (get(*c), get(*a), get(*b));
                 if vc.is_splat() && va.is_splat() && vb.is_splat() {
                     with_dtype!(step.dtype, T => Val::Splat(T::wrap(select(
-                        vc.src::<bool>(1), va.src::<T>(1), vb.src::<T>(1), 1))))
+                        vc.src::<crate::storage::BoolByte>(1), va.src::<T>(1), vb.src::<T>(1), 1))))
                 } else {
                     with_dtype!(step.dtype, T => Val::Owned(T::wrap(select(
-                        vc.src::<bool>(len), va.src::<T>(len), vb.src::<T>(len), len))))
+                        vc.src::<crate::storage::BoolByte>(len), va.src::<T>(len), vb.src::<T>(len), len))))
                 }
             }
         };

@@ -5,7 +5,7 @@
 
 use crate::dtype::{c32, c64};
 use crate::jit::{BinOp, UnOp};
-use crate::storage::{Element, HostVec};
+use crate::storage::{bool_bytes, u8_to_bool_bytes, BoolByte, Element, HostVec};
 use half::f16;
 
 use super::vmath;
@@ -89,9 +89,9 @@ macro_rules! real_float {
                 };
                 match op {
                     Neg => HostVec::$var(map(a, |x| -x)),
-                    Not | IsZero => HostVec::B8(map(a, |x| x == 0.0)),
-                    IsInf => HostVec::B8(map(a, |x| x.is_infinite())),
-                    IsNan => HostVec::B8(map(a, |x| x.is_nan())),
+                    Not | IsZero => bools(map(a, |x| x == 0.0)),
+                    IsInf => bools(map(a, |x| x.is_infinite())),
+                    IsNan => bools(map(a, |x| x.is_nan())),
                     Abs => HostVec::$var(map(a, |x| x.abs())),
                     Arg => HostVec::$var(map(a, |x| {
                         if x.is_nan() {
@@ -164,14 +164,14 @@ macro_rules! real_float {
                     Min => HostVec::$var(zip(a, b, |x, y| x.min(y))),
                     Max => HostVec::$var(zip(a, b, |x, y| x.max(y))),
                     Cplx2 => HostVec::$cx(zip(a, b, |x, y| num_complex::Complex::new(x, y))),
-                    Lt => HostVec::B8(zip(a, b, |x, y| x < y)),
-                    Gt => HostVec::B8(zip(a, b, |x, y| x > y)),
-                    Le => HostVec::B8(zip(a, b, |x, y| x <= y)),
-                    Ge => HostVec::B8(zip(a, b, |x, y| x >= y)),
-                    Eq => HostVec::B8(zip(a, b, |x, y| x == y)),
-                    Neq => HostVec::B8(zip(a, b, |x, y| x != y)),
-                    And => HostVec::B8(zip(a, b, |x, y| x != 0.0 && y != 0.0)),
-                    Or => HostVec::B8(zip(a, b, |x, y| x != 0.0 || y != 0.0)),
+                    Lt => bools(zip(a, b, |x, y| x < y)),
+                    Gt => bools(zip(a, b, |x, y| x > y)),
+                    Le => bools(zip(a, b, |x, y| x <= y)),
+                    Ge => bools(zip(a, b, |x, y| x >= y)),
+                    Eq => bools(zip(a, b, |x, y| x == y)),
+                    Neq => bools(zip(a, b, |x, y| x != y)),
+                    And => bools(zip(a, b, |x, y| x != 0.0 && y != 0.0)),
+                    Or => bools(zip(a, b, |x, y| x != 0.0 || y != 0.0)),
                     BitAnd | BitOr | BitXor | Shl | Shr => {
                         unsupported("binary", op, stringify!($t))
                     }
@@ -262,9 +262,9 @@ macro_rules! complex {
                 };
                 match op {
                     Neg => HostVec::$var(map(a, |z| -z)),
-                    Not | IsZero => HostVec::B8(map(a, |z| z.re == 0.0 && z.im == 0.0)),
-                    IsInf => HostVec::B8(map(a, |z| z.re.is_infinite() || z.im.is_infinite())),
-                    IsNan => HostVec::B8(map(a, |z| z.re.is_nan() || z.im.is_nan())),
+                    Not | IsZero => bools(map(a, |z| z.re == 0.0 && z.im == 0.0)),
+                    IsInf => bools(map(a, |z| z.re.is_infinite() || z.im.is_infinite())),
+                    IsNan => bools(map(a, |z| z.re.is_nan() || z.im.is_nan())),
                     Abs => HostVec::$revar(map(a, |z| z.re.hypot(z.im))),
                     Arg => HostVec::$revar(map(a, |z| z.im.atan2(z.re))),
                     Real => HostVec::$revar(map(a, |z| z.re)),
@@ -326,14 +326,14 @@ macro_rules! complex {
                             |x, y| if y.norm_sqr() > x.norm_sqr() { y } else { x },
                         ))
                     }
-                    Lt => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() < y.norm_sqr())),
-                    Gt => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() > y.norm_sqr())),
-                    Le => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() <= y.norm_sqr())),
-                    Ge => HostVec::B8(zip(a, b, |x, y| x.norm_sqr() >= y.norm_sqr())),
-                    Eq => HostVec::B8(zip(a, b, |x, y| x == y)),
-                    Neq => HostVec::B8(zip(a, b, |x, y| x != y)),
-                    And => HostVec::B8(zip(a, b, |x, y| nz(x) && nz(y))),
-                    Or => HostVec::B8(zip(a, b, |x, y| nz(x) || nz(y))),
+                    Lt => bools(zip(a, b, |x, y| x.norm_sqr() < y.norm_sqr())),
+                    Gt => bools(zip(a, b, |x, y| x.norm_sqr() > y.norm_sqr())),
+                    Le => bools(zip(a, b, |x, y| x.norm_sqr() <= y.norm_sqr())),
+                    Ge => bools(zip(a, b, |x, y| x.norm_sqr() >= y.norm_sqr())),
+                    Eq => bools(zip(a, b, |x, y| x == y)),
+                    Neq => bools(zip(a, b, |x, y| x != y)),
+                    And => bools(zip(a, b, |x, y| nz(x) && nz(y))),
+                    Or => bools(zip(a, b, |x, y| nz(x) || nz(y))),
                     _ => unsupported("binary", op, stringify!($t)),
                 }
             }
@@ -393,8 +393,8 @@ macro_rules! integer {
                 match op {
                     Neg => HostVec::$var(map(a, |x| x.wrapping_neg())),
                     BitNot => HostVec::$var(map(a, |x| !x)),
-                    Not | IsZero => HostVec::B8(map(a, |x| x == 0)),
-                    IsInf | IsNan => HostVec::B8(vec![false; a.len()]),
+                    Not | IsZero => bools(map(a, |x| x == 0)),
+                    IsInf | IsNan => bools(vec![false; a.len()]),
                     _ => unsupported("unary", op, stringify!($t)),
                 }
             }
@@ -458,14 +458,14 @@ macro_rules! integer {
                             x >> y
                         }
                     })),
-                    Lt => HostVec::B8(zip(a, b, |x, y| x < y)),
-                    Gt => HostVec::B8(zip(a, b, |x, y| x > y)),
-                    Le => HostVec::B8(zip(a, b, |x, y| x <= y)),
-                    Ge => HostVec::B8(zip(a, b, |x, y| x >= y)),
-                    Eq => HostVec::B8(zip(a, b, |x, y| x == y)),
-                    Neq => HostVec::B8(zip(a, b, |x, y| x != y)),
-                    And => HostVec::B8(zip(a, b, |x, y| x != 0 && y != 0)),
-                    Or => HostVec::B8(zip(a, b, |x, y| x != 0 || y != 0)),
+                    Lt => bools(zip(a, b, |x, y| x < y)),
+                    Gt => bools(zip(a, b, |x, y| x > y)),
+                    Le => bools(zip(a, b, |x, y| x <= y)),
+                    Ge => bools(zip(a, b, |x, y| x >= y)),
+                    Eq => bools(zip(a, b, |x, y| x == y)),
+                    Neq => bools(zip(a, b, |x, y| x != y)),
+                    And => bools(zip(a, b, |x, y| x != 0 && y != 0)),
+                    Or => bools(zip(a, b, |x, y| x != 0 || y != 0)),
                     Cplx2 => unsupported("binary", op, stringify!($t)),
                 }
             }
@@ -509,19 +509,36 @@ where
     }
 }
 
-// bool arithmetic is computed on 0/1 bytes and the result read back as "not zero", as C does
-// for its char-sized booleans, except the complement, which is logical not (a bitwise
-// complement of 0 or 1 is never zero); f16 arithmetic is computed in f32 and rounded once.
-impl CpuMath for bool {
-    fn unary(op: UnOp, a: &[bool]) -> HostVec {
-        if op == UnOp::BitNot {
-            return HostVec::B8(map(a, |x| !x));
+/// Boolean results (0/1) as a `B8` vector, without a copy.
+#[inline(always)]
+fn bools(v: Vec<bool>) -> HostVec {
+    bool::wrap(v)
+}
+
+// bool arithmetic is the u8 operation on the stored bytes, as ArrayFire computes its `b8` in
+// `char`: the result keeps its byte (true + true is 2, which is true), comparisons compare the
+// bytes, and logical operations test "not zero". The complement is logical not (a bitwise
+// complement of 1 is never zero); negation leaves the byte as it is.
+impl CpuMath for BoolByte {
+    fn unary(op: UnOp, a: &[BoolByte]) -> HostVec {
+        match op {
+            UnOp::BitNot | UnOp::Not | UnOp::IsZero => bools(map(a, |x| x.0 == 0)),
+            UnOp::IsInf | UnOp::IsNan => bools(vec![false; a.len()]),
+            UnOp::Neg => HostVec::B8(a.to_vec()),
+            _ => unsupported("unary", op, "bool"),
         }
-        narrow(u8::unary(op, &crate::storage::cast_slice::<bool, u8>(a)), crate::dtype::DType::B8)
     }
-    fn binary(op: BinOp, a: Src<bool>, b: Src<bool>) -> HostVec {
-        let (wa, wb) = (widen::<bool, u8>(a), widen::<bool, u8>(b));
-        narrow(u8::binary(op, src_of(&wa), src_of(&wb)), crate::dtype::DType::B8)
+    fn binary(op: BinOp, a: Src<BoolByte>, b: Src<BoolByte>) -> HostVec {
+        fn bytes(s: Src<'_, BoolByte>) -> Src<'_, u8> {
+            match s {
+                Src::Slice(x) => Src::Slice(bool_bytes(x)),
+                Src::Splat(v) => Src::Splat(v.0),
+            }
+        }
+        match u8::binary(op, bytes(a), bytes(b)) {
+            HostVec::U8(v) => HostVec::B8(u8_to_bool_bytes(v)),
+            other => other,
+        }
     }
 }
 
@@ -535,27 +552,27 @@ impl CpuMath for f16 {
     }
 }
 
-/// `cond ? a : b` element by element.
-pub(crate) fn select<T: Copy>(cond: Src<bool>, a: Src<T>, b: Src<T>, n: usize) -> Vec<T> {
+/// `cond ? a : b` element by element; a condition byte that is not zero is true.
+pub(crate) fn select<T: Copy>(cond: Src<BoolByte>, a: Src<T>, b: Src<T>, n: usize) -> Vec<T> {
     match (cond, a, b) {
         (Src::Splat(c), a, b) => {
-            if c {
+            if c.get() {
                 a.to_vec(n)
             } else {
                 b.to_vec(n)
             }
         }
         (Src::Slice(c), Src::Slice(x), Src::Slice(y)) => {
-            c.iter().zip(x).zip(y).map(|((&c, &x), &y)| if c { x } else { y }).collect()
+            c.iter().zip(x).zip(y).map(|((&c, &x), &y)| if c.get() { x } else { y }).collect()
         }
         (Src::Slice(c), Src::Slice(x), Src::Splat(y)) => {
-            c.iter().zip(x).map(|(&c, &x)| if c { x } else { y }).collect()
+            c.iter().zip(x).map(|(&c, &x)| if c.get() { x } else { y }).collect()
         }
         (Src::Slice(c), Src::Splat(x), Src::Slice(y)) => {
-            c.iter().zip(y).map(|(&c, &y)| if c { x } else { y }).collect()
+            c.iter().zip(y).map(|(&c, &y)| if c.get() { x } else { y }).collect()
         }
         (Src::Slice(c), Src::Splat(x), Src::Splat(y)) => {
-            c.iter().map(|&c| if c { x } else { y }).collect()
+            c.iter().map(|&c| if c.get() { x } else { y }).collect()
         }
     }
 }

@@ -219,11 +219,11 @@ fn le_bytes(words: &[u32], buf: &mut [u8; 4 * CHUNK_WORDS]) -> usize {
     4 * words.len()
 }
 
-fn uniform_bool(words: &[u32], out: &mut [MaybeUninit<bool>]) {
+fn uniform_bool(words: &[u32], out: &mut [MaybeUninit<crate::storage::BoolByte>]) {
     let mut buf = [0u8; 4 * CHUNK_WORDS];
     le_bytes(words, &mut buf);
     for (d, &b) in out.iter_mut().zip(buf.iter()) {
-        d.write(b & 1 == 1);
+        d.write(crate::storage::BoolByte(b & 1));
     }
 }
 

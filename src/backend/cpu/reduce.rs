@@ -244,7 +244,7 @@ widen!(f16, f64, f64::NAN, f64::NAN, x => x.to_f64());
 widen!(c32, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN),
     x => c64::new(x.re as f64, x.im as f64));
 widen!(c64, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN), x => x);
-widen!(bool, u64, 1, 0, x => x as u64);
+widen!(crate::storage::BoolByte, u64, u8::MAX as u64, 0, x => x.0 as u64);
 widen!(u8, u64, u8::MAX as u64, 0, x => x as u64);
 widen!(u16, u64, u16::MAX as u64, 0, x => x as u64);
 widen!(u32, u64, u32::MAX as u64, 0, x => x as u64);

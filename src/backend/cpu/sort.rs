@@ -54,13 +54,14 @@ macro_rules! unsigned_key {
 }
 unsigned_key!(u8, u16, u32);
 
-impl SortKey for bool {
+// bools sort by their stored byte, as ArrayFire sorts its `b8` bytes
+impl SortKey for crate::storage::BoolByte {
     type Word = u32;
     fn key(self) -> u32 {
-        self as u32
+        self.0 as u32
     }
     fn from_key(w: u32) -> Self {
-        w != 0
+        crate::storage::BoolByte(w as u8)
     }
 }
 

@@ -236,7 +236,7 @@ fn extreme_id(t: DType, a: AccTy, for_min: bool) -> String {
         return nan_of(a).to_string();
     }
     let (lo, hi) = match t {
-        DType::B8 => ("0", "1"),
+        DType::B8 => ("0", "255"),
         DType::U8 => ("0", "255"),
         DType::S16 => ("-32768", "32767"),
         DType::U16 => ("0", "65535"),

@@ -266,7 +266,6 @@ pub(crate) fn source(input: DType, out: DType, key: Option<DType>, op: BinaryOp)
         (DType::F16, _) => "(double)ef_h2f(x)".to_string(),
         (DType::C32, _) => "ef_cd((double)x.re, (double)x.im)".to_string(),
         (DType::C64, _) => "x".to_string(),
-        (DType::B8, _) => format!("({acc})(x != 0)"),
         _ => format!("({acc})x"),
     };
     let store = match out {

@@ -117,7 +117,14 @@ fn frequency(s: &Dense, f: &Dense, rank: usize, od: Dim4, start: [i64; 4]) -> Re
 
 /// Converts a result computed in `node.dtype` back to `to`: integer and bool results are
 /// rounded to nearest first.
-pub(crate) fn finish(node: Arc<Node>, to: DType) -> Arc<Node> {
+///
+/// A bool result keeps its number, as ArrayFire stores the float result of a `b8` signal's
+/// convolution in the signal's `char` bytes: the rounded value, saturated into 0..=255, becomes
+/// the byte (a convolution of a bool board with a 3x3 kernel of ones holds the neighbour
+/// counts, and `eq(&counts, &constant(3.0, ..), false)` finds the cells with three). A cast to
+/// bool would keep only "not zero". `func` names the caller in an error (out of memory while
+/// the bytes are made).
+pub(crate) fn finish(func: &str, node: Arc<Node>, to: DType) -> Arc<Node> {
     if node.dtype == to {
         return node;
     }
@@ -126,6 +133,10 @@ pub(crate) fn finish(node: Arc<Node>, to: DType) -> Arc<Node> {
     } else {
         node
     };
+    if to == DType::B8 {
+        let bytes = Dense::of(&cast_node(&rounded, DType::U8)).or_raise(func);
+        return bytes.bytes_as_bool().into_node();
+    }
     cast_node(&rounded, to)
 }
 
@@ -151,7 +162,7 @@ pub(crate) fn convolve_nodes(
         }
     };
     let out = run().or_raise(func);
-    finish(out.into_node(), signal.dtype)
+    finish(func, out.into_node(), signal.dtype)
 }
 
 fn convolve_n<T: HasAfEnum, F: HasAfEnum>(
@@ -348,7 +359,7 @@ where
         signal::convolve(&cols, &rf, 2, od2, start2)
     };
     let out = run().or_raise(FUNC);
-    Array::from_node(finish(out.into_node(), s.dtype))
+    Array::from_node(finish(FUNC, out.into_node(), s.dtype))
 }
 
 #[cfg(test)]

@@ -98,5 +98,5 @@ pub fn iir<T: HasAfEnum>(b: &Array<T>, a: &Array<T>, x: &Array<T>) -> Array<T> {
         signal::iir(&c, &a)
     };
     let out = run().or_raise(FUNC);
-    Array::from_node(finish(out.into_node(), T::DTYPE))
+    Array::from_node(finish(FUNC, out.into_node(), T::DTYPE))
 }

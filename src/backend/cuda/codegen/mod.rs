@@ -9,7 +9,7 @@
 //! The semantics of every operation mirror the CPU kernels (`backend/cpu/kernels.rs`): integer
 //! arithmetic wraps (computed in unsigned types to avoid C++'s undefined signed overflow),
 //! division by zero gives 0, float-to-integer casts saturate with NaN giving 0, f16 is computed
-//! in f32 and rounded after every operation, bool arithmetic is computed on 0/1 bytes.
+//! in f32 and rounded after every operation, bool arithmetic is computed on the stored bytes.
 //!
 //! - this file: the plan, the structural key, and the emitter that writes a kernel;
 //! - `types.rs`: the C types of element types, and loads and stores;

@@ -97,11 +97,11 @@ pub(super) fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
     use UnOp::*;
     let rt = reg_type(t);
     if t == DType::B8 {
-        // computed on a 0/1 byte, read back as "not zero"
+        // computed on the stored byte: the complement is logical not, negation keeps the byte
         return match op {
             Neg => a.to_string(),
-            Not | BitNot | IsZero => format!("(!{a})"),
-            IsInf | IsNan => "false".into(),
+            Not | BitNot | IsZero => format!("((unsigned char)({a} == 0))"),
+            IsInf | IsNan => "((unsigned char)0)".into(),
             _ => unreachable!("unary {op:?} on bool"),
         };
     }
@@ -217,13 +217,10 @@ pub(super) fn binary_expr(op: BinOp, a: &str, b: &str, t: DType) -> String {
     use BinOp::*;
     let rt = reg_type(t);
     if t == DType::B8 {
-        // computed on 0/1 bytes as the u8 operation, read back as "not zero"
+        // the u8 operation on the stored bytes; the result keeps its byte (comparisons and
+        // logical operations give 0 or 1)
         let (x, y) = (format!("((unsigned char){a})"), format!("((unsigned char){b})"));
-        let r = binary_expr(op, &x, &y, DType::U8);
-        return match op {
-            Lt | Gt | Le | Ge | Eq | Neq | And | Or => r,
-            _ => format!("({r} != 0)"),
-        };
+        return binary_expr(op, &x, &y, DType::U8);
     }
     if t.is_integer() {
         let u = unsigned_of(t);

@@ -1,5 +1,6 @@
 //! The C types of element types in generated kernels, and how stored elements become computed
-//! values and back (f16 is computed in float, bool on 0/1 bytes).
+//! values and back (f16 is computed in float; bool is computed on its stored byte, which is
+//! true when it is not zero and keeps its number, as in `storage.rs`).
 
 use crate::dtype::DType;
 
@@ -24,7 +25,6 @@ pub(crate) fn storage_type(t: DType) -> &'static str {
 pub(crate) fn reg_type(t: DType) -> &'static str {
     match t {
         DType::F16 => "float",
-        DType::B8 => "bool",
         _ => storage_type(t),
     }
 }
@@ -78,7 +78,6 @@ pub(super) fn f(name: &str, t: DType) -> String {
 pub(crate) fn load_expr(t: DType, raw: &str) -> String {
     match t {
         DType::F16 => format!("h2f({raw})"),
-        DType::B8 => format!("({raw} != 0)"),
         _ => raw.to_string(),
     }
 }
