@@ -9,7 +9,7 @@ use cudarc::driver::result as cu;
 use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{column_grid, tile_shape, tiled_grid, TILE_STAGING};
+use super::tiled::{column_grid, tile_shape, tiled_grid, TILE_STAGING, WINDOW_TILE};
 use crate::backend::dense::Dense;
 use crate::backend::image::{
     histogram_real_type, warp_real_type, WarpMaps, WindowFilter, WindowOp,
@@ -52,7 +52,7 @@ fn limits(t: DType) -> Option<(&'static str, &'static str)> {
 }
 
 /// The entry points of `image.cu`, in the order their index is part of the key.
-const ENTRIES: [&str; 3] = ["ef_warp", "ef_histogram", "ef_window"];
+const ENTRIES: [&str; 4] = ["ef_warp", "ef_histogram", "ef_window", "ef_resize2"];
 
 /// The kernel `entry` for elements of type `t`, computing in `real` (see `backend::image`),
 /// compiled on first use.
@@ -94,9 +94,11 @@ fn prelude(t: DType, real: DType, wide: bool) -> String {
     });
     let idx = if wide { "long long" } else { "int" };
     format!(
-        "typedef {} elem_t;\ntypedef {} real_t;\ntypedef {idx} idx_t;\n{range}",
+        "typedef {} elem_t;\ntypedef {} real_t;\ntypedef {idx} idx_t;\n{range}\
+         #define ELEM_QUAD {}\n",
         c_type(t),
-        c_type(real)
+        c_type(real),
+        (t.size() <= 4) as u8
     )
 }
 
@@ -108,6 +110,20 @@ fn wide(shapes: &[Dim4]) -> bool {
 
 fn dims(d: Dim4) -> [u64; 4] {
     std::array::from_fn(|k| d[k])
+}
+
+/// Whether separable bilinear maps run on `ef_resize2` (two columns a thread) rather than
+/// `ef_warp`: `EMBERFIRE_WARP_PAIRS=1` (being measured).
+fn resize_pairs() -> bool {
+    static PAIRS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PAIRS.get_or_init(|| std::env::var("EMBERFIRE_WARP_PAIRS").is_ok_and(|v| v.trim() == "1"))
+}
+
+/// Whether every map is separable and affine (x' from x alone, y' from y alone).
+fn separable(maps: &WarpMaps) -> bool {
+    maps.maps
+        .iter()
+        .all(|m| m[1] == 0.0 && m[3] == 0.0 && m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0)
 }
 
 /// See `backend::image::warp`.
@@ -133,6 +149,25 @@ pub(crate) fn warp(
         }
     };
     let wide = wide(&[input.dims, od]);
+    if m == Interp::Linear && resize_pairs() && separable(maps) {
+        let k = kernel(dev, "ef_resize2", input.dtype, warp_real_type(input.dtype), wide)?;
+        let mut p = KernelArgs::new();
+        p.u64(ptr(input))
+            .value(dims(input.dims))
+            .u64(ptr(&out))
+            .value(dims(od))
+            .value(one)
+            .u64(table.as_ref().map_or(0, |t| t.ptr()))
+            .i64(maps.batch[0] as i64)
+            .i64(maps.batch[1] as i64);
+        let grid = column_grid(dev, od, 64, 8 * warp_rows());
+        // SAFETY: the parameters match `ef_resize2`'s signature in order and size (pointers and
+        // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); the memory is as
+        // for `ef_warp` below, and the kernel reads only clamped samples of the input.
+        unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
+        drop(table);
+        return Ok(out);
+    }
     let k = kernel(dev, "ef_warp", input.dtype, warp_real_type(input.dtype), wide)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(input))
@@ -232,7 +267,7 @@ pub(crate) fn window(
     let (op, reflect) = (filter.op as u8, filter.reflect);
     let wide = wide(&[dims]);
     let masked = mask.is_some();
-    let shape = tile_shape([w0, w1], t.size());
+    let shape = tile_shape(WINDOW_TILE, [w0, w1], t.size());
     let key = KernelKey::new(
         Family::Image,
         [

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::dense::{alloc_dense as alloc, device_ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{tile_shape, tiled_grid, TileShape, TILE_STAGING};
+use super::tiled::{tile_shape, tiled_grid, TileShape, CONVOLUTION_TILE, TILE_STAGING};
 use crate::backend::signal::{Dense, Interp};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -182,7 +182,7 @@ pub(crate) fn convolve(
     let (f0, f1) = (filter.dims[0], filter.dims[1]);
     if rank == 2 && (1..=TILED_FILTER).contains(&f0) && (1..=TILED_FILTER).contains(&f1) {
         let wide = [signal.dims, od].iter().any(|d| d[0] * d[1] >= 1 << 31);
-        let shape = tile_shape([f0, f1], signal.dtype.size());
+        let shape = tile_shape(CONVOLUTION_TILE, [f0, f1], signal.dtype.size());
         let k = tiled_kernel(dev, signal.dtype, [f0, f1], wide, shape)?;
         let mut p = KernelArgs::new();
         p.ptr(signal)

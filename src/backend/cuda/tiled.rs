@@ -51,12 +51,21 @@ impl TileShape {
     }
 }
 
-/// The tile shape a filter with this window, over elements of `elem` bytes, is compiled for.
-/// A taller or wider tile reads fewer halo elements per output and shares more of each
-/// thread's reads of the staged rows among its outputs, as long as the staged tile and the
-/// registers that carry the next one stay small enough for several blocks a multiprocessor.
-pub(crate) fn tile_shape(window: [u64; 2], elem: usize) -> TileShape {
-    let preferred = tuned_shape().unwrap_or(TileShape { groups: 1, rows: 8, walk: true });
+/// The tile the convolution prefers: its filter and eight accumulators a thread already hold
+/// many registers, so the tile grows in height only.
+pub(crate) const CONVOLUTION_TILE: TileShape = TileShape { groups: 1, rows: 8, walk: true };
+
+/// The tile the window filters (morphology, medians, Sobel) prefer.
+pub(crate) const WINDOW_TILE: TileShape = TileShape { groups: 2, rows: 4, walk: true };
+
+/// The tile shape a filter that prefers `preferred`, with this window, over elements of
+/// `elem` bytes, is compiled for. A taller or wider tile reads fewer halo elements per output
+/// and shares more of each thread's reads of the staged rows among its outputs, as long as
+/// the staged tile and the registers that carry the next one stay small enough for several
+/// blocks a multiprocessor; a large window or element falls back to 32 x 32 tiles. (Measured
+/// on an H100 beside 32 x 32 tiles, 2026-11-26: see the performance chapter.)
+pub(crate) fn tile_shape(preferred: TileShape, window: [u64; 2], elem: usize) -> TileShape {
+    let preferred = tuned_shape().unwrap_or(preferred);
     // the staged tile within 24 KiB, and a thread's share of the next one within 24 words
     let fits = |s: TileShape| {
         let bytes = s.staged_bytes(window, elem);

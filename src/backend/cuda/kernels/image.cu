@@ -196,6 +196,132 @@ extern "C" __global__ void __launch_bounds__(256)
   }
 }
 
+// The separable bilinear maps of ef_warp (resize, scale, translate: x' = m0 x + m2,
+// y' = m4 y + m5), each thread computing two neighbouring columns: a row's part of the map is
+// worked out once for both, a sample the two share (upsampling) is read once, the four samples
+// of a row are read as one load where they are neighbours and aligned (halving), and the two
+// outputs are stored as one where aligned. The same arithmetic as ef_warp, so the same
+// results. Launched on (32, 8) blocks; grid.x covers dimension 0 in 64 columns a block, grid.y
+// and grid.z stride over tiles of WT rows and over the images.
+struct __align__(2 * sizeof(elem_t)) elem2 { elem_t a, b; };
+#if ELEM_QUAD
+struct __align__(4 * sizeof(elem_t)) elem4 { elem_t a, b, c, d; };
+#endif
+extern "C" __global__ void __launch_bounds__(256)
+    ef_resize2(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od,
+               Mat one, const double *__restrict__ mats, long long t2, long long t3) {
+  const idx_t xp = (idx_t)blockIdx.x * 64 + 2 * (idx_t)threadIdx.x;
+  const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
+  const idx_t o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
+  if (xp >= o0) return;
+  const bool second = xp + 1 < o0;
+  const long long images = od.d[2] * od.d[3];
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+    long long z = b % od.d[2], w = b / od.d[2];
+    long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
+    const elem_t *img = in + (iz + iw * id.d[2]) * id.d[0] * id.d[1];
+    const double *m = one.m;
+    if (mats) m = mats + 9 * ((t2 > 1 ? z : 0) + t2 * (t3 > 1 ? w : 0));
+    const real_t m0 = (real_t)m[0], m2 = (real_t)m[2];
+    const real_t m3 = (real_t)m[3], m4 = (real_t)m[4], m5 = (real_t)m[5];
+    elem_t *o = out + b * od.d[0] * od.d[1];
+    // (an even row length from an aligned start keeps every output pair aligned)
+    const bool pairs = (o0 & 1) == 0 && ((unsigned long long)o & (2 * sizeof(elem_t) - 1)) == 0;
+    // each column's two source columns and weight, as ef_warp works them out
+    bool xin[2];
+    real_t tx[2];
+    idx_t xa[2], xb[2];
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+      const real_t fx = (real_t)(xp + c);
+      const real_t bx = m0 * fx + m2;
+      xin[c] = bx >= (real_t)-1e-4 && bx < (real_t)n0;
+      const real_t xc = bx < (real_t)0 ? (real_t)0 : bx;
+      const real_t gx = floor(xc);
+      tx[c] = xc - gx;
+      const idx_t ix = (idx_t)gx;
+      // (as ef_warp, written so that no sum overflows: this kernel may read a column whose
+      // point lies outside, then drop its value)
+      xa[c] = ix >= n0 ? n0 - 1 : (ix < 0 ? 0 : ix);
+      xb[c] = ix >= n0 - 1 ? n0 - 1 : (ix < 0 ? 0 : ix + 1);
+    }
+    const real_t by = m3 * (real_t)xp + m5;
+    const bool share = xa[1] == xb[0];
+#if ELEM_QUAD
+    const bool quad = xb[0] == xa[0] + 1 && xa[1] == xa[0] + 2 && xb[1] == xa[0] + 3 &&
+                      (n0 & 3) == 0 &&
+                      ((unsigned long long)(img + xa[0]) & (4 * sizeof(elem_t) - 1)) == 0;
+#endif
+    for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
+      elem_t v0[WT / 8], v1[WT / 8];
+#pragma unroll
+      for (int r = 0; r < WT / 8; r++) {
+        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+        const real_t yi = m4 * (real_t)y + by;
+        v0[r] = (elem_t)0;
+        v1[r] = (elem_t)0;
+        if (y < o1 && (xin[0] || xin[1]) && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
+          const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
+          const real_t gy = floor(yc), ty = yc - gy;
+          const idx_t iy = (idx_t)gy;
+          const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
+          const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
+          // samples (xa, xb) of each column in rows ya (p) and yb (q)
+          elem_t p[4], q[4];
+#if ELEM_QUAD
+          if (quad) {
+            const elem4 u = *(const elem4 *)(img + xa[0] + ya);
+            const elem4 d = *(const elem4 *)(img + xa[0] + yb);
+            p[0] = u.a, p[1] = u.b, p[2] = u.c, p[3] = u.d;
+            q[0] = d.a, q[1] = d.b, q[2] = d.c, q[3] = d.d;
+          } else
+#endif
+          {
+            p[0] = img[xa[0] + ya];
+            p[1] = img[xb[0] + ya];
+            q[0] = img[xa[0] + yb];
+            q[1] = img[xb[0] + yb];
+            if (share) {
+              p[2] = p[1];
+              q[2] = q[1];
+            } else {
+              p[2] = img[xa[1] + ya];
+              q[2] = img[xa[1] + yb];
+            }
+            p[3] = img[xb[1] + ya];
+            q[3] = img[xb[1] + yb];
+          }
+          elem_t v[2];
+#pragma unroll
+          for (int c = 0; c < 2; c++) {
+            const real_t t = tx[c];
+            real_t r0 = (real_t)p[2 * c] * ((real_t)1 - t) + (real_t)p[2 * c + 1] * t;
+            real_t r1 = (real_t)q[2 * c] * ((real_t)1 - t) + (real_t)q[2 * c + 1] * t;
+            v[c] = xin[c] ? to_elem(r0 * ((real_t)1 - ty) + r1 * ty) : (elem_t)0;
+          }
+          v0[r] = v[0];
+          v1[r] = v[1];
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < WT / 8; r++) {
+        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+        if (y >= o1) continue;
+        elem_t *at = o + xp + y * o0;
+        if (second && pairs) {
+          elem2 two;
+          two.a = v0[r];
+          two.b = v1[r];
+          *(elem2 *)at = two;
+        } else {
+          at[0] = v0[r];
+          if (second) at[1] = v1[r];
+        }
+      }
+    }
+  }
+}
+
 // Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
 // bin floor((v - minval) * scale), clamped to [0, nbins - 1]; NaN is not counted. `out` holds
 // slices * nbins zeros on entry. grid.y strides over the slices; each block counts its part of
