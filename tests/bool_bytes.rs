@@ -280,31 +280,6 @@ fn counts_in_bool_arrays_follow_the_rule_everywhere() {
     }
 }
 
-/// One generation of Life on every 2-D board of a [rows, cols, boards] stack, the cells outside
-/// each board dead (the convolution pads with zeros).
-fn life_step(b: &[bool], d: [usize; 3]) -> Vec<bool> {
-    let [r, c, k] = d;
-    let mut out = vec![false; b.len()];
-    for p in 0..k {
-        for j in 0..c {
-            for i in 0..r {
-                let mut n = 0;
-                for dj in -1i64..=1 {
-                    for di in -1i64..=1 {
-                        let (y, x) = (i as i64 + di, j as i64 + dj);
-                        if (di, dj) != (0, 0) && y >= 0 && x >= 0 && y < r as i64 && x < c as i64 {
-                            n += b[y as usize + r * (x as usize + c * p)] as u32;
-                        }
-                    }
-                }
-                let at = i + r * (j + c * p);
-                out[at] = n == 3 || (b[at] && n == 2);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn conway_loop_matches_the_host_game_of_life() {
     // the loop of arrayfire-rust's `conway` example, without its window
@@ -323,7 +298,7 @@ fn conway_loop_matches_the_host_game_of_life() {
         let c0 = &eq(&n_hood, &c0, false);
         let c1 = &eq(&n_hood, &c1, false);
         state = state * c0 + c1;
-        host = life_step(&host, d);
+        host = common::life_step(&host, d);
         assert_eq!(state.to_vec(), host, "generation {generation}");
         assert!(
             state.cast::<u8>().to_vec().iter().all(|&x| x <= 1),

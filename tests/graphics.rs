@@ -618,30 +618,6 @@ fn conway_boards(f: &image::RgbaImage) -> Vec<bool> {
     b
 }
 
-/// One generation of Conway's Game of Life on each [rows, cols] board of a stack, the cells
-/// outside a board dead (the example's convolution pads with zeros).
-fn life_step(b: &[bool], rows: usize, cols: usize) -> Vec<bool> {
-    let mut out = vec![false; b.len()];
-    for p in 0..b.len() / (rows * cols) {
-        for j in 0..cols {
-            for i in 0..rows {
-                let mut n = 0;
-                for (di, dj) in
-                    [(-1i64, -1i64), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)]
-                {
-                    let (y, x) = (i as i64 + di, j as i64 + dj);
-                    if y >= 0 && x >= 0 && y < rows as i64 && x < cols as i64 {
-                        n += b[y as usize + rows * (x as usize + cols * p)] as u32;
-                    }
-                }
-                let at = i + rows * (j + cols * p);
-                out[at] = n == 3 || (b[at] && n == 2);
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn example_conway_runs_to_its_end() {
     let dir = run_example("conway");
@@ -653,7 +629,7 @@ fn example_conway_runs_to_its_end() {
         })
         .collect();
     for k in 0..2 {
-        let want = life_step(&boards[k], 256, 256);
+        let want = common::life_step(&boards[k], [256, 256, 3]);
         let wrong = want.iter().zip(&boards[k + 1]).filter(|(a, b)| a != b).count();
         assert_eq!(
             wrong,

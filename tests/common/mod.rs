@@ -640,3 +640,28 @@ pub fn unary_case<T: Elem, O: Elem>(
 pub fn d(d0: u64, d1: u64, d2: u64, d3: u64) -> Dim4 {
     dim4!(d0, d1, d2, d3)
 }
+
+/// One generation of Life on every 2-D board of a [rows, cols, boards] stack, the cells outside
+/// each board dead (the convolution pads with zeros).
+pub fn life_step(b: &[bool], d: [usize; 3]) -> Vec<bool> {
+    let [r, c, k] = d;
+    let mut out = vec![false; b.len()];
+    for p in 0..k {
+        for j in 0..c {
+            for i in 0..r {
+                let mut n = 0;
+                for dj in -1i64..=1 {
+                    for di in -1i64..=1 {
+                        let (y, x) = (i as i64 + di, j as i64 + dj);
+                        if (di, dj) != (0, 0) && y >= 0 && x >= 0 && y < r as i64 && x < c as i64 {
+                            n += b[y as usize + r * (x as usize + c * p)] as u32;
+                        }
+                    }
+                }
+                let at = i + r * (j + c * p);
+                out[at] = n == 3 || (b[at] && n == 2);
+            }
+        }
+    }
+    out
+}
