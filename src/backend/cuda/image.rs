@@ -9,7 +9,7 @@ use cudarc::driver::result as cu;
 use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
-use super::tiled::{column_grid, tile_shape, tiled_grid, TILE_STAGING, WINDOW_TILE};
+use super::tiled::{column_grid, tile_shape, tiled_grid, SOBEL_TILE, TILE_STAGING, WINDOW_TILE};
 use crate::backend::dense::Dense;
 use crate::backend::image::{
     histogram_real_type, warp_real_type, WarpMaps, WindowFilter, WindowOp,
@@ -55,34 +55,30 @@ fn limits(t: DType) -> Option<(&'static str, &'static str)> {
 const ENTRIES: [&str; 4] = ["ef_warp", "ef_histogram", "ef_window", "ef_resize2"];
 
 /// The kernel `entry` for elements of type `t`, computing in `real` (see `backend::image`),
-/// compiled on first use.
+/// compiled on first use; `rows` is the warps' outputs a thread (their `WR`).
 fn kernel(
     dev: &Device,
     entry: &'static str,
     t: DType,
     real: DType,
     wide: bool,
+    rows: u64,
 ) -> Result<Arc<KernelFn>, Error> {
     let which = ENTRIES.iter().position(|&e| e == entry).expect("an entry of image.cu");
-    let key = KernelKey::new(
-        Family::Image,
-        [which as u8, t as u8, real as u8, wide as u8, warp_rows() as u8],
-    );
+    let key =
+        KernelKey::new(Family::Image, [which as u8, t as u8, real as u8, wide as u8, rows as u8]);
     dev.kernels().kernel(dev, key, entry, || {
-        format!("{}#define WR {}\n{TILE_STAGING}{SOURCE}", prelude(t, real, wide), warp_rows())
+        format!("{}#define WR {rows}\n{TILE_STAGING}{SOURCE}", prelude(t, real, wide))
     })
 }
 
-/// The outputs each thread of `ef_warp` computes (its `WR`): 4, or `EMBERFIRE_WARP_ROWS`
-/// (for measuring others).
-fn warp_rows() -> u64 {
-    static ROWS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+/// The outputs a thread of the warps computes, named by `EMBERFIRE_WARP_ROWS` (for measuring
+/// others than the defaults of [`warp`]).
+fn tuned_rows() -> Option<u64> {
+    static ROWS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *ROWS.get_or_init(|| {
-        std::env::var("EMBERFIRE_WARP_ROWS")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .filter(|r| [1, 2, 4, 8].contains(r))
-            .unwrap_or(4)
+        let rows = std::env::var("EMBERFIRE_WARP_ROWS").ok()?.trim().parse().ok()?;
+        [1, 2, 4, 8].contains(&rows).then_some(rows)
     })
 }
 
@@ -110,13 +106,6 @@ fn wide(shapes: &[Dim4]) -> bool {
 
 fn dims(d: Dim4) -> [u64; 4] {
     std::array::from_fn(|k| d[k])
-}
-
-/// Whether separable bilinear maps run on `ef_resize2` (two columns a thread) rather than
-/// `ef_warp`: `EMBERFIRE_WARP_PAIRS=1` (being measured).
-fn resize_pairs() -> bool {
-    static PAIRS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PAIRS.get_or_init(|| std::env::var("EMBERFIRE_WARP_PAIRS").is_ok_and(|v| v.trim() == "1"))
 }
 
 /// Whether every map is separable and affine (x' from x alone, y' from y alone).
@@ -149,26 +138,18 @@ pub(crate) fn warp(
         }
     };
     let wide = wide(&[input.dims, od]);
-    if m == Interp::Linear && resize_pairs() && separable(maps) {
-        let k = kernel(dev, "ef_resize2", input.dtype, warp_real_type(input.dtype), wide)?;
-        let mut p = KernelArgs::new();
-        p.u64(ptr(input))
-            .value(dims(input.dims))
-            .u64(ptr(&out))
-            .value(dims(od))
-            .value(one)
-            .u64(table.as_ref().map_or(0, |t| t.ptr()))
-            .i64(maps.batch[0] as i64)
-            .i64(maps.batch[1] as i64);
-        let grid = column_grid(dev, od, 64, 8 * warp_rows());
-        // SAFETY: the parameters match `ef_resize2`'s signature in order and size (pointers and
-        // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); the memory is as
-        // for `ef_warp` below, and the kernel reads only clamped samples of the input.
-        unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
-        drop(table);
-        return Ok(out);
-    }
-    let k = kernel(dev, "ef_warp", input.dtype, warp_real_type(input.dtype), wide)?;
+    // A separable bilinear map (resize, scale, translate) runs on `ef_resize2`, two columns a
+    // thread; its outputs a thread: two where it enlarges (its sources are shared among
+    // neighbouring outputs, so fewer rows keep more blocks busy), eight where it shrinks.
+    // Measured on an H100 (see the performance chapter).
+    let pairs = m == Interp::Linear && separable(maps);
+    let (entry, columns, rows) = if pairs {
+        let enlarges = maps.maps.iter().all(|m| m[4].abs() < 1.0);
+        ("ef_resize2", 64, tuned_rows().unwrap_or(if enlarges { 2 } else { 8 }))
+    } else {
+        ("ef_warp", 32, tuned_rows().unwrap_or(4))
+    };
+    let k = kernel(dev, entry, input.dtype, warp_real_type(input.dtype), wide, rows)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(input))
         .value(dims(input.dims))
@@ -177,15 +158,17 @@ pub(crate) fn warp(
         .value(one)
         .u64(table.as_ref().map_or(0, |t| t.ptr()))
         .i64(maps.batch[0] as i64)
-        .i64(maps.batch[1] as i64)
-        .i32(m.code() as i32)
-        .i32(clamp_nearest as i32);
-    let grid = column_grid(dev, od, 32, 8 * warp_rows());
-    // SAFETY: the parameters match `ef_warp`'s signature in order and size (pointers and
-    // 64-bit values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); `input` and `out` are
-    // live device memory of this device sized for their shapes, held until after the launch
-    // (reuse is ordered on the same stream), as is the uploaded table of `batch[0] * batch[1]`
-    // maps; the kernel runs on emberfire's stream.
+        .i64(maps.batch[1] as i64);
+    if !pairs {
+        p.i32(m.code() as i32).i32(clamp_nearest as i32);
+    }
+    let grid = column_grid(dev, od, columns, 8 * rows);
+    // SAFETY: the parameters match the signature of `ef_warp` (or of `ef_resize2`, which has
+    // no method or clamping) in order and size (pointers and 64-bit values, `Dims` as four
+    // 64-bit sizes, `Mat` as nine doubles); `input` and `out` are live device memory of this
+    // device sized for their shapes, held until after the launch (reuse is ordered on the same
+    // stream), as is the uploaded table of `batch[0] * batch[1]` maps; both kernels read only
+    // samples clamped into the input; the kernel runs on emberfire's stream.
     unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
     drop(table);
     Ok(out)
@@ -221,7 +204,7 @@ pub(crate) fn histogram(
     // counters before the few global additions.
     let per_slice_blocks = (dev.sm_count() as u64 * 8).div_ceil(slices.min(65_535));
     let gx = per_slice.div_ceil(block as u64 * 16).clamp(1, per_slice_blocks.max(1)) as u32;
-    let k = kernel(dev, "ef_histogram", input.dtype, histogram_real_type(input.dtype), true)?;
+    let k = kernel(dev, "ef_histogram", input.dtype, histogram_real_type(input.dtype), true, 4)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(input))
         .i64(per_slice as i64)
@@ -267,7 +250,9 @@ pub(crate) fn window(
     let (op, reflect) = (filter.op as u8, filter.reflect);
     let wide = wide(&[dims]);
     let masked = mask.is_some();
-    let shape = tile_shape(WINDOW_TILE, [w0, w1], t.size());
+    // (Sobel reads two outputs' worth of registers a tile: it keeps 32 x 32 tiles)
+    let preferred = if filter.op == WindowOp::Sobel { SOBEL_TILE } else { WINDOW_TILE };
+    let shape = tile_shape(preferred, [w0, w1], t.size());
     let key = KernelKey::new(
         Family::Image,
         [

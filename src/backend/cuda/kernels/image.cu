@@ -97,6 +97,18 @@ __device__ __forceinline__ elem_t sample(const elem_t *img, idx_t n0, idx_t n1, 
   return to_elem(v);
 }
 
+// Output image b of a warp: the input image it samples (broadcast along dimensions 2 and 3 of
+// size 1) and, in `m`, its map (`one`, or its entry of the t2 x t3 `mats`, broadcast alike).
+__device__ __forceinline__ const elem_t *warp_image(const elem_t *in, const Dims &id,
+                                                   const Dims &od, long long b, const Mat &one,
+                                                   const double *mats, long long t2,
+                                                   long long t3, const double *&m) {
+  const long long z = b % od.d[2], w = b / od.d[2];
+  const long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
+  m = mats ? mats + 9 * ((t2 > 1 ? z : 0) + t2 * (t3 > 1 ? w : 0)) : one.m;
+  return in + (iz + iw * id.d[2]) * id.d[0] * id.d[1];
+}
+
 // out[x, y, z, w] = image (z, w) of `in` (broadcast along its dimensions 2 and 3 of size 1)
 // at the point the map sends (x, y) to. The map is `one` when `mats` is null, else
 // mats[9 * (z' + t2 * w')] with z', w' broadcast the same way over t2 x t3 maps.
@@ -123,11 +135,8 @@ extern "C" __global__ void __launch_bounds__(256)
   if (x >= o0) return;
   const long long images = od.d[2] * od.d[3];
   for (long long b = blockIdx.z; b < images; b += gridDim.z) {
-    long long z = b % od.d[2], w = b / od.d[2];
-    long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
-    const elem_t *img = in + (iz + iw * id.d[2]) * id.d[0] * id.d[1];
-    const double *m = one.m;
-    if (mats) m = mats + 9 * ((t2 > 1 ? z : 0) + t2 * (t3 > 1 ? w : 0));
+    const double *m;
+    const elem_t *img = warp_image(in, id, od, b, one, mats, t2, t3, m);
     const real_t m0 = (real_t)m[0], m1 = (real_t)m[1], m2 = (real_t)m[2];
     const real_t m3 = (real_t)m[3], m4 = (real_t)m[4], m5 = (real_t)m[5];
     const real_t m6 = (real_t)m[6], m7 = (real_t)m[7], m8 = (real_t)m[8];
@@ -217,11 +226,8 @@ extern "C" __global__ void __launch_bounds__(256)
   const bool second = xp + 1 < o0;
   const long long images = od.d[2] * od.d[3];
   for (long long b = blockIdx.z; b < images; b += gridDim.z) {
-    long long z = b % od.d[2], w = b / od.d[2];
-    long long iz = id.d[2] > 1 ? z : 0, iw = id.d[3] > 1 ? w : 0;
-    const elem_t *img = in + (iz + iw * id.d[2]) * id.d[0] * id.d[1];
-    const double *m = one.m;
-    if (mats) m = mats + 9 * ((t2 > 1 ? z : 0) + t2 * (t3 > 1 ? w : 0));
+    const double *m;
+    const elem_t *img = warp_image(in, id, od, b, one, mats, t2, t3, m);
     const real_t m0 = (real_t)m[0], m2 = (real_t)m[2];
     const real_t m3 = (real_t)m[3], m4 = (real_t)m[4], m5 = (real_t)m[5];
     elem_t *o = out + b * od.d[0] * od.d[1];
