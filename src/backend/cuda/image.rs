@@ -1,6 +1,6 @@
-//! Image kernels on a CUDA device: the handwritten kernels of `kernels/image.cu` (warps and
-//! histograms), compiled through the device's kernel cache once per element type, and
-//! launched on the emberfire stream without waiting.
+//! Image kernels on a CUDA device: the handwritten kernels of `kernels/image.cu` (warps,
+//! resizes, window filters and histograms), compiled through the device's kernel cache once
+//! per element type and shape, and launched on the emberfire stream without waiting.
 
 use std::sync::Arc;
 
