@@ -70,11 +70,9 @@ pub(crate) const SOBEL_TILE: TileShape = TileShape { groups: 1, rows: 4, walk: f
 /// on an H100 beside 32 x 32 tiles, 2026-11-26: see the performance chapter.)
 pub(crate) fn tile_shape(preferred: TileShape, window: [u64; 2], elem: usize) -> TileShape {
     let preferred = tuned_shape().unwrap_or(preferred);
-    // the staged tile within 24 KiB, and a thread's share of the next one within 24 words
-    let fits = |s: TileShape| {
-        let bytes = s.staged_bytes(window, elem);
-        bytes <= 24 * 1024 && bytes.div_ceil(256 * 4) <= 24
-    };
+    // the staged tile within 24 KiB, which also keeps a thread's share of the next one (the
+    // registers that carry it) within 24 words
+    let fits = |s: TileShape| s.staged_bytes(window, elem) <= 24 * 1024;
     if fits(preferred) {
         preferred
     } else {

@@ -318,6 +318,7 @@ impl KernelCache {
                 }
             }
         }
+        dump_source(source, entry, key);
         let started = Instant::now();
         let compile_with = |minimal: bool| {
             catch_unwind(AssertUnwindSafe(|| compile(source, entry, target, minimal)))
@@ -353,6 +354,19 @@ impl KernelCache {
             );
         }
         Ok(k)
+    }
+}
+
+/// With `EMBERFIRE_DUMP_KERNELS=dir`, writes each source compiled at run time to
+/// `dir/ENTRY-KEY.cu` (for reading the generated code, or compiling it offline). Best effort.
+fn dump_source(source: &str, entry: &str, key: u128) {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        std::env::var_os("EMBERFIRE_DUMP_KERNELS").filter(|d| !d.is_empty()).map(PathBuf::from)
+    });
+    if let Some(dir) = dir {
+        let _ = fs::create_dir_all(dir);
+        let _ = fs::write(dir.join(format!("{entry}-{key:032x}.cu")), source);
     }
 }
 

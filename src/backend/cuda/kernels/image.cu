@@ -118,8 +118,8 @@ __device__ __forceinline__ const elem_t *warp_image(const elem_t *in, const Dims
 // give 0 unless -1e-4 <= x' < n0 and -1e-4 <= y' < n1, and repeat the edge for neighbours
 // past it. Launched on (32, 8) blocks, each computing 32 x WT tiles of outputs (WT / 8 rows
 // per thread, so that each thread has that many samples' reads in flight); grid.x covers
-// dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images (a
-// block keeps its column's part of a separable map for all of its tiles).
+// dimension 0, grid.y and grid.z stride over tiles of dimension 1 and over the images.
+// (Separable bilinear maps run on ef_resize2.)
 #ifndef WR
 #define WR 4
 #endif
@@ -145,43 +145,6 @@ extern "C" __global__ void __launch_bounds__(256)
     const real_t fx = (real_t)x;
     // x' and y' along column x: linear in y
     const real_t bx = m0 * fx + m2, by = m3 * fx + m5, bq = m6 * fx + m8;
-    if (method == M_LINEAR && !projective && m[1] == 0.0 && m[3] == 0.0) {
-      // A separable bilinear map (resize, scale, translate): x' depends on x alone, so the
-      // column's two source columns and weight are worked out once, and each output costs
-      // its row's part, four reads and three interpolations. The same arithmetic as
-      // `sample`, so the same results.
-      const bool xin = bx >= (real_t)-1e-4 && bx < (real_t)n0;
-      const real_t xc = bx < (real_t)0 ? (real_t)0 : bx;
-      const real_t gx = floor(xc), tx = xc - gx;
-      const idx_t ix = (idx_t)gx;
-      const idx_t xa = ix >= n0 ? n0 - 1 : ix, xb = ix + 1 >= n0 ? n0 - 1 : ix + 1;
-      for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
-        // the four outputs' reads all issued before any store
-        elem_t v[WT / 8];
-#pragma unroll
-        for (int r = 0; r < WT / 8; r++) {
-          const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-          const real_t yi = m4 * (real_t)y + by;
-          v[r] = (elem_t)0;
-          if (y < o1 && xin && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
-            const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
-            const real_t gy = floor(yc), ty = yc - gy;
-            const idx_t iy = (idx_t)gy;
-            const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
-            const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
-            real_t r0 = (real_t)img[xa + ya] * ((real_t)1 - tx) + (real_t)img[xb + ya] * tx;
-            real_t r1 = (real_t)img[xa + yb] * ((real_t)1 - tx) + (real_t)img[xb + yb] * tx;
-            v[r] = to_elem(r0 * ((real_t)1 - ty) + r1 * ty);
-          }
-        }
-#pragma unroll
-        for (int r = 0; r < WT / 8; r++) {
-          const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-          if (y < o1) o[x + y * o0] = v[r];
-        }
-      }
-      continue;
-    }
     for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
       elem_t v[WT / 8];
 #pragma unroll
@@ -207,12 +170,51 @@ extern "C" __global__ void __launch_bounds__(256)
 
 // The separable bilinear maps of ef_warp (resize, scale, translate: x' = m0 x + m2,
 // y' = m4 y + m5), each thread computing two neighbouring columns: a row's part of the map is
-// worked out once for both, a sample the two share (upsampling) is read once, the four samples
-// of a row are read as one load where they are neighbours and aligned (halving), and the two
-// outputs are stored as one where aligned. The same arithmetic as ef_warp, so the same
-// results. Launched on (32, 8) blocks; grid.x covers dimension 0 in 64 columns a block, grid.y
-// and grid.z stride over tiles of WT rows and over the images.
-struct __align__(2 * sizeof(elem_t)) elem2 { elem_t a, b; };
+// worked out once for both, the samples the two share are read once (two a row where
+// doubling, three where enlarging less), each from its row's pointer at a constant offset
+// where the samples are neighbours, the four samples of a row as one load where they are
+// neighbours and aligned (halving), and the two outputs are stored as one where aligned. The
+// same arithmetic as ef_warp, so the same results. Launched on (32, 8) blocks; grid.x covers
+// dimension 0 in 64 columns a block, grid.y and grid.z stride over tiles of WT rows and over
+// the images.
+// Two neighbouring elements stored as one word of twice their size, at an address aligned to
+// it. (In PTX: the compiler splits a store of a two-element struct or vector built here into
+// two, whichever way it is written.)
+template <int S> struct PairStore;
+template <> struct PairStore<1> {
+  static __device__ __forceinline__ void put(size_t at, unsigned char a, unsigned char b) {
+    const unsigned short w = (unsigned short)(a | (b << 8));
+    asm volatile("st.global.b16 [%0], %1;" ::"l"(at), "h"(w) : "memory");
+  }
+};
+template <> struct PairStore<2> {
+  static __device__ __forceinline__ void put(size_t at, unsigned short a, unsigned short b) {
+    asm volatile("st.global.b32 [%0], %1;" ::"l"(at), "r"(a | ((unsigned)b << 16)) : "memory");
+  }
+};
+template <> struct PairStore<4> {
+  static __device__ __forceinline__ void put(size_t at, unsigned a, unsigned b) {
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(at), "r"(a), "r"(b) : "memory");
+  }
+};
+template <> struct PairStore<8> {
+  static __device__ __forceinline__ void put(size_t at, unsigned long long a,
+                                             unsigned long long b) {
+    asm volatile("st.global.v2.b64 [%0], {%1, %2};" ::"l"(at), "l"(a), "l"(b) : "memory");
+  }
+};
+template <int S> struct BitsOf;
+template <> struct BitsOf<1> { typedef unsigned char type; };
+template <> struct BitsOf<2> { typedef unsigned short type; };
+template <> struct BitsOf<4> { typedef unsigned type; };
+template <> struct BitsOf<8> { typedef unsigned long long type; };
+__device__ __forceinline__ void store_pair(elem_t *at, elem_t a, elem_t b) {
+  typedef typename BitsOf<sizeof(elem_t)>::type B;
+  B x, y;
+  memcpy(&x, &a, sizeof(elem_t));
+  memcpy(&y, &b, sizeof(elem_t));
+  PairStore<sizeof(elem_t)>::put(__cvta_generic_to_global(at), x, y);
+}
 #if ELEM_QUAD
 struct __align__(4 * sizeof(elem_t)) elem4 { elem_t a, b, c, d; };
 #endif
@@ -253,16 +255,30 @@ extern "C" __global__ void __launch_bounds__(256)
     }
     const real_t by = m3 * (real_t)xp + m5;
     const bool share = xa[1] == xb[0];
+    // The samples' places within a row, from the thread's first: a row's four are then one
+    // pointer and small offsets, each address one multiply-add from the row's.
+    const elem_t *col = img + xa[0];
+    const int ob0 = (int)(xb[0] - xa[0]), oa1 = (int)(xa[1] - xa[0]), ob1 = (int)(xb[1] - xa[0]);
+    // The samples' places as constants where each column's two are neighbours (every thread
+    // but those at an edge): `near` is 1 + where the second column's first sample lies (both
+    // columns between the same two samples, which is how doubling maps them; the second
+    // starting at the first's second; after it), or 0.
+    const int near = ob0 == 1 && ob1 == oa1 + 1 && oa1 <= 2 ? oa1 + 1 : 0;
 #if ELEM_QUAD
-    const bool quad = xb[0] == xa[0] + 1 && xa[1] == xa[0] + 2 && xb[1] == xa[0] + 3 &&
-                      (n0 & 3) == 0 &&
-                      ((unsigned long long)(img + xa[0]) & (4 * sizeof(elem_t) - 1)) == 0;
+    const bool quad = ob0 == 1 && oa1 == 2 && ob1 == 3 && (n0 & 3) == 0 &&
+                      ((unsigned long long)col & (4 * sizeof(elem_t) - 1)) == 0;
 #endif
+    elem_t *ocol = o + xp;
     for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
       elem_t v0[WT / 8], v1[WT / 8];
+      // A thread's rows are neighbours, and where two fall between the same two source rows
+      // (enlarging) the second uses the first's samples: `p` and `q` hold those of source
+      // rows `held` and `held + 1`.
+      elem_t p[4], q[4];
+      idx_t held = -1;
 #pragma unroll
       for (int r = 0; r < WT / 8; r++) {
-        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
+        const idx_t y = y0 + (idx_t)(WT / 8) * (idx_t)threadIdx.y + r;
         const real_t yi = m4 * (real_t)y + by;
         v0[r] = (elem_t)0;
         v1[r] = (elem_t)0;
@@ -270,33 +286,48 @@ extern "C" __global__ void __launch_bounds__(256)
           const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
           const real_t gy = floor(yc), ty = yc - gy;
           const idx_t iy = (idx_t)gy;
-          const idx_t ya = (iy >= n1 ? n1 - 1 : iy) * n0;
-          const idx_t yb = (iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0;
+          // the thread's first sample in rows ya (p) and yb (q)
+          const elem_t *pa = offset_by(col, (int)((iy >= n1 ? n1 - 1 : iy) * n0));
+          const elem_t *pb = offset_by(col, (int)((iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0));
           // samples (xa, xb) of each column in rows ya (p) and yb (q)
-          elem_t p[4], q[4];
+          if (r > 0 && iy == held) {
+          } else
 #if ELEM_QUAD
           if (quad) {
-            const elem4 u = *(const elem4 *)(img + xa[0] + ya);
-            const elem4 d = *(const elem4 *)(img + xa[0] + yb);
-            p[0] = u.a, p[1] = u.b, p[2] = u.c, p[3] = u.d;
-            q[0] = d.a, q[1] = d.b, q[2] = d.c, q[3] = d.d;
+            typedef ReadOnly<sizeof(elem4)> R;
+            const typename R::bits u = R::get(pa), d = R::get(pb);
+            elem4 a, c;
+            memcpy(&a, &u, sizeof(elem4));
+            memcpy(&c, &d, sizeof(elem4));
+            p[0] = a.a, p[1] = a.b, p[2] = a.c, p[3] = a.d;
+            q[0] = c.a, q[1] = c.b, q[2] = c.c, q[3] = c.d;
           } else
 #endif
-          {
-            p[0] = img[xa[0] + ya];
-            p[1] = img[xb[0] + ya];
-            q[0] = img[xa[0] + yb];
-            q[1] = img[xb[0] + yb];
+          if (near == 1) {
+            p[0] = p[2] = read_only(pa, 0), p[1] = p[3] = read_only(pa, 1);
+            q[0] = q[2] = read_only(pb, 0), q[1] = q[3] = read_only(pb, 1);
+          } else if (near == 2) {
+            p[0] = read_only(pa, 0), p[1] = p[2] = read_only(pa, 1), p[3] = read_only(pa, 2);
+            q[0] = read_only(pb, 0), q[1] = q[2] = read_only(pb, 1), q[3] = read_only(pb, 2);
+          } else if (near == 3) {
+#pragma unroll
+            for (int k = 0; k < 4; k++) p[k] = read_only(pa, k), q[k] = read_only(pb, k);
+          } else {
+            p[0] = read_only(pa, 0);
+            p[1] = read_only(pa, ob0);
+            q[0] = read_only(pb, 0);
+            q[1] = read_only(pb, ob0);
             if (share) {
               p[2] = p[1];
               q[2] = q[1];
             } else {
-              p[2] = img[xa[1] + ya];
-              q[2] = img[xa[1] + yb];
+              p[2] = read_only(pa, oa1);
+              q[2] = read_only(pb, oa1);
             }
-            p[3] = img[xb[1] + ya];
-            q[3] = img[xb[1] + yb];
+            p[3] = read_only(pa, ob1);
+            q[3] = read_only(pb, ob1);
           }
+          held = iy;
           elem_t v[2];
 #pragma unroll
           for (int c = 0; c < 2; c++) {
@@ -309,19 +340,22 @@ extern "C" __global__ void __launch_bounds__(256)
           v1[r] = v[1];
         }
       }
+      // (the pair store and the single ones in separate loops: written as branches of one,
+      // the compiler merges them into the single stores)
+      if (second && pairs) {
 #pragma unroll
-      for (int r = 0; r < WT / 8; r++) {
-        const idx_t y = y0 + (idx_t)threadIdx.y + 8 * r;
-        if (y >= o1) continue;
-        elem_t *at = o + xp + y * o0;
-        if (second && pairs) {
-          elem2 two;
-          two.a = v0[r];
-          two.b = v1[r];
-          *(elem2 *)at = two;
-        } else {
-          at[0] = v0[r];
-          if (second) at[1] = v1[r];
+        for (int r = 0; r < WT / 8; r++) {
+          const idx_t y = y0 + (idx_t)(WT / 8) * (idx_t)threadIdx.y + r;
+          if (y >= o1) continue;
+          store_pair(ocol + y * o0, v0[r], v1[r]);
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < WT / 8; r++) {
+          const idx_t y = y0 + (idx_t)(WT / 8) * (idx_t)threadIdx.y + r;
+          if (y >= o1) continue;
+          ocol[y * o0] = v0[r];
+          if (second) ocol[y * o0 + 1] = v1[r];
         }
       }
     }
@@ -437,7 +471,18 @@ __device__ __forceinline__ void fold(const elem_t *col, const bool *marked, elem
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(256)
+// (Resident blocks a multiprocessor that the register budget must leave room for: left to
+// itself the compiler spends registers on the tile loads and keeps fewer blocks resident,
+// which costs more than it saves. Sobel computes two outputs from each position's reads;
+// 8-byte elements take twice the registers and are left to the compiler.)
+#if WINDOW_OP == 3
+#define WINDOW_BLOCKS 5
+#elif W0 * W1 <= 25
+#define WINDOW_BLOCKS 4
+#else
+#define WINDOW_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(256, sizeof(elem_t) <= 4 ? WINDOW_BLOCKS : 1)
     ef_window(const elem_t *__restrict__ in, Dims id, out_t *__restrict__ out,
               out_t *__restrict__ out2, unsigned long long fill_bits,
               const elem_t *__restrict__ mask) {
@@ -462,7 +507,7 @@ extern "C" __global__ void __launch_bounds__(256)
   auto fetch = [&](const TileIter<TXW, TYH> &at) {
     const elem_t *img = in + at.image * plane;
     const idx_t sx0 = at.x0 - W0 / 2, sy0 = at.y0 - W1 / 2;
-    next.fetch(tid, [&](int i, int j) {
+    next.fetch_image(tid, img, n0, n1, sx0, sy0, [&](int i, int j) {
       const idx_t sx = sx0 + i, sy = sy0 + j;
 #if BORDER == 1
       return img[reflect101(sx, n0) + reflect101(sy, n1) * n0];

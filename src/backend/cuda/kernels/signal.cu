@@ -171,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 1
         sig + (sd.d[2] > 1 ? z : 0) * splane + (sd.d[3] > 1 ? q : 0) * splane * sd.d[2];
     const idx_t sx0 = at.x0 + (idx_t)start.d[0] - (CF0 - 1);
     const idx_t sy0 = at.y0 + (idx_t)start.d[1] - (CF1 - 1);
-    next.fetch(tid, [&](int i, int j) {
+    next.fetch_image(tid, s, n0, n1, sx0, sy0, [&](int i, int j) {
       const idx_t sx = sx0 + i, sy = sy0 + j;
       src_t v;
       set_zero(&v);

@@ -81,6 +81,66 @@ struct TileIter {
 // all of its loads before it stores any: a loop that stores each load as it arrives waits for
 // one load at a time. The filters fetch the block's next tile right after storing this one,
 // so the next tile's loads are in flight while this tile's outputs are computed.
+// Addresses and loads written out in PTX. Left to itself, the compiler folds a pointer's
+// offsets into one 64-bit index and spends four or five instructions on each address; a wide
+// multiply-add from a pointer is one. The loads read through the read-only path, as loads
+// from `const __restrict__` pointers do.
+template <typename T>
+__device__ __forceinline__ const T *offset_by(const T *p, int k) {
+  const T *a;
+  asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(a) : "r"(k), "r"((int)sizeof(T)), "l"(p));
+  return a;
+}
+template <int S> struct ReadOnly;
+template <> struct ReadOnly<1> {
+  typedef unsigned char bits;
+  static __device__ __forceinline__ bits get(const void *p) {
+    unsigned short v;
+    asm volatile("ld.global.nc.u8 %0, [%1];" : "=h"(v) : "l"(p));
+    return (bits)v;
+  }
+};
+template <> struct ReadOnly<2> {
+  typedef unsigned short bits;
+  static __device__ __forceinline__ bits get(const void *p) {
+    bits v;
+    asm volatile("ld.global.nc.b16 %0, [%1];" : "=h"(v) : "l"(p));
+    return v;
+  }
+};
+template <> struct ReadOnly<4> {
+  typedef unsigned bits;
+  static __device__ __forceinline__ bits get(const void *p) {
+    bits v;
+    asm volatile("ld.global.nc.b32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+  }
+};
+template <> struct ReadOnly<8> {
+  typedef unsigned long long bits;
+  static __device__ __forceinline__ bits get(const void *p) {
+    bits v;
+    asm volatile("ld.global.nc.b64 %0, [%1];" : "=l"(v) : "l"(p));
+    return v;
+  }
+};
+template <> struct ReadOnly<16> {
+  struct bits { unsigned long long a, b; };
+  static __device__ __forceinline__ bits get(const void *p) {
+    bits v;
+    asm volatile("ld.global.nc.v2.b64 {%0, %1}, [%2];" : "=l"(v.a), "=l"(v.b) : "l"(p));
+    return v;
+  }
+};
+// Element `k` of the global read-only array `p`.
+template <typename T>
+__device__ __forceinline__ T read_only(const T *p, int k) {
+  const typename ReadOnly<sizeof(T)>::bits b = ReadOnly<sizeof(T)>::get(offset_by(p, k));
+  T v;
+  memcpy(&v, &b, sizeof(T));
+  return v;
+}
+
 template <int TX, int TY, int THREADS, typename T>
 struct TileRegs {
   static constexpr int N = TX * TY, PER = (N + THREADS - 1) / THREADS;
@@ -92,6 +152,44 @@ struct TileRegs {
     for (int m = 0; m < PER; m++) {
       const int k = thread + THREADS * m;
       if (k < N) held[m] = f(k % TX, k / TX);
+    }
+  }
+
+  // The tile whose element (i, j) is element (sx0 + i, sy0 + j) of the image at `img` (n1 rows
+  // of n0 elements): where the whole tile lies inside the image (every tile but those along its
+  // edges) read straight from memory, each thread moving from one of its elements to the next
+  // by additions; else element by element through `edge(i, j)`, which knows what lies outside.
+  // (Each element found from its number, bounds checked and addressed on its own costs some
+  // twenty instructions: as many as a thread's whole share of a 5 x 5 convolution's arithmetic.)
+  template <typename I, typename F>
+  __device__ __forceinline__ void fetch_image(int thread, const T *img, I n0, I n1, I sx0, I sy0,
+                                              F edge) {
+    // (offsets within the tile's rectangle in 32 bits: images with rows of more than 2^31 / TY
+    // elements take the element by element way)
+    if (sx0 >= 0 && sy0 >= 0 && sx0 + TX <= n0 && sy0 + TY <= n1 && n0 <= (I)(0x7fffffff / TY)) {
+      constexpr int DI = THREADS % TX, DJ = THREADS / TX;
+      // (the thread number passes through an opaque move so that the compiler works each
+      // element's place out again for every tile: kept from one tile to the next, those
+      // places take a register each, which costs the filters resident blocks)
+      int t;
+      asm volatile("mov.b32 %0, %1;" : "=r"(t) : "r"(thread));
+      int i = t % TX;
+      const T *p = img + (sx0 + sy0 * n0);
+      int at = i + (t / TX) * (int)n0;
+      const int step = DI + DJ * (int)n0, wrap = (int)n0 - TX;
+#pragma unroll
+      for (int m = 0; m < PER; m++) {
+        // (every thread has an element in each round but perhaps the last)
+        if (m < PER - 1 || thread + THREADS * m < N) held[m] = read_only(p, at);
+        i += DI;
+        at += step;
+        if (i >= TX) {
+          i -= TX;
+          at += wrap;
+        }
+      }
+    } else {
+      fetch(thread, edge);
     }
   }
 
