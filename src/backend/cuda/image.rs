@@ -52,7 +52,7 @@ fn limits(t: DType) -> Option<(&'static str, &'static str)> {
 }
 
 /// The entry points of `image.cu`, in the order their index is part of the key.
-const ENTRIES: [&str; 4] = ["ef_warp", "ef_histogram", "ef_window", "ef_resize2"];
+const ENTRIES: [&str; 5] = ["ef_warp", "ef_histogram", "ef_window", "ef_resize2", "ef_resize4"];
 
 /// The kernel `entry` for elements of type `t`, computing in `real` (see `backend::image`),
 /// compiled on first use; `rows` is the warps' outputs a thread (their `WR`).
@@ -80,6 +80,14 @@ fn tuned_rows() -> Option<u64> {
         let rows = std::env::var("EMBERFIRE_WARP_ROWS").ok()?.trim().parse().ok()?;
         [1, 2, 4, 8].contains(&rows).then_some(rows)
     })
+}
+
+/// The columns a thread of the separable resizes computes, named by
+/// `EMBERFIRE_RESIZE_COLUMNS` (4: `ef_resize4` where a map enlarges at least twice along
+/// dimension 0; for measuring).
+fn tuned_columns() -> Option<u64> {
+    static COLUMNS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *COLUMNS.get_or_init(|| std::env::var("EMBERFIRE_RESIZE_COLUMNS").ok()?.trim().parse().ok())
 }
 
 /// The typedefs and defines `image.cu` expects: the element, computing and index types, and
@@ -145,7 +153,13 @@ pub(crate) fn warp(
     let pairs = m == Interp::Linear && separable(maps);
     let (entry, columns, rows) = if pairs {
         let enlarges = maps.maps.iter().all(|m| m[4].abs() < 1.0);
-        ("ef_resize2", 64, tuned_rows().unwrap_or(if enlarges { 2 } else { 8 }))
+        let rows = tuned_rows().unwrap_or(if enlarges { 2 } else { 8 });
+        let doubles = maps.maps.iter().all(|m| m[0] > 0.0 && m[0] <= 0.5);
+        if doubles && tuned_columns() == Some(4) {
+            ("ef_resize4", 128, rows)
+        } else {
+            ("ef_resize2", 64, rows)
+        }
     } else {
         ("ef_warp", 32, tuned_rows().unwrap_or(4))
     };
@@ -163,12 +177,13 @@ pub(crate) fn warp(
         p.i32(m.code() as i32).i32(clamp_nearest as i32);
     }
     let grid = column_grid(dev, od, columns, 8 * rows);
-    // SAFETY: the parameters match the signature of `ef_warp` (or of `ef_resize2`, which has
-    // no method or clamping) in order and size (pointers and 64-bit values, `Dims` as four
-    // 64-bit sizes, `Mat` as nine doubles); `input` and `out` are live device memory of this
-    // device sized for their shapes, held until after the launch (reuse is ordered on the same
-    // stream), as is the uploaded table of `batch[0] * batch[1]` maps; both kernels read only
-    // samples clamped into the input; the kernel runs on emberfire's stream.
+    // SAFETY: the parameters match the signature of `ef_warp` (or of `ef_resize2` and
+    // `ef_resize4`, which have no method or clamping) in order and size (pointers and 64-bit
+    // values, `Dims` as four 64-bit sizes, `Mat` as nine doubles); `input` and `out` are live
+    // device memory of this device sized for their shapes, held until after the launch (reuse
+    // is ordered on the same stream), as is the uploaded table of `batch[0] * batch[1]` maps;
+    // the kernels read only samples clamped into the input; the kernel runs on emberfire's
+    // stream.
     unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
     drop(table);
     Ok(out)

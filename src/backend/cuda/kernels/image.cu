@@ -362,6 +362,142 @@ extern "C" __global__ void __launch_bounds__(256)
   }
 }
 
+// ef_resize2 for maps that enlarge at least twice along dimension 0 (0 < m0 <= 1/2): four
+// neighbouring columns a thread, whose eight samples a row lie among four neighbours (the
+// columns step by at most half a sample), read once for all four, and stored as two pairs.
+// Four columns cost a row's map, four loads per source row and two stores. The same
+// arithmetic as ef_warp. Launched on (32, 8) blocks, grid.x covering dimension 0 in 128
+// columns a block.
+extern "C" __global__ void __launch_bounds__(256)
+    ef_resize4(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od,
+               Mat one, const double *__restrict__ mats, long long t2, long long t3) {
+  const idx_t xq = (idx_t)blockIdx.x * 128 + 4 * (idx_t)threadIdx.x;
+  const idx_t n0 = (idx_t)id.d[0], n1 = (idx_t)id.d[1];
+  const idx_t o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
+  if (xq >= o0) return;
+  const long long images = od.d[2] * od.d[3];
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+    const double *m;
+    const elem_t *img = warp_image(in, id, od, b, one, mats, t2, t3, m);
+    const real_t m0 = (real_t)m[0], m2 = (real_t)m[2];
+    const real_t m3 = (real_t)m[3], m4 = (real_t)m[4], m5 = (real_t)m[5];
+    elem_t *o = out + b * od.d[0] * od.d[1];
+    // (a row length that is a multiple of four from an aligned start keeps every pair aligned)
+    const bool whole = xq + 3 < o0 && (o0 & 3) == 0 &&
+                       ((unsigned long long)o & (2 * sizeof(elem_t) - 1)) == 0;
+    // each column's two source columns and weight, as ef_warp works them out
+    bool xin[4];
+    real_t tx[4];
+    idx_t xa[4], xb[4];
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      const real_t fx = (real_t)(xq + c);
+      const real_t bx = m0 * fx + m2;
+      xin[c] = bx >= (real_t)-1e-4 && bx < (real_t)n0;
+      const real_t xc = bx < (real_t)0 ? (real_t)0 : bx;
+      const real_t gx = floor(xc);
+      tx[c] = xc - gx;
+      const idx_t ix = (idx_t)gx;
+      xa[c] = ix >= n0 ? n0 - 1 : (ix < 0 ? 0 : ix);
+      xb[c] = ix >= n0 - 1 ? n0 - 1 : (ix < 0 ? 0 : ix + 1);
+    }
+    // Where every column's samples are neighbours among xa[0] .. xa[0] + 3 (all threads but
+    // those at an edge), column c reads the window at oa[c] and oa[c] + 1; doubling puts the
+    // columns at 0, 0, 1, 1, which is compiled with constant places.
+    int oa[4];
+    bool near = xa[0] + 3 < n0;
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
+      oa[c] = (int)(xa[c] - xa[0]);
+      near = near && xb[c] == xa[c] + 1 && oa[c] >= 0 && oa[c] <= 2;
+    }
+    const bool doubling = near && oa[1] == 0 && oa[2] == 1 && oa[3] == 1;
+    const elem_t *col = img + xa[0];
+    // the window as two loads of two elements where every row's window is so aligned
+    const bool halves = near && (n0 & 1) == 0 &&
+                        ((unsigned long long)col & (2 * sizeof(elem_t) - 1)) == 0;
+    const real_t by = m3 * (real_t)xq + m5;
+    elem_t *ocol = o + xq;
+    const bool any_in = xin[0] || xin[1] || xin[2] || xin[3];
+    for (idx_t y0 = (idx_t)blockIdx.y * WT; y0 < o1; y0 += (idx_t)gridDim.y * WT) {
+      elem_t v[WT / 8][4];
+      // the window's samples in source rows `held` (w) and `held + 1` (u)
+      elem_t w[4], u[4];
+      idx_t held = -1;
+#pragma unroll
+      for (int r = 0; r < WT / 8; r++) {
+        const idx_t y = y0 + (idx_t)(WT / 8) * (idx_t)threadIdx.y + r;
+        const real_t yi = m4 * (real_t)y + by;
+#pragma unroll
+        for (int c = 0; c < 4; c++) v[r][c] = (elem_t)0;
+        if (y < o1 && any_in && yi >= (real_t)-1e-4 && yi < (real_t)n1) {
+          const real_t yc = yi < (real_t)0 ? (real_t)0 : yi;
+          const real_t gy = floor(yc), ty = yc - gy;
+          const idx_t iy = (idx_t)gy;
+          const elem_t *pa = offset_by(col, (int)((iy >= n1 ? n1 - 1 : iy) * n0));
+          const elem_t *pb = offset_by(col, (int)((iy + 1 >= n1 ? n1 - 1 : iy + 1) * n0));
+          if (near && !(r > 0 && iy == held)) {
+            if (halves) {
+              typedef ReadOnly<2 * sizeof(elem_t)> R;
+              const typename R::bits a0 = R::get(pa), a1 = R::get(pa + 2);
+              const typename R::bits b0 = R::get(pb), b1 = R::get(pb + 2);
+              memcpy(w, &a0, 2 * sizeof(elem_t));
+              memcpy(w + 2, &a1, 2 * sizeof(elem_t));
+              memcpy(u, &b0, 2 * sizeof(elem_t));
+              memcpy(u + 2, &b1, 2 * sizeof(elem_t));
+            } else {
+#pragma unroll
+              for (int k = 0; k < 4; k++) w[k] = read_only(pa, k), u[k] = read_only(pb, k);
+            }
+            held = iy;
+          }
+#pragma unroll
+          for (int c = 0; c < 4; c++) {
+            elem_t p0, p1, q0, q1;
+            if (doubling) {
+              const int k = c / 2;
+              p0 = w[k], p1 = w[k + 1], q0 = u[k], q1 = u[k + 1];
+            } else if (near) {
+              const int k = oa[c];
+              p0 = k == 0 ? w[0] : (k == 1 ? w[1] : w[2]);
+              p1 = k == 0 ? w[1] : (k == 1 ? w[2] : w[3]);
+              q0 = k == 0 ? u[0] : (k == 1 ? u[1] : u[2]);
+              q1 = k == 0 ? u[1] : (k == 1 ? u[2] : u[3]);
+            } else {
+              const int ka = (int)(xa[c] - xa[0]), kb = (int)(xb[c] - xa[0]);
+              p0 = read_only(pa, ka), p1 = read_only(pa, kb);
+              q0 = read_only(pb, ka), q1 = read_only(pb, kb);
+            }
+            const real_t t = tx[c];
+            real_t r0 = (real_t)p0 * ((real_t)1 - t) + (real_t)p1 * t;
+            real_t r1 = (real_t)q0 * ((real_t)1 - t) + (real_t)q1 * t;
+            v[r][c] = xin[c] ? to_elem(r0 * ((real_t)1 - ty) + r1 * ty) : (elem_t)0;
+          }
+        }
+      }
+      // (the pair stores and the single ones in separate loops, as in ef_resize2)
+      if (whole) {
+#pragma unroll
+        for (int r = 0; r < WT / 8; r++) {
+          const idx_t y = y0 + (idx_t)(WT / 8) * (idx_t)threadIdx.y + r;
+          if (y >= o1) continue;
+          store_pair(ocol + y * o0, v[r][0], v[r][1]);
+          store_pair(ocol + y * o0 + 2, v[r][2], v[r][3]);
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < WT / 8; r++) {
+          const idx_t y = y0 + (idx_t)(WT / 8) * (idx_t)threadIdx.y + r;
+          if (y >= o1) continue;
+#pragma unroll
+          for (int c = 0; c < 4; c++)
+            if (xq + c < o0) ocol[y * o0 + c] = v[r][c];
+        }
+      }
+    }
+  }
+}
+
 // Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
 // bin floor((v - minval) * scale), clamped to [0, nbins - 1]; NaN is not counted. `out` holds
 // slices * nbins zeros on entry. grid.y strides over the slices; each block counts its part of
