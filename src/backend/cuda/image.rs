@@ -67,8 +67,25 @@ fn kernel(
     let which = ENTRIES.iter().position(|&e| e == entry).expect("an entry of image.cu");
     let key =
         KernelKey::new(Family::Image, [which as u8, t as u8, real as u8, wide as u8, rows as u8]);
+    // (the blocks a multiprocessor holds of `ef_resize4` follow from `real` and the process's
+    // environment, so the key's fields fix them)
+    let blocks = tuned_resize_blocks().unwrap_or(if real.size() <= 4 { 4 } else { 1 });
     dev.kernels().kernel(dev, key, entry, || {
-        format!("{}#define WR {rows}\n{TILE_STAGING}{SOURCE}", prelude(t, real, wide))
+        format!(
+            "{}#define WR {rows}\n#define RESIZE4_BLOCKS {blocks}\n{TILE_STAGING}{SOURCE}",
+            prelude(t, real, wide)
+        )
+    })
+}
+
+/// The blocks a multiprocessor must hold of `ef_resize4` (its launch bound), named by
+/// `EMBERFIRE_RESIZE_BLOCKS` (for measuring others than the default: 4 where the computing
+/// type is 32-bit, which fits its registers in 64 without spilling, else 1).
+fn tuned_resize_blocks() -> Option<u64> {
+    static BLOCKS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *BLOCKS.get_or_init(|| {
+        let blocks = std::env::var("EMBERFIRE_RESIZE_BLOCKS").ok()?.trim().parse().ok()?;
+        (1..=8).contains(&blocks).then_some(blocks)
     })
 }
 
@@ -82,9 +99,9 @@ fn tuned_rows() -> Option<u64> {
     })
 }
 
-/// The columns a thread of the separable resizes computes, named by
-/// `EMBERFIRE_RESIZE_COLUMNS` (4: `ef_resize4` where a map enlarges at least twice along
-/// dimension 0; for measuring).
+/// The columns a thread of the separable resizes computes where a map enlarges at least twice
+/// along dimension 0, named by `EMBERFIRE_RESIZE_COLUMNS` (2: `ef_resize2`; else
+/// `ef_resize4`, measured faster: see the performance chapter).
 fn tuned_columns() -> Option<u64> {
     static COLUMNS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     *COLUMNS.get_or_init(|| std::env::var("EMBERFIRE_RESIZE_COLUMNS").ok()?.trim().parse().ok())
@@ -147,15 +164,16 @@ pub(crate) fn warp(
     };
     let wide = wide(&[input.dims, od]);
     // A separable bilinear map (resize, scale, translate) runs on `ef_resize2`, two columns a
-    // thread; its outputs a thread: two where it enlarges (its sources are shared among
-    // neighbouring outputs, so fewer rows keep more blocks busy), eight where it shrinks.
+    // thread, or on `ef_resize4`, four, where it enlarges at least twice along dimension 0
+    // (its columns' samples then lie among four neighbours); its rows a thread: two where it
+    // enlarges (a thread's two rows then share their source rows), eight where it shrinks.
     // Measured on an H100 (see the performance chapter).
     let pairs = m == Interp::Linear && separable(maps);
     let (entry, columns, rows) = if pairs {
         let enlarges = maps.maps.iter().all(|m| m[4].abs() < 1.0);
         let rows = tuned_rows().unwrap_or(if enlarges { 2 } else { 8 });
         let doubles = maps.maps.iter().all(|m| m[0] > 0.0 && m[0] <= 0.5);
-        if doubles && tuned_columns() == Some(4) {
+        if doubles && tuned_columns() != Some(2) {
             ("ef_resize4", 128, rows)
         } else {
             ("ef_resize2", 64, rows)

@@ -367,8 +367,13 @@ extern "C" __global__ void __launch_bounds__(256)
 // columns step by at most half a sample), read once for all four, and stored as two pairs.
 // Four columns cost a row's map, four loads per source row and two stores. The same
 // arithmetic as ef_warp. Launched on (32, 8) blocks, grid.x covering dimension 0 in 128
-// columns a block.
-extern "C" __global__ void __launch_bounds__(256)
+// columns a block. RESIZE4_BLOCKS is the blocks a multiprocessor must hold: its registers
+// (about 78 for f32 at two rows a thread) would leave three resident, and four fit in 64
+// without spilling (f64, whose values take two registers each, would spill: 1 there).
+#ifndef RESIZE4_BLOCKS
+#define RESIZE4_BLOCKS 1
+#endif
+extern "C" __global__ void __launch_bounds__(256, RESIZE4_BLOCKS)
     ef_resize4(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od,
                Mat one, const double *__restrict__ mats, long long t2, long long t3) {
   const idx_t xq = (idx_t)blockIdx.x * 128 + 4 * (idx_t)threadIdx.x;
