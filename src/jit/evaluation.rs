@@ -91,7 +91,9 @@ fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
         if n.is_lazy() {
             let mut builder = Builder::new(n.dims);
             builder.push_root(n);
-            run_program(builder.finish(), &[n])?;
+            let held = builder.push_recomputed(MAX_OUTPUTS - 1);
+            let outputs: Vec<&Arc<Node>> = std::iter::once(n).chain(&held).collect();
+            run_program(builder.finish(), &outputs)?;
         }
         return Ok(());
     }
@@ -126,6 +128,8 @@ fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
             }
             members.push(n);
         }
+        let held = builder.push_recomputed(MAX_OUTPUTS.saturating_sub(builder.outputs()));
+        members.extend(&held);
         run_program(builder.finish(), &members)?;
     }
     Ok(())
@@ -309,7 +313,6 @@ mod tests {
         let x = leaves[1..].iter().fold(leaves[0].clone(), |acc, l| add_bounded(&acc, l));
         let r = add_bounded(&add_bounded(&x, &input(1.0)), &x);
         assert!(r.data().is_none() && x.data().is_none(), "nothing is evaluated early");
-        assert_eq!(value(&r), vec![2.0 * 276.0 + 1.0; LEN]);
         // past the budget, the children are evaluated together and the shared x once
         let more: Vec<Arc<Node>> = (0..24).map(|i| input(100.0 + i as f32)).collect();
         let y = more[1..].iter().fold(more[0].clone(), |acc, l| add_bounded(&acc, l));
@@ -318,6 +321,71 @@ mod tests {
         assert!(a.data().is_some() && z.data().is_none(), "the children were evaluated");
         let ys: f32 = (0..24).map(|i| 100.0 + i as f32).sum();
         assert_eq!(value(&z), vec![2.0 * (276.0 + ys) + 0.5; LEN]);
+        // (evaluated last: `x`, held here, would be stored alongside `r` and read as one leaf)
+        assert_eq!(value(&r), vec![2.0 * 276.0 + 1.0; LEN]);
+    }
+
+    #[test]
+    fn an_operation_computed_a_second_time_is_stored() {
+        let (a, b) = (input(1.5), input(0.25));
+        let shared = add(&a, &a);
+        let once = add(&shared, &b);
+        let p = add(&once, &b);
+        assert_eq!(value(&p), vec![3.5; LEN]);
+        assert!(shared.is_lazy() && once.is_lazy(), "computed once: not stored");
+        // `shared` is computed again for `q`, and stored by the same program this time
+        let q = add(&shared, &a);
+        assert_eq!(value(&q), vec![4.5; LEN]);
+        assert!(!shared.is_lazy());
+        assert_eq!(value(&shared), vec![3.0; LEN]);
+
+        // an operand of another shape (broadcast) is not stored, nor any past `room`
+        let one_dims = Dim4::new(&[1, 1, 1, 1]);
+        let one = Node::ready(
+            DType::F32,
+            one_dims,
+            BackendKind::Cpu,
+            Data::dense(Buffer::host(f32::wrap(vec![2.0])), one_dims),
+        );
+        let expr = Expr::Binary(BinOp::Mul, one.clone(), one.clone());
+        let small = Node::lazy_bounded(DType::F32, one_dims, BackendKind::Cpu, expr, false);
+        let expr = Expr::Binary(BinOp::Add, a.clone(), small.clone());
+        let wide = Node::lazy_bounded(DType::F32, dims(), BackendKind::Cpu, expr, false);
+        let (h1, h2) = (add(&wide, &b), add(&wide, &a));
+        let first = add(&h1, &h2);
+        assert_eq!(value(&first), vec![(1.5 + 4.0 + 0.25) + (1.5 + 4.0 + 1.5); LEN]);
+        let second = add(&h2, &h1);
+        let mut builder = Builder::new(dims());
+        builder.push_root(&second);
+        let stored = builder.push_recomputed(2);
+        assert_eq!(stored.len(), 2, "room for two of `wide`, `h1` and `h2`");
+        assert!(stored.iter().all(|n| !Arc::ptr_eq(n, &small)));
+        assert_eq!(builder.finish().outputs.len(), 3);
+        assert_eq!(value(&second), vec![(1.5 + 4.0 + 1.5) + (1.5 + 4.0 + 0.25); LEN]);
+        assert!(small.is_lazy(), "a broadcast operand is not stored");
+        assert!(!h1.is_lazy() && !h2.is_lazy() && !wide.is_lazy());
+    }
+
+    #[test]
+    fn a_loop_that_updates_an_array_lazily_computes_each_update_at_most_twice() {
+        // as conjugate gradients: `r` is updated lazily, then read by the tree of `p`, which
+        // is evaluated; the next `p` stores the update it computes again, so `r`'s tree never
+        // grows: each `p` is the same two-level program
+        let (step, one) = (input(0.5), input(1.0));
+        let mut r = input(0.0);
+        for k in 1..=200 {
+            let before = r.clone();
+            r = add(&r, &step);
+            let p = add(&r, &one);
+            let mut probe = Builder::new(dims());
+            probe.push_root(&p);
+            let stored = probe.push_recomputed(31).len();
+            assert_eq!(stored, usize::from(k > 1), "iteration {k}: the previous update");
+            drop(probe);
+            assert_eq!(value(&p), vec![k as f32 * 0.5 + 1.0; LEN]);
+            assert!(k == 1 || !before.is_lazy(), "iteration {k}: the previous update is stored");
+            assert!(r.is_lazy(), "iteration {k}: this update is computed once so far");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! explicit stack, and printing a node shows the node alone.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::index_map::IndexMap;
@@ -123,6 +124,9 @@ pub(crate) struct Node {
     pub dims: Dim4,
     pub backend: BackendKind,
     state: RwLock<State>,
+    /// Set once a program has computed the node as part of a tree without storing it (see
+    /// `Builder::push_recomputed`): a second program that needs it stores it.
+    computed: AtomicBool,
 }
 
 /// A tree taller than this is evaluated as soon as it is built, so loops such as `b = &b + &c`
@@ -143,7 +147,13 @@ pub(crate) fn fits_one_program(height: u32, leaves: u32) -> bool {
 impl Node {
     /// A node holding ready data.
     pub(crate) fn ready(dtype: DType, dims: Dim4, backend: BackendKind, data: Data) -> Arc<Node> {
-        Arc::new(Node { dtype, dims, backend, state: RwLock::new(State::Ready(data)) })
+        Arc::new(Node {
+            dtype,
+            dims,
+            backend,
+            state: RwLock::new(State::Ready(data)),
+            computed: AtomicBool::new(false),
+        })
     }
 
     /// A lazy node. Returns it unevaluated unless it exceeds the height or leaf budget, in which
@@ -187,6 +197,7 @@ impl Node {
             dims,
             backend,
             state: RwLock::new(State::Lazy { expr, height, leaves }),
+            computed: AtomicBool::new(false),
         })
     }
 
@@ -197,7 +208,13 @@ impl Node {
         backend: BackendKind,
         parts: SparseParts,
     ) -> Arc<Node> {
-        Arc::new(Node { dtype, dims, backend, state: RwLock::new(State::Sparse(Arc::new(parts))) })
+        Arc::new(Node {
+            dtype,
+            dims,
+            backend,
+            state: RwLock::new(State::Sparse(Arc::new(parts))),
+            computed: AtomicBool::new(false),
+        })
     }
 
     /// The parts of a sparse matrix; `None` for a dense array.
@@ -231,6 +248,17 @@ impl Node {
             State::Ready(_) | State::Sparse(_) => (0, 1),
             State::Lazy { height, leaves, .. } => (*height, *leaves),
         }
+    }
+
+    /// Records that a program computed this node inside a tree; returns whether one had
+    /// before.
+    pub(crate) fn mark_computed(&self) -> bool {
+        self.computed.swap(true, Ordering::Relaxed)
+    }
+
+    /// Whether a program has computed this node inside a tree before.
+    pub(crate) fn was_computed(&self) -> bool {
+        self.computed.load(Ordering::Relaxed)
     }
 
     /// A snapshot of the state (cheap: clones `Arc`s).

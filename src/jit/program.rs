@@ -120,11 +120,12 @@ pub(crate) struct Builder {
     program: Program,
     /// The step of each node flattened so far.
     seen: NodeMap<usize>,
-    /// The node of each step, to forget it again in `truncate`.
-    nodes: Vec<*const Node>,
-    /// Every node flattened, kept alive while the builder lives so that no address in `seen`
-    /// can be reused by a new node (another thread may evaluate a node and free its children).
+    /// The node of each step, kept alive while the builder lives so that no address in
+    /// `seen` can be reused by a new node (another thread may evaluate a node and free its
+    /// children).
     keep: Vec<Arc<Node>>,
+    /// The nodes of steps `truncate` forgot, kept alive for the same reason.
+    retired: Vec<Arc<Node>>,
     leaf_weight: u32,
 }
 
@@ -141,8 +142,8 @@ impl Builder {
         Builder {
             program: Program { steps: Vec::new(), outputs: Vec::new(), dims },
             seen: NodeMap::default(),
-            nodes: Vec::new(),
             keep: Vec::new(),
+            retired: Vec::new(),
             leaf_weight: 0,
         }
     }
@@ -164,9 +165,11 @@ impl Builder {
 
     /// Forgets every step and output added since `m` was taken.
     pub(crate) fn truncate(&mut self, m: Mark) {
-        for p in self.nodes.drain(m.steps..) {
-            self.seen.remove(&p);
+        let forgotten = self.keep.split_off(m.steps);
+        for n in &forgotten {
+            self.seen.remove(&Arc::as_ptr(n));
         }
+        self.retired.extend(forgotten);
         self.program.steps.truncate(m.steps);
         self.program.outputs.truncate(m.outputs);
         self.leaf_weight = self.program.steps.iter().map(|s| s.instr.leaf_weight()).sum();
@@ -230,16 +233,57 @@ impl Builder {
         self.program.outputs.push(out);
     }
 
+    /// Adds as outputs the operations inside the program's trees that an earlier program
+    /// already computed without storing, as many as `room` allows, and returns their nodes in
+    /// output order. A node computed a second time is evidently read by several trees: a loop
+    /// such as conjugate gradients, where `r` is updated lazily, reduced by `dot`, then read
+    /// by the next `p`, which is evaluated, would otherwise carry `r`'s updates from iteration
+    /// to iteration, compute all of them again each time, and compile a larger kernel per
+    /// iteration until the height budget cut the tree. Stored now, it is computed twice, never
+    /// more. A node computed once (the temporaries of a stencil, its neighbour sums) is not
+    /// stored: most are read by one tree only.
+    ///
+    /// Only operations of the program's own shape qualify (a broadcast operand has no output
+    /// of its shape); leaves are data already, or cost less to compute than to store.
+    pub(crate) fn push_recomputed(&mut self, room: usize) -> Vec<Arc<Node>> {
+        let outputs: std::collections::HashSet<usize> =
+            self.program.outputs.iter().copied().collect();
+        let dims = self.program.dims;
+        let chosen: Vec<usize> = (0..self.keep.len())
+            .filter(|&i| {
+                let n = &self.keep[i];
+                is_operation(&self.program.steps[i].instr)
+                    && n.dims == dims
+                    && !outputs.contains(&i)
+                    && n.was_computed()
+                    && n.is_lazy()
+            })
+            .take(room)
+            .collect();
+        self.program.outputs.extend(&chosen);
+        chosen.into_iter().map(|i| self.keep[i].clone()).collect()
+    }
+
     fn push_step(&mut self, node: Arc<Node>, instr: Instr) {
         self.leaf_weight = self.leaf_weight.saturating_add(instr.leaf_weight());
         self.program.steps.push(Step { instr, dtype: node.dtype, dims: node.dims });
         self.seen.insert(Arc::as_ptr(&node), self.program.steps.len() - 1);
-        self.nodes.push(Arc::as_ptr(&node));
         self.keep.push(node);
     }
 
-    /// The program built so far.
+    /// The program built so far. Its operations are recorded as computed (see
+    /// [`Builder::push_recomputed`]): the caller runs it.
     pub(crate) fn finish(self) -> Program {
+        for (i, n) in self.keep.iter().enumerate() {
+            if is_operation(&self.program.steps[i].instr) {
+                n.mark_computed();
+            }
+        }
         self.program
     }
+}
+
+/// Whether a step computes an operation on other steps (not a leaf).
+fn is_operation(instr: &Instr) -> bool {
+    matches!(instr, Instr::Unary(..) | Instr::Binary(..) | Instr::Cast(_) | Instr::Select(..))
 }
