@@ -92,8 +92,13 @@ fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
             let mut builder = Builder::new(n.dims);
             builder.push_root(n);
             let held = builder.push_recomputed(MAX_OUTPUTS - 1);
-            let outputs: Vec<&Arc<Node>> = std::iter::once(n).chain(&held).collect();
-            run_program(builder.finish(), &outputs)?;
+            if held.is_empty() {
+                // (the common case, on every `eval`: no list to allocate)
+                run_program(builder.finish(), &[n])?;
+            } else {
+                let outputs: Vec<&Arc<Node>> = std::iter::once(n).chain(&held).collect();
+                run_program(builder.finish(), &outputs)?;
+            }
         }
         return Ok(());
     }

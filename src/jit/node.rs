@@ -250,10 +250,9 @@ impl Node {
         }
     }
 
-    /// Records that a program computed this node inside a tree; returns whether one had
-    /// before.
-    pub(crate) fn mark_computed(&self) -> bool {
-        self.computed.swap(true, Ordering::Relaxed)
+    /// Records that a program computed this node inside a tree.
+    pub(crate) fn mark_computed(&self) {
+        self.computed.store(true, Ordering::Relaxed);
     }
 
     /// Whether a program has computed this node inside a tree before.

@@ -246,15 +246,13 @@ impl Builder {
     /// Only operations of the program's own shape qualify (a broadcast operand has no output
     /// of its shape); leaves are data already, or cost less to compute than to store.
     pub(crate) fn push_recomputed(&mut self, room: usize) -> Vec<Arc<Node>> {
-        let outputs: std::collections::HashSet<usize> =
-            self.program.outputs.iter().copied().collect();
         let dims = self.program.dims;
         let chosen: Vec<usize> = (0..self.keep.len())
             .filter(|&i| {
                 let n = &self.keep[i];
                 is_operation(&self.program.steps[i].instr)
                     && n.dims == dims
-                    && !outputs.contains(&i)
+                    && !self.program.outputs.contains(&i)
                     && n.was_computed()
                     && n.is_lazy()
             })
