@@ -694,3 +694,66 @@ fn long_columns_read_shifted_tiled_and_padded_sources_in_place() {
         assert_eq!(pv[((cols + 1) * rows + r) as usize], 0, "right padding");
     }
 }
+
+/// A stencil of circular shifts on the shapes a GPU kernel takes in runs of whole warps along
+/// dimension 0 (the first extent a multiple of 32 times the vector width): one
+/// row, row counts the tile height divides and ones it does not (few and many), and rows that
+/// span dimensions 2 and 3. Every element is checked against the host.
+fn stencil_case<T>(dims: Dim4, value: impl Fn(usize) -> T, sum: impl Fn(&[T]) -> T)
+where
+    T: Elem + Copy + PartialEq + std::fmt::Debug,
+{
+    let n = dims.elements() as usize;
+    let vals: Vec<T> = (0..n).map(&value).collect();
+    let a = Array::new(&vals, dims);
+    // neighbours along dimension 0 within two (read directly away from the ends of a row) and
+    // beyond
+    let offsets = [
+        [1, 0, 0, 0],
+        [-1, 0, 0, 0],
+        [0, 1, 0, 0],
+        [0, -1, 0, 0],
+        [0, 0, 1, -1],
+        [2, 0, 0, 0],
+        [-2, 1, 0, 0],
+        [3, 0, 0, 0],
+    ];
+    let mut r = a.clone();
+    for o in &offsets {
+        r += shift(&a, o);
+    }
+    let got = r.to_vec();
+    for i in 0..n {
+        let c = coords(dims, i);
+        let mut terms = vec![vals[i]];
+        for o in &offsets {
+            let mut s = [0u64; 4];
+            for k in 0..4 {
+                s[k] = (c[k] as i64 - o[k] as i64).rem_euclid(dims[k] as i64) as u64;
+            }
+            terms.push(vals[pos(dims, s)]);
+        }
+        assert_eq!(got[i], sum(&terms), "{dims} element {i}");
+    }
+}
+
+#[test]
+fn shifted_stencils_over_whole_warp_runs_of_any_row_count() {
+    // (extent of dimension 0, rows as dimensions 1 to 3)
+    let shapes = [
+        (512, [1, 1, 1]),
+        (512, [3, 1, 1]),
+        (512, [8, 1, 1]),
+        (512, [9, 1, 1]),
+        (1024, [67, 1, 1]),
+        (512, [16, 3, 1]),
+        (512, [5, 3, 2]),
+        (512, [4, 2, 9]),
+    ];
+    for (d0, rows) in shapes {
+        let dims = dim4!(d0, rows[0], rows[1], rows[2]);
+        stencil_case(dims, |i| (i * 7 % 23) as u8, |t| t.iter().sum());
+        stencil_case(dims, |i| (i % 97) as f32 * 0.25, |t| t.iter().fold(0.0, |s, x| s + x));
+        stencil_case(dims, |i| (i % 89) as f64 * 0.5, |t| t.iter().fold(0.0, |s, x| s + x));
+    }
+}

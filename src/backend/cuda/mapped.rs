@@ -8,20 +8,92 @@
 //! [`Axis::Same`], the source extent `n{i}_k` and the offset `o{i}_k`. Which rule each
 //! dimension follows, and which dimensions are broadcast, are compiled into the source and
 //! are part of the structural key; extents, offsets and strides are arguments.
+//!
+//! Mapped leaves of one program often read the same data with the same rule along some
+//! dimension: the eight shifts of a Conway generation read one array, and three of them share
+//! each column offset. Each such leaf reads through the pointer and strides of the first leaf
+//! with the same data ([`Alias::data`]), and computes its coordinate along a dimension with
+//! the extent and offset parameters of the first leaf with the same rule there
+//! ([`Alias::coord`]), so that equal expressions are written alike and the compiler computes
+//! them once. Which leaves alias which is part of the structural key. For a Conway generation
+//! this takes the loop of its kernel from 73 to 53 instructions an element (NVRTC 12.9,
+//! sm_90).
 
 use super::codegen::{index, storage_type, Plan};
 use super::launch::input_ptr;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::jit::index_map::{Axis, IndexMap};
-use crate::jit::Data;
+use crate::jit::{Data, Instr, Program};
+use std::sync::Arc;
 
-/// The bytes a mapped step adds to the structural key (after its element type).
-pub(crate) fn key(m: &IndexMap, dims: Dim4) -> [u8; 5] {
+/// The bytes mapped step `i` of `p` adds to the structural key (after its element type): its
+/// rules, broadcast and short-wrap dimensions, and its [`Alias`].
+pub(crate) fn key(p: &Program, i: usize) -> Vec<u8> {
+    let st = &p.steps[i];
+    let Instr::Mapped(_, m) = &st.instr else { unreachable!("internal error: not a mapped step") };
+    let dims = st.dims;
     let [lo, hi] = m.key().to_le_bytes();
     let broadcast = (0..4).filter(|&k| dims[k] == 1).fold(0u8, |b, k| b | (1 << k));
     let short = (0..4).filter(|&k| short_wrap(m, dims, k)).fold(0u8, |b, k| b | (1 << k));
-    [9, lo, hi, broadcast, short]
+    let mut k = vec![9, lo, hi, broadcast, short];
+    let a = alias(p, i);
+    for step in std::iter::once(a.data).chain(a.coord) {
+        k.extend((step as u32).to_le_bytes());
+    }
+    k
+}
+
+/// Which earlier mapped steps a mapped step shares its reads with (each field names itself
+/// when it shares nothing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Alias {
+    /// The first mapped step with the same data, shape and read strides: its pointer and
+    /// strides are used.
+    pub data: usize,
+    /// For each dimension, the first mapped step whose coordinate along it is computed by the
+    /// same rule, offset and source extent (for the same output extent): its extent and
+    /// offset parameters are used.
+    pub coord: [usize; 4],
+}
+
+/// The [`Alias`] of mapped step `i` of `p`.
+pub(crate) fn alias(p: &Program, i: usize) -> Alias {
+    let Instr::Mapped(d, m) = &p.steps[i].instr else {
+        unreachable!("internal error: not a mapped step")
+    };
+    let dims = p.steps[i].dims;
+    let mut a = Alias { data: i, coord: [i; 4] };
+    let mut found = [false; 5];
+    for (j, sj) in p.steps[..i].iter().enumerate() {
+        let Instr::Mapped(dj, mj) = &sj.instr else { continue };
+        if !found[4]
+            && Arc::ptr_eq(&d.buf, &dj.buf)
+            && d.offset == dj.offset
+            && read_strides(d, dims, m) == read_strides(dj, sj.dims, mj)
+        {
+            a.data = j;
+            found[4] = true;
+        }
+        for k in 0..4 {
+            if !found[k]
+                && m.axes[k] == mj.axes[k]
+                && m.src[k] == mj.src[k]
+                && dims[k] == sj.dims[k]
+            {
+                a.coord[k] = j;
+                found[k] = true;
+            }
+        }
+    }
+    a
+}
+
+/// The strides a mapped read moves by: 0 along a dimension of extent 1 that keeps its
+/// coordinate (broadcast); a rule with an offset (a one-element crop at `o`) reads
+/// `o * stride`.
+fn read_strides(d: &Data, dims: Dim4, m: &IndexMap) -> [i64; 4] {
+    std::array::from_fn(|k| if dims[k] == 1 && m.axes[k] == Axis::Same { 0 } else { d.strides[k] })
 }
 
 /// Whether a wrapping read along dimension `k` goes round at most once, so that one compare
@@ -47,16 +119,7 @@ pub(crate) fn params(i: usize, t: DType, m: &IndexMap) -> Vec<String> {
 /// The argument values of a mapped step, in the order of [`params`].
 pub(crate) fn values(d: &Data, t: DType, dims: Dim4, m: &IndexMap) -> Vec<u64> {
     let mut v = vec![input_ptr(d, t.size())];
-    // a dimension of extent 1 is broadcast (stride 0) only where the rule keeps the
-    // coordinate; a rule with an offset (a one-element crop at `o`) reads `o * stride`
-    let stride = |k: usize| {
-        if dims[k] == 1 && m.axes[k] == Axis::Same {
-            0
-        } else {
-            d.strides[k] as u64
-        }
-    };
-    v.extend((0..4).map(stride));
+    v.extend(read_strides(d, dims, m).map(|s| s as u64));
     for (k, a) in m.axes.iter().enumerate() {
         if *a != Axis::Same {
             v.push(m.src[k]);
@@ -66,20 +129,26 @@ pub(crate) fn values(d: &Data, t: DType, dims: Dim4, m: &IndexMap) -> Vec<u64> {
     v
 }
 
-/// The stored element of mapped step `i` (of shape `dims`) at the output coordinates
-/// `c0..c3` of the kernel's loop, in the kernel's index width.
-pub(crate) fn element(i: usize, t: DType, dims: Dim4, m: &IndexMap, plan: &Plan) -> String {
+/// The stored element of mapped step `i` of `p` at the output coordinates `c0..c3` of the
+/// kernel's loop, in the kernel's index width.
+pub(crate) fn element(p: &Program, i: usize, plan: &Plan) -> String {
+    let st = &p.steps[i];
+    let Instr::Mapped(_, m) = &st.instr else { unreachable!("internal error: not a mapped step") };
+    let (t, dims) = (st.dtype, st.dims);
+    let alias = alias(p, i);
+    let d = alias.data;
     let ix = index::ix(plan.narrow);
     let zero = if plan.narrow { "0" } else { "0LL" };
     let mut index = Vec::with_capacity(4);
     let mut inside = Vec::new();
     for (k, a) in m.axes.iter().enumerate() {
-        let stride = format!("({ix})s{i}_{k}");
+        let stride = format!("({ix})s{d}_{k}");
         if dims[k] == 1 && *a == Axis::Same {
             continue; // coordinate 0: no term
         }
         let c = if dims[k] == 1 { zero.to_string() } else { format!("c{k}") };
-        let (n, x) = (format!("(({ix})n{i}_{k})"), format!("({c} + ({ix})o{i}_{k})"));
+        let q = alias.coord[k];
+        let (n, x) = (format!("(({ix})n{q}_{k})"), format!("({c} + ({ix})o{q}_{k})"));
         let at = match a {
             Axis::Same => c,
             Axis::Wrap(_) if short_wrap(m, dims, k) => format!("({x} >= {n} ? {x} - {n} : {x})"),
@@ -97,9 +166,9 @@ pub(crate) fn element(i: usize, t: DType, dims: Dim4, m: &IndexMap, plan: &Plan)
         index.push(format!("{at} * {stride}"));
     }
     let load = if index.is_empty() {
-        format!("in{i}[0]")
+        format!("in{d}[0]")
     } else {
-        format!("in{i}[{}]", index.join(" + "))
+        format!("in{d}[{}]", index.join(" + "))
     };
     if inside.is_empty() {
         return load;
@@ -187,6 +256,98 @@ mod tests {
         assert_eq!(keys.len(), n, "every combination of rules has its own key");
         if let Ok(dir) = std::env::var("EMBERFIRE_DUMP_KERNELS") {
             std::fs::write(format!("{dir}/mapped_kernels.cu"), all).unwrap();
+        }
+    }
+}
+
+#[cfg(test)]
+mod alias_tests {
+    use super::*;
+    use crate::backend::cuda::codegen::{key, plan, source, ENTRY};
+    use crate::backend::Buffer;
+    use crate::jit::program::{Program, Step};
+    use crate::jit::BinOp;
+    use crate::storage::HostVec;
+    use std::collections::BTreeSet;
+
+    /// The sum of an array and its circular shifts by `shifts` (along dimensions 0 and 1) of
+    /// a 256 x 256 array of `t`; `other` reads the last shift from a second buffer.
+    fn stencil(t: DType, shifts: &[(i64, i64)], other: bool) -> Program {
+        let d = Dim4::new(&[256, 256, 1, 1]);
+        let data = |buf| Data { buf, offset: 0, strides: [1, 256, 65536, 65536] };
+        let a = data(Arc::new(Buffer::host(HostVec::zeros(t, 65536))));
+        let b = data(Arc::new(Buffer::host(HostVec::zeros(t, 65536))));
+        let mut steps = vec![Step { instr: Instr::Input(a.clone()), dtype: t, dims: d }];
+        for (n, &(x, y)) in shifts.iter().enumerate() {
+            let mut axes = [Axis::Same; 4];
+            for (k, by) in [(0, x), (1, y)] {
+                if by != 0 {
+                    axes[k] = Axis::Wrap(by.rem_euclid(256) as u64);
+                }
+            }
+            let src = if other && n + 1 == shifts.len() { b.clone() } else { a.clone() };
+            let map = IndexMap { src: d, axes };
+            steps.push(Step { instr: Instr::Mapped(src, map), dtype: t, dims: d });
+        }
+        let mut acc = 0;
+        for k in 1..=shifts.len() {
+            steps.push(Step { instr: Instr::Binary(BinOp::Add, acc, k), dtype: t, dims: d });
+            acc = steps.len() - 1;
+        }
+        Program { steps, outputs: vec![acc], dims: d }
+    }
+
+    fn generate(p: &Program) -> (Vec<u8>, String) {
+        let linear: Vec<bool> =
+            p.steps.iter().map(|s| matches!(s.instr, Instr::Input(_))).collect();
+        let plan = plan(p, &linear, |_| true);
+        (key(p, &plan), source(p, &plan))
+    }
+
+    /// The names `prefix{step}_{dim}` the loads of `src` use.
+    fn names(src: &str, prefix: &str) -> BTreeSet<String> {
+        let body = &src[src.find("for (int j").unwrap()..];
+        body.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| {
+                w.starts_with(prefix) && w[prefix.len()..].starts_with(|c: char| c.is_ascii_digit())
+            })
+            .map(String::from)
+            .collect()
+    }
+
+    /// Conway's eight shifts of one array read through one pointer and one set of strides,
+    /// and compute each distinct wrapped coordinate with the parameters of one leaf: two
+    /// along each dimension (the offsets -1 and +1; offset 0 keeps the coordinate). A second
+    /// buffer, or a new equality between shifts, gets a kernel of its own. With
+    /// `EMBERFIRE_DUMP_KERNELS=dir` the sources are written for the offline compile check.
+    #[test]
+    fn shifts_of_one_array_share_their_reads() {
+        let conway: Vec<(i64, i64)> =
+            (-1..=1).flat_map(|x| (-1..=1).map(move |y| (x, y))).filter(|&s| s != (0, 0)).collect();
+        let (k, src) = generate(&stencil(DType::U8, &conway, false));
+        let loads = names(&src, "in");
+        assert_eq!(loads, ["in0", "in1"].map(String::from).into(), "{src}");
+        assert_eq!(names(&src, "s").iter().filter(|n| n.starts_with("s1_")).count(), 2);
+        let offsets = names(&src, "o");
+        assert_eq!(offsets.iter().filter(|n| n.ends_with("_0")).count(), 2, "{offsets:?}");
+        assert_eq!(offsets.iter().filter(|n| n.ends_with("_1")).count(), 2, "{offsets:?}");
+
+        let (k2, src2) = generate(&stencil(DType::U8, &conway, true));
+        assert_ne!(k, k2, "another buffer is another structure");
+        assert!(names(&src2, "in").contains("in8"), "the second buffer has its own pointer");
+        let mut moved = conway.clone();
+        moved[7] = (1, 2); // no longer shares its dimension-1 coordinate
+        let (k3, src3) = generate(&stencil(DType::U8, &moved, false));
+        assert_ne!(k, k3);
+        assert_eq!(names(&src3, "o").iter().filter(|n| n.ends_with("_1")).count(), 3);
+        if let Ok(dir) = std::env::var("EMBERFIRE_DUMP_KERNELS") {
+            let at = src.find("extern \"C\"").unwrap();
+            let mut all = src[..at].to_string(); // the prelude, once
+            for (n, s) in [&src, &src2, &src3].iter().enumerate() {
+                let body = s[s.find("extern \"C\"").unwrap()..].replace(ENTRY, &format!("a{n}"));
+                all.push_str(&format!("namespace a{n} {{\n{body}}}\n"));
+            }
+            std::fs::write(format!("{dir}/stencil_kernels.cu"), all).unwrap();
         }
     }
 }

@@ -131,7 +131,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
             Instr::Binary(op, _, _) => k.extend([6, *op as u8]),
             Instr::Cast(_) => k.push(7),
             Instr::Select(..) => k.push(8),
-            Instr::Mapped(_, m) => k.extend(super::mapped::key(m, s.dims)),
+            Instr::Mapped(..) => k.extend(super::mapped::key(p, i)),
         }
         for o in operands {
             k.extend((o as u32).to_le_bytes());
@@ -255,23 +255,52 @@ const RUN_LANES: usize = 32;
 /// loop, while each lane divides its index into coordinates once and computes the offsets
 /// along the other dimensions once for its `plan.vector` elements (the generated code shadows
 /// `i` and `c0` for each). The run divides the first extent, so runs never straddle a row and
-/// need no tail; the launch gives each thread `plan.vector` elements.
+/// need no tail; the launch gives each thread `plan.vector` elements. Such kernels are always
+/// narrow, so indices are 32-bit.
+///
+/// Which warp takes which run: with one row, consecutive warps take consecutive runs. With
+/// several rows (rows are the elements that share coordinates 1 to 3), the warps of a block
+/// take the same run of consecutive rows, a tile of `blockDim.x / 32` rows, and blocks walk
+/// the tiles along the rows first. A stencil's vertical neighbours (`shift` along dimension
+/// 1) are then rows that other warps of the same block read too, so they come from the
+/// multiprocessor's L1 instead of L2: heat2d's step, whose five reads of the field each went
+/// to L2 when consecutive warps took consecutive runs of one row, was bound by L2 throughput
+/// (81%) with DRAM at 65%. Where the rows do not fill the tiles well (fewer than eight tiles'
+/// worth that the tile height does not divide), the runs are taken in order as with one row.
+///
+/// Two other mappings were measured and not kept (H100, 2026-11-28): warps walking their run
+/// down 2, 4, 8 or 16 rows in order (heat2d 11.1 to 12.9 ms, Conway 5.1 to 8.6 ms, against
+/// 11.1 and 4.6 here), and compiling shifts of one or two along dimension 0 in as constant
+/// offsets (53 instructions an element of a Conway generation down to 20, but 4.6 ms against
+/// 4.7, and heat2d slower, 12.8 ms against 11.1).
 fn run_loop(s: &mut String, p: &Program, plan: &Plan) {
     let w = plan.vector;
     let span = RUN_LANES * w;
-    let ix = index::ix(plan.narrow);
-    s.push_str("  const long long lane_ = threadIdx.x % 32;\n");
-    let _ = writeln!(
-        s,
-        "  for (long long v = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; v < n / {span}; v += (long long)gridDim.x * blockDim.x / 32) {{"
+    s.push_str(
+        "  const int lane_ = threadIdx.x % 32, wib_ = threadIdx.x / 32, wpb_ = blockDim.x / 32;\n",
     );
-    let _ = writeln!(s, "    const long long ib = v * {span} + lane_;");
+    let _ = writeln!(s, "  const int nruns_ = (int)n / {span};");
+    if plan.rank == 1 {
+        s.push_str("  const bool tiled_ = false; const int runs_ = 1, rows_ = 1; (void)runs_; (void)rows_;\n");
+    } else {
+        let _ = writeln!(s, "  const int runs_ = (int)d0 / {span}, rows_ = (int)n / (int)d0;");
+        s.push_str("  const bool tiled_ = rows_ % wpb_ == 0 || rows_ >= 8 * wpb_;\n");
+    }
+    // tile (g_, r_) is rows g_ * wpb_ .. of run r_ (tiled), or runs g_ * wpb_ .. (not)
+    s.push_str("  const int across_ = tiled_ ? runs_ : 1, high_ = tiled_ ? rows_ : nruns_;\n");
+    s.push_str("  const int tiles_ = (high_ + wpb_ - 1) / wpb_ * across_;\n");
+    s.push_str("  int g_ = blockIdx.x / across_, r_ = blockIdx.x % across_;\n");
+    s.push_str("  const int gq_ = gridDim.x / across_, gr_ = gridDim.x % across_;\n");
+    s.push_str("  for (int t_ = blockIdx.x; t_ < tiles_; t_ += gridDim.x) {\n");
+    s.push_str("    const int h_ = g_ * wpb_ + wib_, run_ = h_ * across_ + r_;\n");
+    s.push_str("    g_ += gq_; r_ += gr_; if (r_ >= across_) { r_ -= across_; g_ += 1; }\n");
+    s.push_str("    if (h_ >= high_) continue;\n");
+    let _ = writeln!(s, "    const int ib = run_ * {span} + lane_;");
     let _ = writeln!(s, "    {}", index::coords("ib", plan.narrow, plan.rank));
-    let _ = writeln!(s, "    const {ix} c0b_ = c0;");
+    s.push_str("    const int c0b_ = c0;\n");
     let _ = writeln!(s, "#pragma unroll\n    for (int j = 0; j < {w}; j++) {{");
-    let _ = writeln!(
-        s,
-        "      const long long i = ib + 32 * j; const {ix} c0 = c0b_ + 32 * j; (void)i; (void)c0;"
+    s.push_str(
+        "      const int i = ib + 32 * j; const int c0 = c0b_ + 32 * j; (void)i; (void)c0;\n",
     );
     body(s, p, "      ", |i| element_read(p, plan, i));
     for (o, &idx) in p.outputs.iter().enumerate() {
@@ -340,8 +369,8 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
 /// `c0..c3` (variables of the generated code), for a kernel that reads one element at a time.
 pub(crate) fn element_read(p: &Program, plan: &Plan, i: usize) -> String {
     let st = &p.steps[i];
-    if let Instr::Mapped(_, m) = &st.instr {
-        super::mapped::element(i, st.dtype, st.dims, m, plan)
+    if let Instr::Mapped(..) = &st.instr {
+        super::mapped::element(p, i, plan)
     } else if plan.access[i] == Some(Access::Strided) {
         // only the dimensions the read moves along: below the rank, not broadcast
         let terms: Vec<String> = (0..plan.rank)
