@@ -268,11 +268,12 @@ const RUN_LANES: usize = 32;
 /// (81%) with DRAM at 65%. Where the rows do not fill the tiles well (fewer than eight tiles'
 /// worth that the tile height does not divide), the runs are taken in order as with one row.
 ///
-/// Two other mappings were measured and not kept (H100, 2026-11-28): warps walking their run
-/// down 2, 4, 8 or 16 rows in order (heat2d 11.1 to 12.9 ms, Conway 5.1 to 8.6 ms, against
-/// 11.1 and 4.6 here), and compiling shifts of one or two along dimension 0 in as constant
-/// offsets (53 instructions an element of a Conway generation down to 20, but 4.6 ms against
-/// 4.7, and heat2d slower, 12.8 ms against 11.1).
+/// Measured and not kept (H100, 2026-11-28, whole cases): compiling shifts of one or two
+/// along dimension 0 in as constant offsets, read without wrapping away from a row's ends (a
+/// Conway generation's loop from 53 instructions an element to 20, but the case 4.6 ms
+/// against 4.7, and heat2d 12.8 ms against 11.1); and, with those, warps walking their run
+/// down 2, 4, 8 or 16 rows in order (heat2d 11.5, 11.1, 11.7, 12.9 ms; Conway 5.1, 5.3, 6.2,
+/// 8.6 ms).
 fn run_loop(s: &mut String, p: &Program, plan: &Plan) {
     let w = plan.vector;
     let span = RUN_LANES * w;
