@@ -708,3 +708,58 @@ fn arrayfire_rust_gemm_example() {
         assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "{g} vs {w}");
     }
 }
+
+/// Products with two small sizes and one large one (the GPU computes them without cuBLAS, see
+/// `backend/cuda/skinny.rs`): a tall product (many rows of A times a small op(B), either
+/// orientation of B) and a long one (A transposed times B over many rows), at the smallest and
+/// largest small sizes and odd ones between, on operands that are views into larger arrays,
+/// and through `gemm` with alpha and beta.
+fn two_small_sizes<T: Elem + GemmType>(seed: u64) {
+    let mut r = Rng64::seed_from_u64(seed);
+    let (none, trans) = (MatProp::NONE, MatProp::TRANS);
+    for (m, n, k) in [(8192, 32, 16), (9000, 1, 1), (8200, 3, 32), (8193, 32, 32)] {
+        for pb in [none, trans] {
+            product_case::<T>(&mut r, (m, n, k), (none, pb), ([1, 1], [1, 1]));
+        }
+    }
+    for (m, n, k) in [(32, 16, 8192), (3, 5, 9001), (32, 32, 8320), (1, 1, 8192)] {
+        product_case::<T>(&mut r, (m, n, k), (trans, none), ([1, 1], [1, 1]));
+    }
+    // views: the first rows of taller arrays (A's columns 9000 + 5 apart), and gemm's
+    // alpha and beta on both shapes
+    for (pa, (m, n, k)) in [(none, (9000u64, 7u64, 5u64)), (trans, (6, 7, 9000))] {
+        let ad = stored(pa, m, k, 1, 1);
+        let (big, bigv) = random_array::<T>(&mut r, dim4!(ad[0] + 5, ad[1]));
+        let a = rows(&big, 0, ad[0] as i64 - 1);
+        let av: Vec<c64> = (0..ad[1])
+            .flat_map(|j| (0..ad[0]).map(move |i| (i, j)))
+            .map(|(i, j)| bigv[(i + (ad[0] + 5) * j) as usize])
+            .collect();
+        let bd = stored(none, k, n, 1, 1);
+        let (b, bv) = random_array::<T>(&mut r, bd);
+        let (c0, cv) = random_array::<T>(&mut r, dim4!(m, n));
+        let (alpha, al) = random::<T>(&mut r, 1);
+        let (beta, be) = random::<T>(&mut r, 1);
+        let mut c = c0.copy();
+        gemm(&mut c, pa, none, alpha, &a, &b, beta);
+        let (dims, prod, mag, k) = reference(
+            &Operand { v: &av, dims: ad, prop: pa },
+            &Operand { v: &bv, dims: bd, prop: none },
+        );
+        let want: Vec<c64> = prod.iter().zip(&cv).map(|(p, c)| al[0] * p + be[0] * c).collect();
+        let bound: Vec<f64> =
+            mag.iter().zip(&cv).map(|(m, c)| al[0].norm() * m + be[0].norm() * c.norm()).collect();
+        let what = format!("{}: gemm of a view ({pa:?}, {m} x {n} x {k})", T::TY.name);
+        check(&c, dims, &want, &bound, k + 1, &what);
+    }
+}
+
+#[test]
+fn products_with_two_small_sizes_f32() {
+    two_small_sizes::<f32>(71);
+}
+
+#[test]
+fn products_with_two_small_sizes_f64() {
+    two_small_sizes::<f64>(72);
+}

@@ -349,6 +349,9 @@ pub(crate) fn gemm(
     c: Option<Buffer>,
     p: &GemmParams,
 ) -> Result<Buffer, Error> {
+    if let Some(shape) = super::skinny::shape(a, b, p) {
+        return super::skinny::gemm(ordinal, shape, a, b, c, p);
+    }
     let dev = runtime::device(ordinal)?;
     let handle = handle(dev)?;
     dev.bind()?;

@@ -43,6 +43,7 @@ pub(crate) mod reduce;
 pub(crate) mod reduce_codegen;
 pub(crate) mod scan;
 pub(crate) mod signal;
+pub(crate) mod skinny;
 pub(crate) mod sort;
 pub(crate) mod sort_layout;
 pub(crate) mod sparse;

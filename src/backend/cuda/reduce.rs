@@ -139,7 +139,7 @@ pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
 /// leave them at zero, so one zeroed buffer serves every launch on that stream in turn. A
 /// buffer that is outgrown is kept, not freed: another thread may hold its address for a launch
 /// it has not queued yet, and freed memory could by then belong to someone else.
-fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
+pub(crate) fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
     type Tickets = HashMap<(usize, usize), Vec<DeviceMem>>;
     static T: OnceLock<Mutex<Tickets>> = OnceLock::new();
     let mut map = lock(T.get_or_init(Default::default));

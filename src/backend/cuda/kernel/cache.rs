@@ -69,6 +69,8 @@ pub(crate) enum Family {
     Vision,
     /// A source given as text, keyed by the text and the entry point.
     Source,
+    /// Matrix products with two small sizes (`kernels/skinny_gemm.cu`).
+    Gemm,
 }
 
 /// What a kernel is looked up by. Its hash is computed once, when the key is made.
