@@ -261,12 +261,13 @@ const RUN_LANES: usize = 32;
 /// Which warp takes which run: with one row, consecutive warps take consecutive runs. With
 /// several rows (rows are the elements that share coordinates 1 to 3), the warps of a block
 /// take the same run of consecutive rows, a tile of `blockDim.x / 32` rows, and blocks walk
-/// the tiles along the rows first. A stencil's vertical neighbours (`shift` along dimension
-/// 1) are then rows that other warps of the same block read too, so they come from the
-/// multiprocessor's L1 instead of L2: heat2d's step, whose five reads of the field each went
-/// to L2 when consecutive warps took consecutive runs of one row, was bound by L2 throughput
-/// (81%) with DRAM at 65%. Where the rows do not fill the tiles well (fewer than eight tiles'
-/// worth that the tile height does not divide), the runs are taken in order as with one row.
+/// the tiles along the rows first. A stencil's vertical neighbours (a `shift` along the
+/// second dimension) are then rows that other warps of the same block read too, which can
+/// come from the multiprocessor's L1 instead of L2: heat2d's step, whose five reads of the
+/// field each went to L2 when consecutive warps took consecutive runs of one row, was bound
+/// by L2 throughput (81%, DRAM 65%; 77% and 67% with tiles). Where the rows do not fill the
+/// tiles well (fewer than eight tiles' worth that the tile height does not divide), the runs
+/// are taken in order as with one row.
 ///
 /// Measured and not kept (H100, 2026-11-28, whole cases): compiling shifts of one or two
 /// along dimension 0 in as constant offsets, read without wrapping away from a row's ends (a
