@@ -27,21 +27,20 @@ use crate::jit::index_map::{Axis, IndexMap};
 use crate::jit::{Data, Instr, Program};
 use std::sync::Arc;
 
-/// The bytes mapped step `i` of `p` adds to the structural key (after its element type): its
-/// rules, broadcast and short-wrap dimensions, and its [`Alias`].
-pub(crate) fn key(p: &Program, i: usize) -> Vec<u8> {
+/// Appends to the structural key `k` the bytes of mapped step `i` of `p` (after its element
+/// type): its rules, broadcast and short-wrap dimensions, and its [`Alias`].
+pub(crate) fn push_key(p: &Program, i: usize, k: &mut Vec<u8>) {
     let st = &p.steps[i];
     let Instr::Mapped(_, m) = &st.instr else { unreachable!("internal error: not a mapped step") };
     let dims = st.dims;
     let [lo, hi] = m.key().to_le_bytes();
     let broadcast = (0..4).filter(|&k| dims[k] == 1).fold(0u8, |b, k| b | (1 << k));
     let short = (0..4).filter(|&k| short_wrap(m, dims, k)).fold(0u8, |b, k| b | (1 << k));
-    let mut k = vec![9, lo, hi, broadcast, short];
+    k.extend([9, lo, hi, broadcast, short]);
     let a = alias(p, i);
     for step in std::iter::once(a.data).chain(a.coord) {
         k.extend((step as u32).to_le_bytes());
     }
-    k
 }
 
 /// Which earlier mapped steps a mapped step shares its reads with (each field names itself
@@ -65,12 +64,13 @@ pub(crate) fn alias(p: &Program, i: usize) -> Alias {
     let dims = p.steps[i].dims;
     let mut a = Alias { data: i, coord: [i; 4] };
     let mut found = [false; 5];
+    let strides = read_strides(d, dims, m);
     for (j, sj) in p.steps[..i].iter().enumerate() {
         let Instr::Mapped(dj, mj) = &sj.instr else { continue };
         if !found[4]
             && Arc::ptr_eq(&d.buf, &dj.buf)
             && d.offset == dj.offset
-            && read_strides(d, dims, m) == read_strides(dj, sj.dims, mj)
+            && strides == read_strides(dj, sj.dims, mj)
         {
             a.data = j;
             found[4] = true;

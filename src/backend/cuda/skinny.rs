@@ -25,6 +25,7 @@
 //! contiguous along the long dimension); everything else goes to cuBLAS.
 
 use super::kernel::{Family, KernelArgs, KernelKey};
+use super::launch::input_ptr;
 use super::runtime::{self, Device};
 use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::Buffer;
@@ -74,34 +75,21 @@ pub(crate) fn shape(a: &MatArg, b: &MatArg, p: &GemmParams) -> Option<Shape> {
     None
 }
 
-fn data_ptr(x: &MatArg, size: usize) -> u64 {
-    match &*x.data.buf {
-        Buffer::Cuda(m) => m.ptr() + (x.data.offset * size) as u64,
-        Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA product"),
-    }
-}
-
-/// The kernels.
-#[derive(Clone, Copy)]
-enum Part {
-    Tall,
-    Long,
-}
-
-/// The kernel `part` for element type `t` and the pair of small sizes, compiled on first use.
+/// The kernel of `shape` for element type `t` and the pair of small sizes, compiled on first
+/// use.
 fn kernel(
     dev: &Device,
-    part: Part,
+    shape: Shape,
     t: DType,
     small: [usize; 2],
 ) -> Result<std::sync::Arc<super::kernel::KernelFn>, Error> {
-    let key = KernelKey::new(Family::Gemm, [part as u8, t as u8, small[0] as u8, small[1] as u8]);
-    let (entry, head) = match part {
-        Part::Tall => {
+    let key = KernelKey::new(Family::Gemm, [shape as u8, t as u8, small[0] as u8, small[1] as u8]);
+    let (entry, head) = match shape {
+        Shape::Tall => {
             ("ef_gemm_tall", format!("#define K_ {}\n#define N_ {}\n", small[0], small[1]))
         }
         // f64 tiles of half the rows keep both tiles under 48 KiB of shared memory
-        Part::Long => (
+        Shape::Long => (
             "ef_gemm_long",
             format!(
                 "#define M_ {}\n#define N_ {}\n#define TI_ 4\n#define TJ_ 2\n#define ROWS_ {}\n",
@@ -146,14 +134,14 @@ pub(crate) fn gemm(
     let (alpha, beta) = (p.alpha.as_bytes().to_vec(), p.beta.as_bytes().to_vec());
     match shape {
         Shape::Tall => {
-            let k = kernel(dev, Part::Tall, p.dtype, [p.k, p.n])?;
+            let k = kernel(dev, Shape::Tall, p.dtype, [p.k, p.n])?;
             // op(B)'s element (l, j): B stored k x n, or n x k when transposed
             let [s0, s1] = [b.data.strides[0], b.data.strides[1]];
             let (bs0, bs1) = if b.trans { (s1, s0) } else { (s0, s1) };
             let mut args = KernelArgs::new();
-            args.u64(data_ptr(a, size))
+            args.u64(input_ptr(&a.data, size))
                 .i64(a.data.strides[1])
-                .u64(data_ptr(b, size))
+                .u64(input_ptr(&b.data, size))
                 .i64(bs0)
                 .i64(bs1)
                 .u64(out_mem.ptr())
@@ -169,7 +157,7 @@ pub(crate) fn gemm(
             unsafe { k.launch(dev, (grid, 1, 1), (256, 1, 1), 0, &mut args) }?;
         }
         Shape::Long => {
-            let long = kernel(dev, Part::Long, p.dtype, [p.m, p.n])?;
+            let long = kernel(dev, Shape::Long, p.dtype, [p.m, p.n])?;
             let rows = long_rows(p.dtype);
             // about four blocks a multiprocessor, each a whole number of tiles
             let blocks = (dev.sm_count() as usize * 4).clamp(1, p.k.div_ceil(rows));
@@ -178,9 +166,9 @@ pub(crate) fn gemm(
             let parts = dev.memory().alloc(blocks * p.m * p.n * size)?;
             let ticket = super::reduce::tickets(dev, 1)?;
             let mut args = KernelArgs::new();
-            args.u64(data_ptr(a, size))
+            args.u64(input_ptr(&a.data, size))
                 .i64(a.data.strides[1])
-                .u64(data_ptr(b, size))
+                .u64(input_ptr(&b.data, size))
                 .i64(b.data.strides[1])
                 .u64(parts.ptr())
                 .i64(p.k as i64)

@@ -131,7 +131,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
             Instr::Binary(op, _, _) => k.extend([6, *op as u8]),
             Instr::Cast(_) => k.push(7),
             Instr::Select(..) => k.push(8),
-            Instr::Mapped(..) => k.extend(super::mapped::key(p, i)),
+            Instr::Mapped(..) => super::mapped::push_key(p, i, &mut k),
         }
         for o in operands {
             k.extend((o as u32).to_le_bytes());
