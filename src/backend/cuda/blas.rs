@@ -349,6 +349,9 @@ pub(crate) fn gemm(
     c: Option<Buffer>,
     p: &GemmParams,
 ) -> Result<Buffer, Error> {
+    super::kernel::nvrtc::trace_event(|| {
+        format!("product of {} x {} x {} ({:?})", p.m, p.n, p.k, p.dtype)
+    });
     if let Some(shape) = super::skinny::shape(a, b, p) {
         return super::skinny::gemm(ordinal, shape, a, b, c, p);
     }

@@ -287,7 +287,11 @@ impl Device {
     /// Blocks until all work queued on emberfire's own stream and on this thread's current
     /// stream has finished.
     pub(crate) fn sync(&self) -> Result<(), Error> {
+        let started = std::time::Instant::now();
         self.sync_own()?;
+        super::kernel::nvrtc::trace_event(|| {
+            format!("waited {:.2} ms for the device", started.elapsed().as_secs_f64() * 1e3)
+        });
         let current = self.memory.current_stream();
         if current != self.stream_id() {
             self.bind()?;

@@ -32,7 +32,7 @@ use super::disk::{
     cache_dir_from, decode_entry, disk_key, encode_entry, file_name, write_atomically,
 };
 use super::loaded::KernelFn;
-use super::nvrtc::{choose_target, compile, nvrtc, trace_enabled, Origin};
+use super::nvrtc::{choose_target, compile, nvrtc, trace_clock, trace_enabled, Origin};
 #[cfg(test)]
 use super::stats::JitStats;
 use super::stats::{Counters, Outcome};
@@ -269,7 +269,9 @@ impl KernelCache {
             if trace_enabled() {
                 let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
                 eprintln!(
-                    "emberfire jit: new kernel `{entry}`: source in {:.2} ms, ready in {:.1} ms",
+                    "emberfire jit [{:.1} ms]: new kernel `{entry}`: source in {:.2} ms, ready in \
+                     {:.1} ms",
+                    trace_clock(),
                     ms(started, written),
                     ms(written, Instant::now())
                 );
@@ -311,10 +313,23 @@ impl KernelCache {
         let key = disk_key(source, entry, target, info.version, minimal);
         let path = self.dir.as_ref().map(|d| d.join(file_name(target, key)));
         if let Some(p) = &path {
+            let started = Instant::now();
             if let Ok(bytes) = fs::read(p) {
+                let read = Instant::now();
                 if let Some(image) = decode_entry(&bytes, key, target) {
                     if let Ok(k) = KernelFn::load(device, image.to_vec(), entry) {
                         self.counters.count(Outcome::DiskHit);
+                        if trace_enabled() {
+                            let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+                            eprintln!(
+                                "emberfire jit [{:.1} ms]: `{entry}` ({} bytes) read from the \
+                                 disk cache in {:.2} ms, loaded in {:.2} ms",
+                                trace_clock(),
+                                bytes.len(),
+                                ms(started, read),
+                                ms(read, Instant::now())
+                            );
+                        }
                         return Ok(k);
                     }
                 }
@@ -347,8 +362,9 @@ impl KernelCache {
         if trace_enabled() {
             let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
             eprintln!(
-                "emberfire jit: `{entry}` ({} bytes of source) compiled in {:.1} ms, loaded in \
-                 {:.1} ms, stored in {:.1} ms",
+                "emberfire jit [{:.1} ms]: `{entry}` ({} bytes of source) compiled in {:.1} ms, \
+                 loaded in {:.1} ms, stored in {:.1} ms",
+                trace_clock(),
                 source.len(),
                 ms(started, compiled),
                 ms(compiled, loaded),

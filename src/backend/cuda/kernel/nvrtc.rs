@@ -159,10 +159,32 @@ pub(crate) fn nvrtc_candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<Pa
     libraries::candidates(&NVRTC_SEARCH, env)
 }
 
-/// Whether `EMBERFIRE_JIT_TRACE` is set: each compile then prints where its time went.
+/// Whether `EMBERFIRE_JIT_TRACE` is set: each compile, each kernel read from the disk cache,
+/// each device allocation from the driver, each matrix product and each wait for the device
+/// then prints where its time went, stamped by [`trace_clock`], so that the gaps between lines
+/// show what else a first run spends.
 pub(crate) fn trace_enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("EMBERFIRE_JIT_TRACE").is_some_and(|v| v != "0"))
+    *ON.get_or_init(|| {
+        let on = std::env::var_os("EMBERFIRE_JIT_TRACE").is_some_and(|v| v != "0");
+        if on {
+            trace_clock();
+        }
+        on
+    })
+}
+
+/// With tracing on, prints `what()` stamped by [`trace_clock`].
+pub(crate) fn trace_event(what: impl FnOnce() -> String) {
+    if trace_enabled() {
+        eprintln!("emberfire jit [{:.1} ms]: {}", trace_clock(), what());
+    }
+}
+
+/// Milliseconds since tracing was first asked about in this process.
+pub(crate) fn trace_clock() -> f64 {
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1e3
 }
 
 /// Compiles `source` for `target` and returns the CUBIN, or the PTX with its final NUL.

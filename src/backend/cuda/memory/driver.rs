@@ -8,6 +8,7 @@ use cudarc::driver::{result as cu, sys, CudaContext, DriverError};
 use super::allocator::DeviceAllocator;
 use super::stream_order::{Fence, StreamId, StreamOrder};
 use crate::backend::cuda::driver_error;
+use crate::backend::cuda::kernel::nvrtc;
 use crate::error::Error;
 use crate::sync::lock;
 
@@ -43,9 +44,18 @@ impl DriverAllocator {
 unsafe impl DeviceAllocator for DriverAllocator {
     fn allocate(&self, bytes: usize) -> Result<u64, Error> {
         self.ctx.bind_to_thread().map_err(|e| driver_error("binding the context", e))?;
+        let started = std::time::Instant::now();
         // SAFETY: the context is current; the memory is returned uninitialised, which is what
         // an allocator promises.
-        unsafe { cu::malloc_sync(bytes) }.map_err(|e| alloc_error(e, bytes))
+        let ptr = unsafe { cu::malloc_sync(bytes) }.map_err(|e| alloc_error(e, bytes));
+        if nvrtc::trace_enabled() {
+            eprintln!(
+                "emberfire jit [{:.1} ms]: cuMemAlloc of {bytes} bytes in {:.2} ms",
+                nvrtc::trace_clock(),
+                started.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        ptr
     }
 
     unsafe fn free(&self, ptr: u64, _bytes: usize) {
