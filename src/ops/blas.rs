@@ -388,7 +388,9 @@ fn matmul_in<T: GemmType>(
     if product.k == 0 {
         return Ok(filled(T::default(), product.dims, product.backend));
     }
-    product.backend.blas_available()?;
+    // No check that BLAS can run before the product, as `gemm` makes: nothing is overwritten
+    // if it cannot (the error comes from the product), and the products a GPU computes without
+    // cuBLAS (two small sizes) then never load it, which takes a first run about 90 ms.
     product.run(one(), T::default(), None)
 }
 
