@@ -698,7 +698,10 @@ fn long_columns_read_shifted_tiled_and_padded_sources_in_place() {
 /// A stencil of circular shifts on the shapes a GPU kernel takes in runs of whole warps along
 /// dimension 0 (the first extent a multiple of 32 times the vector width): one
 /// row, row counts the tile height divides and ones it does not (few and many), and rows that
-/// span dimensions 2 and 3. Every element is checked against the host.
+/// span dimensions 2 and 3. The neighbours within one element along dimensions 0 and 1 (the
+/// eight around an element, and the element itself) are the ones a GPU kernel reads from a
+/// tile in shared memory where they lie inside it; the others are read directly. Every
+/// element is checked against the host.
 fn stencil_case<T>(dims: Dim4, value: impl Fn(usize) -> T, sum: impl Fn(&[T]) -> T)
 where
     T: Elem + Copy + PartialEq + std::fmt::Debug,
@@ -714,6 +717,10 @@ where
         [0, 1, 0, 0],
         [0, -1, 0, 0],
         [0, 0, 1, -1],
+        [1, 1, 0, 0],
+        [-1, 1, 0, 0],
+        [1, -1, 0, 0],
+        [-1, -1, 0, 0],
         [2, 0, 0, 0],
         [-2, 1, 0, 0],
         [3, 0, 0, 0],
@@ -755,5 +762,37 @@ fn shifted_stencils_over_whole_warp_runs_of_any_row_count() {
         stencil_case(dims, |i| (i * 7 % 23) as u8, |t| t.iter().sum());
         stencil_case(dims, |i| (i % 97) as f32 * 0.25, |t| t.iter().fold(0.0, |s, x| s + x));
         stencil_case(dims, |i| (i % 89) as f64 * 0.5, |t| t.iter().fold(0.0, |s, x| s + x));
+    }
+}
+
+/// `gradient` reads its neighbours along one dimension with clamped borders: on shapes a GPU
+/// kernel walks in runs with tiles of rows, the neighbours inside a tile come from shared
+/// memory and those past its edges (and the clamped ones at the image's edges) directly.
+/// Checked against central differences in f64.
+#[test]
+fn clamped_neighbours_over_whole_warp_runs() {
+    for dims in [dim4!(512, 16), dim4!(256, 13, 2), dim4!(1024, 3)] {
+        let n = dims.elements() as usize;
+        let vals: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32) * 0.125).collect();
+        let (dx, dy) = gradient(&Array::new(&vals, dims));
+        let (dx, dy) = (dx.to_vec(), dy.to_vec());
+        for i in 0..n {
+            let c = coords(dims, i);
+            for (k, got) in [(0, dx[i]), (1, dy[i])] {
+                let at = |x: u64| {
+                    let mut s = c;
+                    s[k] = x;
+                    vals[pos(dims, s)] as f64
+                };
+                let last = dims[k] - 1;
+                let (lo, hi) = (c[k].saturating_sub(1), (c[k] + 1).min(last));
+                let factor = if c[k] == 0 || c[k] == last { 1.0 } else { 0.5 };
+                let want = (at(hi) - at(lo)) * factor;
+                assert!(
+                    (got as f64 - want).abs() <= 1e-6 * want.abs().max(1.0),
+                    "{dims} element {i} along {k}: {got} against {want}"
+                );
+            }
+        }
     }
 }
