@@ -274,7 +274,13 @@ const RUN_LANES: usize = 32;
 /// Conway generation's loop from 53 instructions an element to 20, but the case 4.6 ms
 /// against 4.7, and heat2d 12.8 ms against 11.1); and, with those, warps walking their run
 /// down 2, 4, 8 or 16 rows in order (heat2d 11.5, 11.1, 11.7, 12.9 ms; Conway 5.1, 5.3, 6.2,
-/// 8.6 ms).
+/// 8.6 ms). Nor (one call, both forms from one build) staging each block's tile of rows in
+/// shared memory: each warp read its run once, the first and last warps the rows above and
+/// below and lanes 0 and 31 the elements past the run's ends, and a warp whose neighbours all
+/// lay in the tile read them from there (constant offsets, one barrier an iteration with two
+/// copies of the tile). Conway 4.15 ms against 4.15 unstaged, heat2d 12.16 against 12.13; the
+/// heat step's kernel stayed at 59 us (DRAM 60%, L2 69%). A first version that chose per
+/// read between the tile and memory took Conway to 18.3 ms: the compiler computed both.
 fn run_loop(s: &mut String, p: &Program, plan: &Plan) {
     let w = plan.vector;
     let span = RUN_LANES * w;
