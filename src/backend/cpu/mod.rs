@@ -20,6 +20,7 @@ mod shared_ptr;
 pub(crate) mod signal;
 pub(crate) mod sort;
 pub(crate) mod sparse;
+mod sparse_avx512;
 mod stream;
 pub(crate) mod transpose;
 pub(crate) mod vmath;

@@ -2,6 +2,8 @@
 //! dense matrix (sequential: one pass over memory), and the CSR product, split between threads
 //! by blocks of rows.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use super::signal::Sample;
@@ -66,10 +68,18 @@ pub(crate) fn csr_matmul<T: Sample>(
     assert!(offsets.len() == m + 1 && rhs.len() == k * n, "internal error: CSR shapes");
     let mut out: Vec<T> = alloc_uninit(m * n)?;
     let spare = &mut out.spare_capacity_mut()[..m * n];
+    let lanes = super::sparse_avx512::available();
     for (x, y) in rhs.chunks_exact(k).zip(spare.chunks_exact_mut(m)) {
         y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(b, ys)| {
             let first = b * ROWS_PER_TASK;
-            for (i, yi) in ys.iter_mut().enumerate() {
+            // SAFETY: `lanes` says the CPU has AVX-512; the offsets and columns were checked
+            // when the matrix was made (see above).
+            let fast = if lanes {
+                unsafe { rows_in_lanes(values, offsets, indices, x, first, ys) }
+            } else {
+                0
+            };
+            for (i, yi) in ys.iter_mut().enumerate().skip(fast) {
                 let (s, e) = (offsets[first + i] as usize, offsets[first + i + 1] as usize);
                 let mut acc = T::zero();
                 for (&v, &c) in values[s..e].iter().zip(&indices[s..e]) {
@@ -84,4 +94,52 @@ pub(crate) fn csr_matmul<T: Sample>(
     // SAFETY: the loop wrote all `m` rows of each of the `n` columns, the whole `m * n`.
     unsafe { out.set_len(m * n) };
     Ok(out)
+}
+
+/// The leading rows of `ys` (rows `first..` of the product with `x`) that the AVX-512 kernels
+/// compute, f32 and f64 only; returns how many. The rest are left to the scalar loop, which
+/// gives the same bits.
+///
+/// # Safety
+/// The CPU has AVX-512F, and the matrix and `x` are as `csr_matmul` requires.
+#[cfg(target_arch = "x86_64")]
+unsafe fn rows_in_lanes<T: Sample>(
+    values: &[T],
+    offsets: &[i32],
+    indices: &[i32],
+    x: &[T],
+    first: usize,
+    ys: &mut [MaybeUninit<T>],
+) -> usize {
+    use super::sparse_avx512::{rows_f32, rows_f64};
+    use std::any::TypeId;
+    // SAFETY: `T` is the type named in each branch, so the slices are reinterpreted as
+    // themselves; the kernels' requirements are this function's.
+    unsafe {
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            let cast = |v: &[T]| std::slice::from_raw_parts(v.as_ptr() as *const f32, v.len());
+            let ys =
+                std::slice::from_raw_parts_mut(ys.as_mut_ptr() as *mut MaybeUninit<f32>, ys.len());
+            rows_f32(cast(values), offsets, indices, cast(x), first, ys)
+        } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+            let cast = |v: &[T]| std::slice::from_raw_parts(v.as_ptr() as *const f64, v.len());
+            let ys =
+                std::slice::from_raw_parts_mut(ys.as_mut_ptr() as *mut MaybeUninit<f64>, ys.len());
+            rows_f64(cast(values), offsets, indices, cast(x), first, ys)
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn rows_in_lanes<T: Sample>(
+    _: &[T],
+    _: &[i32],
+    _: &[i32],
+    _: &[T],
+    _: usize,
+    _: &mut [MaybeUninit<T>],
+) -> usize {
+    0
 }
