@@ -29,7 +29,7 @@ fn sphere(y: usize, x: usize) -> f32 {
 
 /// The blend's background: diagonal stripes.
 fn stripes(y: usize, x: usize) -> f32 {
-    if (x + y) / 8 % 2 == 0 {
+    if ((x + y) / 8).is_multiple_of(2) {
         200.0
     } else {
         90.0

@@ -590,7 +590,7 @@ struct DeconvGrid {
 fn deconv_grid(x: &[f64], h: usize, w: usize, fh: usize, fw: usize) -> DeconvGrid {
     let smooth = |mut v: usize| {
         for p in [2, 3, 5, 7] {
-            while v % p == 0 {
+            while v.is_multiple_of(p) {
                 v /= p;
             }
         }

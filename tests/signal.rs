@@ -351,7 +351,7 @@ fn c2r_ref(h: &[C], n: usize) -> Vec<f64> {
         full[k] = if k < h.len() { h[k] } else { h[n - k].conj() };
     }
     full[0].im = 0.0;
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         full[n / 2].im = 0.0;
     }
     dft(&full, [n, 1, 1, 1], 1, true).iter().map(|c| c.re).collect()

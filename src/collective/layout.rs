@@ -38,7 +38,7 @@ pub(crate) fn scattered(func: &str, dims: Dim4, world: usize) -> Dim4 {
     let mut d = *dims.get();
     let k = scatter_dim(dims);
     assert!(
-        d[k] % world as u64 == 0,
+        d[k].is_multiple_of(world as u64),
         "{func}: dimension {k} of the arrays ({dims}) does not divide into {world} equal parts, \
          one per rank"
     );

@@ -382,7 +382,7 @@ fn periodic(func: &str, node: &Arc<Node>, by: [u64; 4], reps: [u64; 4]) -> Arc<N
                 !moved(k)
                     || match m.axes[k] {
                         Axis::Same => true,
-                        Axis::Wrap(_) => dims[k] % m.src[k] == 0,
+                        Axis::Wrap(_) => dims[k].is_multiple_of(m.src[k]),
                         _ => false,
                     }
             }) =>

@@ -266,7 +266,7 @@ unsafe fn sort_in_cache<W: Word, P: Copy>(
             } else {
                 src
             }
-        } else if left % 2 == 0 {
+        } else if left.is_multiple_of(2) {
             dst
         } else if step == 0 {
             scratch

@@ -144,7 +144,7 @@ fn plan(dev: &Device, key: PlanKey) -> Result<Arc<Plan>, Error> {
 
 /// True when `d` starts at a 16-byte boundary, as cuFFT wants.
 fn aligned(d: &Dense) -> bool {
-    device_ptr(d) % 16 == 0
+    device_ptr(d).is_multiple_of(16)
 }
 
 fn device_ptr(d: &Dense) -> u64 {

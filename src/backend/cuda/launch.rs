@@ -122,7 +122,7 @@ pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
     p.steps.iter().zip(linear).all(|(s, &lin)| match &s.instr {
         Instr::Input(d) if lin => {
             let size = s.dtype.size();
-            input_ptr(d, size) % (w * size) as u64 == 0
+            input_ptr(d, size).is_multiple_of((w * size) as u64)
         }
         _ => true,
     })

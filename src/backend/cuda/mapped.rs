@@ -233,7 +233,7 @@ mod tests {
                     let plan = plan(&p, &linear, |_| true);
                     assert!(plan.coords, "a mapped leaf needs coordinates");
                     let w = plan.vector as u64;
-                    assert!(w == 1 || p.dims[0] % (32 * w) == 0, "runs tile dimension 0");
+                    assert!(w == 1 || p.dims[0].is_multiple_of(32 * w), "runs tile dimension 0");
                     let src = source(&p, &plan);
                     let mapped = axes.iter().filter(|a| **a != Axis::Same).count();
                     let sig = src.split(ENTRY).nth(1).unwrap().split(')').next().unwrap();

@@ -21,12 +21,12 @@ const BLOCK_QUERIES: u64 = 128;
 /// count below 2^31.
 pub(crate) fn takes(query: &Dense, train: &Dense) -> bool {
     let k = query.dims[0];
-    let aligned = |d: &Dense| device_ptr(d) % 16 == 0;
+    let aligned = |d: &Dense| device_ptr(d).is_multiple_of(16);
     query.dtype == DType::F32
         && train.dtype == DType::F32
         && train.dims[0] == k
         && k > 0
-        && k % 4 == 0
+        && k.is_multiple_of(4)
         && k < 1 << 20
         && query.dims.elements() / k < 1 << 31
         && train.dims.elements() / k < 1 << 31

@@ -79,7 +79,11 @@ pub(crate) fn choose_layout(e: Extent, vector: u32, steps: usize, resident: usiz
     };
     if e.inner == 1 {
         // wide loads along the row need every row (and every split) to start aligned
-        let w = if vector > 1 && (e.outer == 1 || e.r % vector as usize == 0) { vector } else { 1 };
+        let w = if vector > 1 && (e.outer == 1 || e.r.is_multiple_of(vector as usize)) {
+            vector
+        } else {
+            1
+        };
         let pieces = e.r.div_ceil(w as usize).max(1);
         let mut ty = (pieces.next_power_of_two() as u32).min(WARP);
         // more threads per row while the rows alone would leave most of the device idle
@@ -91,7 +95,7 @@ pub(crate) fn choose_layout(e: Extent, vector: u32, steps: usize, resident: usiz
         }
         Layout { rows: true, tx: 1, ty, tz: THREADS / ty, vector: w, unroll, split: false }
     } else {
-        let w = if vector > 1 && e.inner % vector as usize == 0 { vector } else { 1 };
+        let w = if vector > 1 && e.inner.is_multiple_of(vector as usize) { vector } else { 1 };
         let tx = (e.inner.div_ceil(w as usize).next_power_of_two() as u32).min(WARP);
         let ty = (e.r.max(1).next_power_of_two() as u32).min(THREADS / tx);
         let tz = THREADS / (tx * ty);

@@ -218,7 +218,7 @@ pub(crate) fn sort_dense(
     positions: Positions,
 ) -> Result<(DeviceMem, Option<DeviceMem>), Error> {
     assert!(
-        n as u64 <= MAX_ELEMENTS && seg_len > 0 && n % seg_len == 0,
+        n as u64 <= MAX_ELEMENTS && seg_len > 0 && n.is_multiple_of(seg_len),
         "internal error: CUDA sort of {n} elements in segments of {seg_len}"
     );
     let dev = runtime::device(ordinal)?;

@@ -18,7 +18,7 @@ use super::{InverseDeconvAlgo, IterativeDeconvAlgo};
 /// Whether `n` has no prime factor above 7.
 fn seven_smooth(mut n: u64) -> bool {
     for p in [2, 3, 5, 7] {
-        while n % p == 0 {
+        while n.is_multiple_of(p) {
             n /= p;
         }
     }

@@ -72,7 +72,7 @@ pub(crate) fn fft_size(n: u64) -> u64 {
     loop {
         let mut r = m;
         for p in [2, 3, 5, 7] {
-            while r % p == 0 {
+            while r.is_multiple_of(p) {
                 r /= p;
             }
         }

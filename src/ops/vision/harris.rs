@@ -116,7 +116,7 @@ where
     assert!(block_size <= 32, "harris: `block_size` must be at most 32 (got {block_size})");
     let len = if block_size == 0 {
         let l = (6.0 * sigma).floor() as u32;
-        if l % 2 == 0 {
+        if l.is_multiple_of(2) {
             l - 1
         } else {
             l

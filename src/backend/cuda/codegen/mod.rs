@@ -97,7 +97,7 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
         // Runs of elements along dimension 0 per warp (see `run_loop`): they share the
         // division into coordinates and every offset along the other dimensions. Only where
         // whole runs tile dimension 0.
-        while vector > 1 && !(narrow && p.dims[0] % (RUN_LANES * vector) as u64 == 0) {
+        while vector > 1 && !(narrow && p.dims[0].is_multiple_of((RUN_LANES * vector) as u64)) {
             vector /= 2;
         }
     } else if vector > 1 && !aligned_for(vector) {

@@ -150,7 +150,7 @@ fn size_classes_round_up_within_bounds() {
     assert_eq!(size_class(usize::MAX), None);
     for bytes in (1..40_000_000usize).step_by(9_973) {
         let c = size_class(bytes).unwrap();
-        assert!(c >= bytes && c % 256 == 0, "{bytes} -> {c}");
+        assert!(c >= bytes && c.is_multiple_of(256), "{bytes} -> {c}");
         assert!(c - bytes < 256 || (c - bytes) * 8 <= bytes, "{bytes} -> {c} rounds too much");
         // Classes are stable: a class is its own class.
         assert_eq!(size_class(c), Some(c));
