@@ -72,9 +72,9 @@ pub(crate) fn csr_matmul<T: Sample>(
     for (x, y) in rhs.chunks_exact(k).zip(spare.chunks_exact_mut(m)) {
         y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(b, ys)| {
             let first = b * ROWS_PER_TASK;
-            // SAFETY: `lanes` says the CPU has AVX-512; the offsets and columns were checked
-            // when the matrix was made (see above).
             let fast = if lanes {
+                // SAFETY: `lanes` says the CPU has AVX-512; the offsets and columns were
+                // checked when the matrix was made (see above).
                 unsafe { rows_in_lanes(values, offsets, indices, x, first, ys) }
             } else {
                 0
