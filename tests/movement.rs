@@ -696,12 +696,13 @@ fn long_columns_read_shifted_tiled_and_padded_sources_in_place() {
 }
 
 /// A stencil of circular shifts on the shapes a GPU kernel takes in runs of whole warps along
-/// dimension 0 (the first extent a multiple of 32 times the vector width): one
-/// row, row counts the tile height divides and ones it does not (few and many), and rows that
-/// span dimensions 2 and 3. The neighbours within one element along dimensions 0 and 1 (the
-/// eight around an element, and the element itself) are the ones a GPU kernel reads from a
-/// tile in shared memory where they lie inside it; the others are read directly. Every
-/// element is checked against the host.
+/// dimension 0 (the first extent a multiple of 32 times the vector width): one row, row counts
+/// the tile height divides and ones it does not (few and many), and rows that span dimensions
+/// 2 and 3. Neighbours up to a lane's width along dimension 0 are the ones a GPU kernel takes
+/// from the registers of the same row's wide read and of the adjacent lane, the warp's first
+/// and last lanes reading the element past its run (wrapped at a row's ends); a shift of three
+/// is past an f64 lane's two elements, so f64 is read element by element. Every element is
+/// checked against the host.
 fn stencil_case<T>(dims: Dim4, value: impl Fn(usize) -> T, sum: impl Fn(&[T]) -> T)
 where
     T: Elem + Copy + PartialEq + std::fmt::Debug,
@@ -762,6 +763,12 @@ fn shifted_stencils_over_whole_warp_runs_of_any_row_count() {
         stencil_case(dims, |i| (i * 7 % 23) as u8, |t| t.iter().sum());
         stencil_case(dims, |i| (i % 97) as f32 * 0.25, |t| t.iter().fold(0.0, |s, x| s + x));
         stencil_case(dims, |i| (i % 89) as f64 * 0.5, |t| t.iter().fold(0.0, |s, x| s + x));
+        stencil_case(dims, |i| (i % 113) as i16 - 50, |t| t.iter().sum());
+        stencil_case(
+            dims,
+            |i| c32::new((i % 31) as f32 * 0.5, -((i % 7) as f32)),
+            |t| t.iter().fold(c32::new(0.0, 0.0), |s, x| s + x),
+        );
     }
 }
 

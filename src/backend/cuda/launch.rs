@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::codegen::{self, Access};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
+use super::mapped;
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
@@ -117,12 +118,16 @@ pub(crate) fn linear_inputs(p: &Program) -> Vec<bool> {
         .collect()
 }
 
-/// Whether every linearly read input's first element is aligned for loads of `w` elements.
+/// Whether every linearly read input's first element, and every row of each mapped leaf that
+/// reads whole rows (`mapped::reads_rows`), is aligned for loads of `w` elements.
 pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
     p.steps.iter().zip(linear).all(|(s, &lin)| match &s.instr {
         Instr::Input(d) if lin => {
             let size = s.dtype.size();
             input_ptr(d, size).is_multiple_of((w * size) as u64)
+        }
+        Instr::Mapped(d, m) if mapped::reads_rows(s.dims, m) => {
+            mapped::rows_aligned(d, s.dtype, s.dims, m, w)
         }
         _ => true,
     })
@@ -164,7 +169,7 @@ pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, args: &mut Kerne
                 }
             }
             Instr::Mapped(d, m) => {
-                for v in super::mapped::values(d, s.dtype, s.dims, m) {
+                for v in mapped::values(d, s.dtype, s.dims, m) {
                     args.u64(v);
                 }
             }

@@ -92,8 +92,28 @@ pub(crate) fn alias(p: &Program, i: usize) -> Alias {
 /// The strides a mapped read moves by: 0 along a dimension of extent 1 that keeps its
 /// coordinate (broadcast); a rule with an offset (a one-element crop at `o`) reads
 /// `o * stride`.
-fn read_strides(d: &Data, dims: Dim4, m: &IndexMap) -> [i64; 4] {
+pub(crate) fn read_strides(d: &Data, dims: Dim4, m: &IndexMap) -> [i64; 4] {
     std::array::from_fn(|k| if dims[k] == 1 && m.axes[k] == Axis::Same { 0 } else { d.strides[k] })
+}
+
+/// Whether a mapped leaf of shape `dims` reads, along dimension 0, the output's elements of
+/// whole rows of its source: it keeps coordinate 0 of a source as long as the output's
+/// dimension 0 (longer than 1), and no element is zero. A lane of the blocked run layout reads
+/// its consecutive elements of such a leaf with one wide load (`codegen::runs`).
+pub(crate) fn reads_rows(dims: Dim4, m: &IndexMap) -> bool {
+    dims[0] > 1
+        && m.axes[0] == Axis::Same
+        && m.src[0] == dims[0]
+        && !m.axes.iter().any(|a| matches!(a, Axis::Zero(_)))
+}
+
+/// Whether a leaf that [`reads_rows`] can be read `w` elements at a time with aligned wide
+/// loads: its rows are contiguous and every row starts at a multiple of `w` elements.
+pub(crate) fn rows_aligned(d: &Data, t: DType, dims: Dim4, m: &IndexMap, w: usize) -> bool {
+    let s = read_strides(d, dims, m);
+    s[0] == 1
+        && s[1..].iter().all(|&x| x % w as i64 == 0)
+        && input_ptr(d, t.size()).is_multiple_of((w * t.size()) as u64)
 }
 
 /// Whether a wrapping read along dimension `k` goes round at most once, so that one compare
@@ -306,7 +326,7 @@ mod alias_tests {
 
     /// The names `prefix{step}_{dim}` the loads of `src` use.
     fn names(src: &str, prefix: &str) -> BTreeSet<String> {
-        let body = &src[src.find("for (int j").unwrap()..];
+        let body = &src[src.find("const int lane_").unwrap()..];
         body.split(|c: char| !c.is_alphanumeric() && c != '_')
             .filter(|w| {
                 w.starts_with(prefix) && w[prefix.len()..].starts_with(|c: char| c.is_ascii_digit())

@@ -18,6 +18,7 @@
 
 pub(crate) mod index;
 mod ops;
+pub(crate) mod runs;
 mod types;
 
 use std::fmt::Write;
@@ -26,6 +27,7 @@ use crate::dtype::DType;
 use crate::jit::{BinOp, Instr, Program};
 pub(crate) use ops::cast_expr;
 use ops::{binary_expr, ipow_fn, unary_expr};
+use runs::{run_loop, BLOCKED_MAX_VECTOR, RUN_LANES};
 pub(crate) use types::{load_expr, reg_type, storage_type, store_expr};
 
 /// How an input is read.
@@ -46,6 +48,9 @@ pub(crate) struct Plan {
     /// written with one wide access per linear input and output. With coordinates, a run
     /// along dimension 0 (which the width divides) that shares one coordinate computation.
     pub vector: usize,
+    /// With coordinates: each lane takes `vector` consecutive elements of its warp's run (the
+    /// blocked layout of `runs`) instead of every 32nd.
+    pub blocked: bool,
     /// True when some step needs the coordinates of the element (strided input, range, iota).
     pub coords: bool,
     /// True when the (single) output is written through four strides into an existing buffer
@@ -63,12 +68,14 @@ impl Plan {
         self.strided_out = true;
         self.coords = true;
         self.vector = 1;
+        self.blocked = false;
     }
 }
 
 /// Decides how each input is read and the vector width, given each input's contiguity and
-/// alignment (`linear_ok[i]` for step i: true when it is laid out like the output, and
-/// `align_ok(width)` when every linear pointer is aligned for `width` elements).
+/// alignment (`linear[i]` for step i: true when it is laid out like the output, and
+/// `aligned_for(width)` when every linear input, and every mapped leaf that reads whole rows
+/// (`mapped::reads_rows`), is aligned for loads of `width` elements).
 pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> bool) -> Plan {
     let mut access = vec![None; p.steps.len()];
     let mut coords = false;
@@ -93,6 +100,7 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
         .unwrap_or(4);
     let mut vector = (16 / widest).max(1);
     let narrow = coords && index::fits_narrow(p);
+    let mut blocked = false;
     if coords {
         // Runs of elements along dimension 0 per warp (see `run_loop`): they share the
         // division into coordinates and every offset along the other dimensions. Only where
@@ -100,10 +108,15 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
         while vector > 1 && !(narrow && p.dims[0].is_multiple_of((RUN_LANES * vector) as u64)) {
             vector /= 2;
         }
+        let lane = vector.min(BLOCKED_MAX_VECTOR);
+        if lane > 1 && runs::prefers_blocked(p, &access, lane) && aligned_for(lane) {
+            vector = lane;
+            blocked = true;
+        }
     } else if vector > 1 && !aligned_for(vector) {
         vector = 1;
     }
-    Plan { access, vector, coords, strided_out: false, narrow, rank: index::rank(p.dims) }
+    Plan { access, vector, blocked, coords, strided_out: false, narrow, rank: index::rank(p.dims) }
 }
 
 /// A compact encoding of everything the generated source depends on.
@@ -114,6 +127,10 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
     k.push(plan.strided_out as u8);
     k.push(plan.narrow as u8);
     k.push(plan.rank as u8);
+    k.push(plan.blocked as u8);
+    if plan.blocked {
+        runs::push_key(p, plan, &mut k);
+    }
     for (i, s) in p.steps.iter().enumerate() {
         k.push(s.dtype as u8);
         let operands: Vec<usize> = s.instr.operands();
@@ -154,7 +171,7 @@ fn broadcast_mask(dims: crate::dim4::Dim4) -> u8 {
 pub(crate) const ENTRY: &str = "ef_fused";
 
 /// The device functions every generated kernel starts with.
-const PRELUDE: &str = include_str!("../kernels/elementwise_prelude.cu");
+pub(crate) const PRELUDE: &str = include_str!("../kernels/elementwise_prelude.cu");
 
 /// Writes the kernel's source. Parameter order (which `launch` follows): `n`; the output's d0,
 /// d1, d2 when coordinates are needed, then in a narrow kernel the packed divisors
@@ -244,78 +261,6 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
     }
     s.push_str("  }\n}\n");
     s
-}
-
-/// Lanes that share a run: a warp.
-const RUN_LANES: usize = 32;
-
-/// The loop of a kernel with coordinates and runs along dimension 0: each warp takes
-/// `32 * plan.vector` consecutive elements at a time, lane `l` the elements `l`, `l + 32`, ...
-/// of them, so that every read and write of the warp is one contiguous piece, as in a plain
-/// loop, while each lane divides its index into coordinates once and computes the offsets
-/// along the other dimensions once for its `plan.vector` elements (the generated code shadows
-/// `i` and `c0` for each). The run divides the first extent, so runs never straddle a row and
-/// need no tail; the launch gives each thread `plan.vector` elements. Such kernels are always
-/// narrow, so indices are 32-bit.
-///
-/// Which warp takes which run: with one row, consecutive warps take consecutive runs. With
-/// several rows (rows are the elements that share coordinates 1 to 3), the warps of a block
-/// take the same run of consecutive rows, a tile of `blockDim.x / 32` rows, and blocks walk
-/// the tiles along the rows first. A stencil's vertical neighbours (a `shift` along the
-/// second dimension) are then rows that other warps of the same block read too, which can
-/// come from the multiprocessor's L1 instead of L2: heat2d's step, whose five reads of the
-/// field each went to L2 when consecutive warps took consecutive runs of one row, was bound
-/// by L2 throughput (81%, DRAM 65%; 77% and 67% with tiles). Where the rows do not fill the
-/// tiles well (fewer than eight tiles' worth that the tile height does not divide), the runs
-/// are taken in order as with one row.
-///
-/// Measured and not kept (H100, 2026-11-28, whole cases): compiling shifts of one or two
-/// along dimension 0 in as constant offsets, read without wrapping away from a row's ends (a
-/// Conway generation's loop from 53 instructions an element to 20, but the case 4.6 ms
-/// against 4.7, and heat2d 12.8 ms against 11.1); and, with those, warps walking their run
-/// down 2, 4, 8 or 16 rows in order (heat2d 11.5, 11.1, 11.7, 12.9 ms; Conway 5.1, 5.3, 6.2,
-/// 8.6 ms). Nor (one call, both forms from one build) staging each block's tile of rows in
-/// shared memory: each warp read its run once, the first and last warps the rows above and
-/// below and lanes 0 and 31 the elements past the run's ends, and a warp whose neighbours all
-/// lay in the tile read them from there (constant offsets, one barrier an iteration with two
-/// copies of the tile). Conway 4.15 ms against 4.15 unstaged, heat2d 12.16 against 12.13; the
-/// heat step's kernel stayed at 59 us (DRAM 60%, L2 69%). A first version that chose per
-/// read between the tile and memory took Conway to 18.3 ms: the compiler computed both.
-fn run_loop(s: &mut String, p: &Program, plan: &Plan) {
-    let w = plan.vector;
-    let span = RUN_LANES * w;
-    s.push_str(
-        "  const int lane_ = threadIdx.x % 32, wib_ = threadIdx.x / 32, wpb_ = blockDim.x / 32;\n",
-    );
-    let _ = writeln!(s, "  const int nruns_ = (int)n / {span};");
-    if plan.rank == 1 {
-        s.push_str("  const bool tiled_ = false; const int runs_ = 1, rows_ = 1; (void)runs_; (void)rows_;\n");
-    } else {
-        let _ = writeln!(s, "  const int runs_ = (int)d0 / {span}, rows_ = (int)n / (int)d0;");
-        s.push_str("  const bool tiled_ = rows_ % wpb_ == 0 || rows_ >= 8 * wpb_;\n");
-    }
-    // tile (g_, r_) is rows g_ * wpb_ .. of run r_ (tiled), or runs g_ * wpb_ .. (not)
-    s.push_str("  const int across_ = tiled_ ? runs_ : 1, high_ = tiled_ ? rows_ : nruns_;\n");
-    s.push_str("  const int tiles_ = (high_ + wpb_ - 1) / wpb_ * across_;\n");
-    s.push_str("  int g_ = blockIdx.x / across_, r_ = blockIdx.x % across_;\n");
-    s.push_str("  const int gq_ = gridDim.x / across_, gr_ = gridDim.x % across_;\n");
-    s.push_str("  for (int t_ = blockIdx.x; t_ < tiles_; t_ += gridDim.x) {\n");
-    s.push_str("    const int h_ = g_ * wpb_ + wib_, run_ = h_ * across_ + r_;\n");
-    s.push_str("    g_ += gq_; r_ += gr_; if (r_ >= across_) { r_ -= across_; g_ += 1; }\n");
-    s.push_str("    if (h_ >= high_) continue;\n");
-    let _ = writeln!(s, "    const int ib = run_ * {span} + lane_;");
-    let _ = writeln!(s, "    {}", index::coords("ib", plan.narrow, plan.rank));
-    s.push_str("    const int c0b_ = c0;\n");
-    let _ = writeln!(s, "#pragma unroll\n    for (int j = 0; j < {w}; j++) {{");
-    s.push_str(
-        "      const int i = ib + 32 * j; const int c0 = c0b_ + 32 * j; (void)i; (void)c0;\n",
-    );
-    body(s, p, "      ", |i| element_read(p, plan, i));
-    for (o, &idx) in p.outputs.iter().enumerate() {
-        let v = store_expr(p.steps[idx].dtype, &format!("v{idx}"));
-        let _ = writeln!(s, "      out{o}[i] = {v};");
-    }
-    s.push_str("    }\n  }\n");
 }
 
 /// The shared device functions a program's kernel needs: the prelude, and integer powers for
