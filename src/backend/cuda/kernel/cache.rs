@@ -32,7 +32,7 @@ use super::disk::{
     cache_dir_from, decode_entry, disk_key, encode_entry, file_name, write_atomically,
 };
 use super::loaded::KernelFn;
-use super::nvrtc::{choose_target, compile, nvrtc, trace_clock, trace_enabled, Origin};
+use super::nvrtc::{choose_target, compile, nvrtc, trace_event, Origin};
 #[cfg(test)]
 use super::stats::JitStats;
 use super::stats::{Counters, Outcome};
@@ -266,16 +266,13 @@ impl KernelCache {
             let text = source();
             let written = Instant::now();
             let k = self.compile(device, &text, entry, Origin::Own);
-            if trace_enabled() {
-                let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-                eprintln!(
-                    "emberfire jit [{:.1} ms]: new kernel `{entry}`: source in {:.2} ms, ready in \
-                     {:.1} ms",
-                    trace_clock(),
+            trace_event(|| {
+                format!(
+                    "new kernel `{entry}`: source in {:.2} ms, ready in {:.1} ms",
                     ms(started, written),
                     ms(written, Instant::now())
-                );
-            }
+                )
+            });
             k
         })
     }
@@ -319,17 +316,15 @@ impl KernelCache {
                 if let Some(image) = decode_entry(&bytes, key, target) {
                     if let Ok(k) = KernelFn::load(device, image.to_vec(), entry) {
                         self.counters.count(Outcome::DiskHit);
-                        if trace_enabled() {
-                            let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-                            eprintln!(
-                                "emberfire jit [{:.1} ms]: `{entry}` ({} bytes) read from the \
-                                 disk cache in {:.2} ms, loaded in {:.2} ms",
-                                trace_clock(),
+                        trace_event(|| {
+                            format!(
+                                "`{entry}` ({} bytes) read from the disk cache in {:.2} ms, \
+                                 loaded in {:.2} ms",
                                 bytes.len(),
                                 ms(started, read),
                                 ms(read, Instant::now())
-                            );
-                        }
+                            )
+                        });
                         return Ok(k);
                     }
                 }
@@ -359,20 +354,23 @@ impl KernelCache {
             // Best effort: a read-only or full disk only costs a compile next time.
             let _ = write_atomically(p, &encode_entry(key, target, &image));
         }
-        if trace_enabled() {
-            let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
-            eprintln!(
-                "emberfire jit [{:.1} ms]: `{entry}` ({} bytes of source) compiled in {:.1} ms, \
-                 loaded in {:.1} ms, stored in {:.1} ms",
-                trace_clock(),
+        trace_event(|| {
+            format!(
+                "`{entry}` ({} bytes of source) compiled in {:.1} ms, loaded in {:.1} ms, stored \
+                 in {:.1} ms",
                 source.len(),
                 ms(started, compiled),
                 ms(compiled, loaded),
                 ms(loaded, Instant::now())
-            );
-        }
+            )
+        });
         Ok(k)
     }
+}
+
+/// Milliseconds from `a` to `b`, for the trace.
+fn ms(a: Instant, b: Instant) -> f64 {
+    (b - a).as_secs_f64() * 1e3
 }
 
 /// With `EMBERFIRE_DUMP_KERNELS=dir`, writes each source compiled at run time to

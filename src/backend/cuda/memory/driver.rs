@@ -48,13 +48,10 @@ unsafe impl DeviceAllocator for DriverAllocator {
         // SAFETY: the context is current; the memory is returned uninitialised, which is what
         // an allocator promises.
         let ptr = unsafe { cu::malloc_sync(bytes) }.map_err(|e| alloc_error(e, bytes));
-        if nvrtc::trace_enabled() {
-            eprintln!(
-                "emberfire jit [{:.1} ms]: cuMemAlloc of {bytes} bytes in {:.2} ms",
-                nvrtc::trace_clock(),
-                started.elapsed().as_secs_f64() * 1e3
-            );
-        }
+        nvrtc::trace_event(|| {
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            format!("cuMemAlloc of {bytes} bytes in {ms:.2} ms")
+        });
         ptr
     }
 
