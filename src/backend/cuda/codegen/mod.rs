@@ -12,6 +12,8 @@
 //! in f32 and rounded after every operation, bool arithmetic is computed on the stored bytes.
 //!
 //! - this file: the plan, the structural key, and the emitter that writes a kernel;
+//! - `runs.rs`: the loop of kernels with coordinates, whose warps take runs along dimension 0
+//!   (interleaved, or blocked for stencils);
 //! - `types.rs`: the C types of element types, and loads and stores;
 //! - `ops.rs`: the expression of every operation and cast;
 //! - `kernels/elementwise_prelude.cu`: the device functions every kernel starts with.
