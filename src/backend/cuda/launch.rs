@@ -25,6 +25,12 @@ pub(crate) fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
     }
 }
 
+/// Whether the first element of `d` (elements of `size` bytes) is aligned for loads of `w`
+/// elements.
+pub(crate) fn first_aligned(d: &crate::jit::Data, size: usize, w: usize) -> bool {
+    input_ptr(d, size).is_multiple_of((w * size) as u64)
+}
+
 /// Evaluates `p` on device `ordinal`, returning one new buffer per output.
 pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> {
     let dev = runtime::device(ordinal)?;
@@ -122,10 +128,7 @@ pub(crate) fn linear_inputs(p: &Program) -> Vec<bool> {
 /// reads whole rows (`mapped::reads_rows`), is aligned for loads of `w` elements.
 pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
     p.steps.iter().zip(linear).all(|(s, &lin)| match &s.instr {
-        Instr::Input(d) if lin => {
-            let size = s.dtype.size();
-            input_ptr(d, size).is_multiple_of((w * size) as u64)
-        }
+        Instr::Input(d) if lin => first_aligned(d, s.dtype.size(), w),
         Instr::Mapped(d, m) if mapped::reads_rows(s.dims, m) => {
             mapped::rows_aligned(d, s.dtype, s.dims, m, w)
         }

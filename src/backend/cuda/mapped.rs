@@ -20,7 +20,7 @@
 //! sm_90).
 
 use super::codegen::{index, storage_type, Plan};
-use super::launch::input_ptr;
+use super::launch::{first_aligned, input_ptr};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::jit::index_map::{Axis, IndexMap};
@@ -111,9 +111,7 @@ pub(crate) fn reads_rows(dims: Dim4, m: &IndexMap) -> bool {
 /// loads: its rows are contiguous and every row starts at a multiple of `w` elements.
 pub(crate) fn rows_aligned(d: &Data, t: DType, dims: Dim4, m: &IndexMap, w: usize) -> bool {
     let s = read_strides(d, dims, m);
-    s[0] == 1
-        && s[1..].iter().all(|&x| x % w as i64 == 0)
-        && input_ptr(d, t.size()).is_multiple_of((w * t.size()) as u64)
+    s[0] == 1 && s[1..].iter().all(|&x| x % w as i64 == 0) && first_aligned(d, t.size(), w)
 }
 
 /// Whether a wrapping read along dimension `k` goes round at most once, so that one compare

@@ -53,6 +53,10 @@ pub(crate) struct Plan {
     /// With coordinates: each lane takes `vector` consecutive elements of its warp's run (the
     /// blocked layout of `runs`) instead of every 32nd.
     pub blocked: bool,
+    /// In the blocked layout, how each step is read by a lane (`runs::lane_read`; `None` for a
+    /// step that reads nothing); empty otherwise. Classified once, in `plan`: the key and the
+    /// source both follow it.
+    pub lane_reads: Vec<Option<runs::LaneRead>>,
     /// True when some step needs the coordinates of the element (strided input, range, iota).
     pub coords: bool,
     /// True when the (single) output is written through four strides into an existing buffer
@@ -71,6 +75,7 @@ impl Plan {
         self.coords = true;
         self.vector = 1;
         self.blocked = false;
+        self.lane_reads.clear();
     }
 }
 
@@ -103,6 +108,7 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
     let mut vector = (16 / widest).max(1);
     let narrow = coords && index::fits_narrow(p);
     let mut blocked = false;
+    let mut lane_reads = Vec::new();
     if coords {
         // Runs of elements along dimension 0 per warp (see `run_loop`): they share the
         // division into coordinates and every offset along the other dimensions. Only where
@@ -111,14 +117,18 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
             vector /= 2;
         }
         let lane = vector.min(BLOCKED_MAX_VECTOR);
-        if lane > 1 && runs::prefers_blocked(p, &access, lane) && aligned_for(lane) {
-            vector = lane;
-            blocked = true;
+        if lane > 1 && aligned_for(lane) {
+            if let Some(reads) = runs::blocked_reads(p, &access, lane) {
+                vector = lane;
+                blocked = true;
+                lane_reads = reads;
+            }
         }
     } else if vector > 1 && !aligned_for(vector) {
         vector = 1;
     }
-    Plan { access, vector, blocked, coords, strided_out: false, narrow, rank: index::rank(p.dims) }
+    let rank = index::rank(p.dims);
+    Plan { access, vector, blocked, lane_reads, coords, strided_out: false, narrow, rank }
 }
 
 /// A compact encoding of everything the generated source depends on.
@@ -131,7 +141,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
     k.push(plan.rank as u8);
     k.push(plan.blocked as u8);
     if plan.blocked {
-        runs::push_key(p, plan, &mut k);
+        runs::push_key(plan, &mut k);
     }
     for (i, s) in p.steps.iter().enumerate() {
         k.push(s.dtype as u8);

@@ -118,20 +118,20 @@ fn neighbour(p: &Program, access: &[Option<Access>], i: usize, w: usize) -> Opti
     Some((of, delta))
 }
 
-/// Whether `p` has a neighbour read along dimension 0 and reads nothing element by element in
-/// the blocked layout with `w` elements a lane: a stencil, which that layout serves better than
-/// the interleaved one. Other programs keep the interleaved layout, which serves them as well
-/// with wider loads for narrow types.
-pub(crate) fn prefers_blocked(p: &Program, access: &[Option<Access>], w: usize) -> bool {
-    match layout_override() {
-        Some(blocked) => blocked,
-        None => {
-            let reads: Vec<_> =
-                (0..p.steps.len()).filter_map(|i| lane_read(p, access, i, w)).collect();
-            reads.iter().any(|r| matches!(r, LaneRead::Neighbour { .. }))
-                && !reads.contains(&LaneRead::Gathered)
-        }
-    }
+/// How each step of `p` is read in the blocked layout with `w` elements a lane, when `p` should
+/// have that layout: it has a neighbour read along dimension 0 and reads nothing element by
+/// element (a stencil, which that layout serves better than the interleaved one).
+/// Other programs keep the interleaved layout, which serves them as well with wider loads for
+/// narrow types.
+pub(crate) fn blocked_reads(
+    p: &Program,
+    access: &[Option<Access>],
+    w: usize,
+) -> Option<Vec<Option<LaneRead>>> {
+    let reads: Vec<_> = (0..p.steps.len()).map(|i| lane_read(p, access, i, w)).collect();
+    let stencil = reads.iter().any(|r| matches!(r, Some(LaneRead::Neighbour { .. })))
+        && !reads.contains(&Some(LaneRead::Gathered));
+    layout_override().unwrap_or(stencil).then_some(reads)
 }
 
 /// The layout named by `EMBERFIRE_RUN_LAYOUT` (`blocked` or `interleaved`), if any.
@@ -145,9 +145,9 @@ fn layout_override() -> Option<bool> {
 }
 
 /// Appends to a structural key what the blocked layout compiles in: each read's [`LaneRead`].
-pub(crate) fn push_key(p: &Program, plan: &Plan, k: &mut Vec<u8>) {
-    for i in 0..p.steps.len() {
-        match lane_read(p, &plan.access, i, plan.vector) {
+pub(crate) fn push_key(plan: &Plan, k: &mut Vec<u8>) {
+    for read in &plan.lane_reads {
+        match *read {
             None => {}
             Some(LaneRead::Neighbour { of, delta }) => {
                 k.push(2);
@@ -221,11 +221,8 @@ pub(crate) fn run_loop(s: &mut String, p: &Program, plan: &Plan) {
     let _ = writeln!(s, "    const int ib = run_ * {span} + {first};");
     let _ = writeln!(s, "    {}", index::coords("ib", plan.narrow, plan.rank));
     s.push_str("    const int c0b_ = c0;\n");
-    let reads: Vec<Option<LaneRead>> = if plan.blocked {
-        (0..p.steps.len()).map(|i| lane_read(p, &plan.access, i, w)).collect()
-    } else {
-        vec![None; p.steps.len()]
-    };
+    let reads: Vec<Option<LaneRead>> =
+        if plan.blocked { plan.lane_reads.clone() } else { vec![None; p.steps.len()] };
     lane_rows(s, p, plan, &reads);
     for (o, &idx) in p.outputs.iter().enumerate().filter(|_| plan.blocked) {
         let _ = writeln!(s, "    {} w{o}[{w}];", storage_type(p.steps[idx].dtype));
@@ -282,10 +279,11 @@ fn lane_rows(s: &mut String, p: &Program, plan: &Plan, reads: &[Option<LaneRead>
                 continue;
             }
             let lanes = t.div_euclid(w);
-            let (from, edge) = if lanes > 0 { ("down", 31) } else { ("up", 0) };
+            // the next lane's registers, or the previous lane's
+            let (next, edge) = if lanes > 0 { (1, 31) } else { (0, 0) };
             let _ = writeln!(
                 s,
-                "    r{i}[{j}] = ef_shfl_{from}(r{of}[{}]); if (lane_ == {edge}) {{ const int c0 = c0b_ + {j}; r{i}[{j}] = {}; }}",
+                "    r{i}[{j}] = ef_shfl_adjacent<{next}>(r{of}[{}]); if (lane_ == {edge}) {{ const int c0 = c0b_ + {j}; r{i}[{j}] = {}; }}",
                 t.rem_euclid(w),
                 mapped::element(p, i, plan)
             );
@@ -373,7 +371,10 @@ mod tests {
             assert_eq!(blocked.blocked, w > 1, "{t:?}");
             let src = source(&p, &blocked);
             if w > 1 {
-                assert!(src.contains("ef_shfl_down(r") && src.contains("ef_shfl_up(r"), "{src}");
+                assert!(
+                    src.contains("ef_shfl_adjacent<1>(r") && src.contains("ef_shfl_adjacent<0>(r"),
+                    "{src}"
+                );
             }
             let unaligned = plan(&p, &linear, |_| false);
             assert!(!unaligned.blocked);

@@ -73,18 +73,13 @@ template <typename T, int N> __device__ __forceinline__ void vstore(T* dst, cons
   *reinterpret_cast<V*>(dst) = u.v;
 }
 
-// The value `v` of the next (previous) lane of the warp, for any element type: shuffled as
-// 32-bit words. Every lane of the warp must call it.
-template <typename T> __device__ __forceinline__ T ef_shfl_down(const T v) {
+// The value `v` of the next lane of the warp (NEXT = 1) or of the previous one (NEXT = 0), for
+// any element type: shuffled as 32-bit words. Every lane of the warp must call it.
+template <int NEXT, typename T> __device__ __forceinline__ T ef_shfl_adjacent(const T v) {
   union { T v; unsigned int w[(sizeof(T) + 3) / 4]; } u; u.v = v;
 #pragma unroll
-  for (int k = 0; k < (int)((sizeof(T) + 3) / 4); k++) u.w[k] = __shfl_down_sync(0xffffffffu, u.w[k], 1);
-  return u.v;
-}
-template <typename T> __device__ __forceinline__ T ef_shfl_up(const T v) {
-  union { T v; unsigned int w[(sizeof(T) + 3) / 4]; } u; u.v = v;
-#pragma unroll
-  for (int k = 0; k < (int)((sizeof(T) + 3) / 4); k++) u.w[k] = __shfl_up_sync(0xffffffffu, u.w[k], 1);
+  for (int k = 0; k < (int)((sizeof(T) + 3) / 4); k++)
+    u.w[k] = NEXT ? __shfl_down_sync(0xffffffffu, u.w[k], 1) : __shfl_up_sync(0xffffffffu, u.w[k], 1);
   return u.v;
 }
 
