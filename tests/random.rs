@@ -441,6 +441,148 @@ fn large_request_matches_reference_at_sampled_blocks() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Draws read by other operations (on CUDA, f32 and f64 draws are computed where they are read)
+// ---------------------------------------------------------------------------------------------
+
+/// f32 and f64 as the reference computes them.
+trait Real: Normal + Uniform + Copy + Into<f64> {}
+impl Real for f32 {}
+impl Real for f64 {}
+
+/// The reference numbers of a draw of `n` elements from the first block of a new engine.
+fn ref_draw<T: Real>(t: RandomEngineType, seed: u64, normal: bool, n: usize) -> Vec<f64> {
+    if normal {
+        ref_normal::<T>(t, seed, 0, n)
+    } else {
+        ref_uniform::<T>(t, seed, 0, n).into_iter().map(Into::into).collect()
+    }
+}
+
+/// A draw of shape `dims` from a new engine.
+fn draw<T: Real>(t: RandomEngineType, seed: u64, normal: bool, dims: Dim4) -> Array<T> {
+    let e = RandomEngine::new(t, Some(seed));
+    if normal {
+        random_normal::<T>(dims, &e)
+    } else {
+        random_uniform::<T>(dims, &e)
+    }
+}
+
+/// The sums of `exp(x / 4)` over dimension `d` (every dimension when `None`) of the column-major
+/// values `x` of shape `dims`, in f64.
+fn ref_sums(x: &[f64], dims: Dim4, d: Option<usize>) -> Vec<f64> {
+    let mut out_dims = dims;
+    match d {
+        Some(d) => out_dims[d] = 1,
+        None => out_dims = dim4!(1),
+    }
+    let s = dims.strides();
+    let so = out_dims.strides();
+    let mut out = vec![0.0; out_dims.elements() as usize];
+    for (e, v) in x.iter().enumerate() {
+        let c: [usize; 4] = std::array::from_fn(|k| e / s[k] as usize % dims[k] as usize);
+        let o: usize =
+            (0..4).map(|k| if out_dims[k] == 1 { 0 } else { c[k] * so[k] as usize }).sum();
+        out[o] += (v / 4.0).exp();
+    }
+    out
+}
+
+/// Sums of a function of a draw along each dimension and over everything: on CUDA the
+/// reduction's kernel computes the numbers (wide reads along rows and across columns, and
+/// element by element for shapes that do not divide into them). Every engine type, both
+/// distributions, shapes whose rows fill whole 16-byte blocks and shapes that do not.
+macro_rules! reduced_draws_test {
+    ($name:ident, $t:ty, $tol:expr) => {
+        #[test]
+        fn $name() {
+            let shapes =
+                [dim4!(256, 37), dim4!(37, 256), dim4!(67, 5, 3), dim4!(4, 3, 2, 8), dim4!(1)];
+            for (k, t) in TYPES.into_iter().enumerate() {
+                for normal in [false, true] {
+                    for dims in shapes {
+                        let seed = 0xd1ce_0000 + k as u64;
+                        let want_x = ref_draw::<$t>(t, seed, normal, dims.elements() as usize);
+                        let x = draw::<$t>(t, seed, normal, dims);
+                        let f = exp(&(&x * 0.25 as $t));
+                        for d in [Some(0), Some(1), Some(2), Some(3), None] {
+                            let got: Vec<f64> = match d {
+                                Some(d) => {
+                                    sum(&f, d as i32).to_vec().into_iter().map(f64::from).collect()
+                                }
+                                None => vec![sum_all(&f).0 as f64],
+                            };
+                            let want = ref_sums(&want_x, dims, d);
+                            assert_eq!(got.len(), want.len());
+                            let count = dims.elements() as f64 / want.len() as f64;
+                            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                                assert!(
+                                    (g - w).abs() <= $tol * count * w.abs().max(1.0),
+                                    "{t:?} normal {normal} {dims} dim {d:?} [{i}]: {g} against {w}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+
+reduced_draws_test!(f32_draws_reduced_where_they_are_read_match_the_reference, f32, 1e-5);
+reduced_draws_test!(f64_draws_reduced_where_they_are_read_match_the_reference, f64, 1e-12);
+
+/// A draw broadcast against a larger shape (read through its own strides), reshaped, and read
+/// by two programs: each element is the same number of the request every time.
+#[test]
+fn draws_keep_their_numbers_when_broadcast_reshaped_and_read_again() {
+    for (k, t) in TYPES.into_iter().enumerate() {
+        let seed = 0xb0ad_0000 + k as u64;
+        let want = ref_draw::<f32>(t, seed, true, 40);
+        let x = draw::<f32>(t, seed, true, dim4!(40, 1));
+        // broadcast along dimension 1 beside a range
+        let y = add(&x, &range::<f32>(dim4!(40, 3), 1), true).to_vec();
+        for (e, v) in y.iter().enumerate() {
+            let w = want[e % 40] + (e / 40) as f64;
+            assert!((*v as f64 - w).abs() <= 1e-5 * (1.0 + w.abs()), "{t:?} [{e}]: {v} {w}");
+        }
+        // the same leaf read again, reshaped, and along a row
+        let again = moddims(&x, dim4!(8, 5)).to_vec();
+        let row = transpose(&x, false).to_vec();
+        for e in 0..40 {
+            assert!((again[e] as f64 - want[e]).abs() <= 1e-5 * (1.0 + want[e].abs()));
+            assert_eq!(again[e], row[e], "{t:?} [{e}]: two reads of one draw");
+        }
+    }
+}
+
+/// The Monte Carlo loop of a barrier option, as the programs benchmark writes it: normal draws,
+/// their exponential's product along each path, a comparison and a mean, against the same
+/// computation in f64 on the reference numbers.
+#[test]
+fn a_monte_carlo_estimate_from_draws_matches_the_reference() {
+    let (paths, steps, seed) = (4096u64, 48u64, 0x0b5e);
+    let (vol, dt, drift) = (0.3f32, 0.01f32, 0.001f32);
+    let z = draw::<f32>(PHILOX, seed, true, dim4!(paths, steps));
+    let growth = exp(&(z * (vol * dt.sqrt()) + drift));
+    let s = product(&growth, 1) * 100.0f32;
+    let alive = lt(&s, &115.0f32, false).cast::<f32>();
+    let got = mean_all(&(&s * &alive)).0;
+
+    let zr = ref_draw::<f32>(PHILOX, seed, true, (paths * steps) as usize);
+    let mut total = 0.0;
+    for p in 0..paths as usize {
+        let mut s = 100.0;
+        for k in 0..steps as usize {
+            s *= (zr[p + k * paths as usize] * (vol * dt.sqrt()) as f64 + drift as f64).exp();
+        }
+        total += if s < 115.0 { s } else { 0.0 };
+    }
+    let want = total / paths as f64;
+    assert!((got - want).abs() <= 1e-4 * want, "{got} against {want}");
+}
+
+// ---------------------------------------------------------------------------------------------
 // Engine semantics
 // ---------------------------------------------------------------------------------------------
 

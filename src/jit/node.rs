@@ -19,6 +19,7 @@ use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error_handler::OrRaise;
+use crate::random::stream::Draw;
 use crate::storage::HostVec;
 use crate::sync::{read, write};
 
@@ -62,6 +63,10 @@ pub(crate) enum Expr {
     Select(Arc<Node>, Arc<Node>, Arc<Node>),
     /// Ready data read through an index map (`tile`, `shift`, `pad`): a leaf.
     Mapped(Data, IndexMap),
+    /// The numbers of a random request (f32 or f64), element `e` of the node (column-major)
+    /// being element `e` of the request: computed where a kernel reads them (see
+    /// `ops/random.rs`). A leaf.
+    Random(Draw),
 }
 
 impl Expr {
@@ -69,7 +74,11 @@ impl Expr {
     /// a user writes, and for every node a program is built from.
     pub(crate) fn children(&self) -> impl DoubleEndedIterator<Item = &Arc<Node>> + '_ {
         let c: [Option<&Arc<Node>>; 3] = match self {
-            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => [None; 3],
+            Expr::Scalar(_)
+            | Expr::Range(_)
+            | Expr::Iota(_)
+            | Expr::Mapped(..)
+            | Expr::Random(_) => [None; 3],
             Expr::Unary(_, a) | Expr::Cast(a) => [Some(a), None, None],
             Expr::Binary(_, a, b) => [Some(a), Some(b), None],
             Expr::Select(c, a, b) => [Some(c), Some(a), Some(b)],
@@ -84,6 +93,7 @@ impl Expr {
         match self {
             Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) => 1,
             Expr::Mapped(..) => super::index_map::MAPPED_LEAF_WEIGHT,
+            Expr::Random(_) => RANDOM_LEAF_WEIGHT,
             Expr::Unary(..) | Expr::Binary(..) | Expr::Cast(_) | Expr::Select(..) => 0,
         }
     }
@@ -91,7 +101,11 @@ impl Expr {
     /// Gives each child to `f`, by value, consuming the expression.
     fn into_children(self, mut f: impl FnMut(Arc<Node>)) {
         match self {
-            Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => {}
+            Expr::Scalar(_)
+            | Expr::Range(_)
+            | Expr::Iota(_)
+            | Expr::Mapped(..)
+            | Expr::Random(_) => {}
             Expr::Unary(_, a) | Expr::Cast(a) => f(a),
             Expr::Binary(_, a, b) => {
                 f(a);
@@ -138,6 +152,11 @@ pub(crate) const MAX_LEAVES: u32 = 48;
 /// The most outputs one program computes: with `MAX_LEAVES` strided inputs and this many output
 /// pointers, a generated kernel's parameters still fit in CUDA's 4 KiB.
 pub(crate) const MAX_OUTPUTS: usize = 32;
+
+/// What a random leaf counts for in the leaf budget: its kernel parameters (the generator's 80
+/// bytes of keys, its counter and stream, strides when broadcast) weigh about as much as a
+/// mapped leaf's.
+pub(crate) const RANDOM_LEAF_WEIGHT: u32 = 3;
 
 /// Whether a tree of this height and leaf count fits one program (one kernel on CUDA).
 pub(crate) fn fits_one_program(height: u32, leaves: u32) -> bool {

@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use super::index_map::{IndexMap, MAPPED_LEAF_WEIGHT};
-use super::node::{Data, Expr, Node, State};
+use super::node::{Data, Expr, Node, State, RANDOM_LEAF_WEIGHT};
 use super::node_map::NodeMap;
 use super::op::{BinOp, UnOp};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
+use crate::random::stream::Draw;
 use crate::storage::HostVec;
 
 /// One step of a program; operands are indices of earlier instructions.
@@ -25,6 +26,9 @@ pub(crate) enum Instr {
     Select(usize, usize, usize),
     /// Ready data read through an index map (see `index_map.rs`).
     Mapped(Data, IndexMap),
+    /// A random request's numbers (`Expr::Random`): element `e` of the step's own shape, in
+    /// column-major order, is element `e` of the request.
+    Random(Draw),
 }
 
 /// An instruction with the type and shape of its result.
@@ -91,6 +95,7 @@ impl Instr {
         match self {
             Instr::Input(_) | Instr::Scalar(_) | Instr::Range(_) | Instr::Iota(_) => 1,
             Instr::Mapped(..) => MAPPED_LEAF_WEIGHT,
+            Instr::Random(_) => RANDOM_LEAF_WEIGHT,
             Instr::Unary(..) | Instr::Binary(..) | Instr::Cast(_) | Instr::Select(..) => 0,
         }
     }
@@ -99,7 +104,7 @@ impl Instr {
     pub(crate) fn operands(&self) -> Vec<usize> {
         match *self {
             Instr::Input(_) | Instr::Scalar(_) | Instr::Range(_) | Instr::Iota(_) => vec![],
-            Instr::Mapped(..) => vec![],
+            Instr::Mapped(..) | Instr::Random(_) => vec![],
             Instr::Unary(_, a) | Instr::Cast(a) => vec![a],
             Instr::Binary(_, a, b) => vec![a, b],
             Instr::Select(c, a, b) => vec![c, a, b],
@@ -200,6 +205,7 @@ impl Builder {
                             Expr::Range(d) => Instr::Range(d),
                             Expr::Iota(b) => Instr::Iota(b),
                             Expr::Mapped(d, m) => Instr::Mapped(d, m),
+                            Expr::Random(r) => Instr::Random(r),
                             expr => {
                                 let at = stack.len();
                                 // reversed, so that the first operand is flattened first
@@ -221,7 +227,11 @@ impl Builder {
                         Expr::Binary(op, a, b) => Instr::Binary(*op, at(a), at(b)),
                         Expr::Cast(a) => Instr::Cast(at(a)),
                         Expr::Select(c, a, b) => Instr::Select(at(c), at(a), at(b)),
-                        Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => {
+                        Expr::Scalar(_)
+                        | Expr::Range(_)
+                        | Expr::Iota(_)
+                        | Expr::Mapped(..)
+                        | Expr::Random(_) => {
                             unreachable!("internal error: a leaf waited for operands")
                         }
                     };

@@ -176,6 +176,10 @@ fn reshape_tree(root: &Arc<Node>, old: Dim4, new: Dim4) -> Option<Arc<Node>> {
                         State::Lazy { expr: Expr::Scalar(v), .. } => {
                             Node::lazy(t, new, b, Expr::Scalar(v))
                         }
+                        // element e of the leaf is element e of its request, whatever its shape
+                        State::Lazy { expr: Expr::Random(r), .. } => {
+                            Node::lazy(t, new, b, Expr::Random(r))
+                        }
                         State::Lazy {
                             expr: Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..),
                             ..
@@ -201,7 +205,11 @@ fn reshape_tree(root: &Arc<Node>, old: Dim4, new: Dim4) -> Option<Arc<Node>> {
                     Expr::Cast(a) => Expr::Cast(sub(&a)),
                     Expr::Binary(op, a, c) => Expr::Binary(op, sub(&a), sub(&c)),
                     Expr::Select(c, a, e) => Expr::Select(sub(&c), sub(&a), sub(&e)),
-                    Expr::Scalar(_) | Expr::Range(_) | Expr::Iota(_) | Expr::Mapped(..) => {
+                    Expr::Scalar(_)
+                    | Expr::Range(_)
+                    | Expr::Iota(_)
+                    | Expr::Mapped(..)
+                    | Expr::Random(_) => {
                         unreachable!("internal error: a leaf waited for operands")
                     }
                 };

@@ -1,18 +1,25 @@
 //! Random arrays: `randu`, `randn`, `random_uniform`, `random_normal`, with arrayfire-rust's
 //! names and signatures.
 //!
-//! The numbers are computed at once on the active backend (not lazily): the request reserves
-//! its range of the engine's counter when the function is called, so the order of calls alone
-//! decides which numbers each array gets. See `random/stream.rs` for the exact
-//! definition of the values, which both backends follow.
+//! The request reserves its range of the engine's counter when the function is called, so the
+//! order of calls alone decides which numbers each array gets. See `random/stream.rs` for the
+//! exact definition of the values, which both backends follow.
+//!
+//! When the numbers are computed: f32 and f64 arrays on CUDA are lazy leaves of the expression
+//! graph (`Expr::Random`), so the kernel that reads them computes them where it reads them (a
+//! Monte Carlo loop that draws and reduces then never stores its draws); evaluating such an
+//! array stores the same numbers. Every other type, and the CPU backend (whose generator is
+//! fastest filling whole buffers), computes them at once.
 
 use crate::array::Array;
+use crate::backend::BackendKind;
 use crate::device::active_kind;
 use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::error::Error;
 use crate::error_handler::OrRaise;
-use crate::jit::{Data, Node};
+use crate::jit::{Data, Expr, Node};
 use crate::random::stream::{blocks_for, Distribution};
 use crate::random::RandomEngine;
 
@@ -31,6 +38,10 @@ fn draw<T: HasAfEnum>(
     }
     let request = engine.reserve(blocks_for(n, T::DTYPE.size()), dist);
     let kind = active_kind();
+    if matches!(kind, BackendKind::Cuda(_)) && matches!(T::DTYPE, DType::F32 | DType::F64) && n > 0
+    {
+        return Array::lazy(dims, kind, Expr::Random(request));
+    }
     let buf = kind.random(&request, T::DTYPE, n).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, kind, Data::dense(buf, dims)))
 }

@@ -153,6 +153,17 @@ pub(crate) fn eval_steps<'a>(
                     c[0] % b[0] + b[0] * (c[1] % b[1] + b[1] * (c[2] % b[2] + b[2] * (c[3] % b[3])))
                 })
             }
+            Instr::Random(d) => {
+                // each element's index in the leaf's own (column-major) shape, then its number
+                let strides = step.dims.strides();
+                let at = |c: [usize; 4]| (0..4).map(|k| c[k] * strides[k] as usize).sum();
+                let numbers = |h: &HostVec| super::random::at_indices(d, step.dtype, h.as_slice());
+                match index_values(crate::dtype::DType::U64, step.dims, p.dims, start, len, at) {
+                    Val::Splat(h) => Val::Splat(numbers(&h)),
+                    Val::Owned(h) => Val::Owned(numbers(&h)),
+                    Val::View(..) => unreachable!("internal error: indices read in place"),
+                }
+            }
             Instr::Unary(op, a) => {
                 let t = p.steps[*a].dtype;
                 let a = get(*a);
@@ -335,4 +346,55 @@ fn index_values(
         }
     });
     Val::Owned(with_dtype!(dtype, T => T::wrap(crate::storage::cast_slice::<u64, T>(&idx))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jit::program::Step;
+    use crate::random::stream::{Distribution, Draw, Generator};
+
+    /// A random leaf broadcast along the second dimension of the program (strided) and one of
+    /// the program's own shape (linear), added: each element holds the numbers of its indices
+    /// in the two requests, in chunks that start inside rows.
+    #[test]
+    fn random_leaves_are_read_at_their_own_indices() {
+        let dims = Dim4::new(&[37, 5, 1, 1]);
+        let column = Dim4::new(&[37, 1, 1, 1]);
+        let a = Draw::new(Generator::Philox, 0, 11, 3, Distribution::Normal);
+        let b = Draw::new(Generator::Threefry, 0, 12, 0, Distribution::Uniform);
+        let step = |instr, dims| Step { instr, dtype: crate::dtype::DType::F32, dims };
+        let p = Program {
+            steps: vec![
+                step(Instr::Random(a), column),
+                step(Instr::Random(b), dims),
+                step(Instr::Binary(crate::jit::BinOp::Add, 0, 1), dims),
+            ],
+            outputs: vec![2],
+            dims,
+        };
+        let last = p.last_uses();
+        let (col, full) = (
+            super::super::random::at_indices(
+                &a,
+                crate::dtype::DType::F32,
+                &(0..37).collect::<Vec<_>>(),
+            ),
+            super::super::random::at_indices(
+                &b,
+                crate::dtype::DType::F32,
+                &(0..185).collect::<Vec<_>>(),
+            ),
+        );
+        let (col, full) = (col.as_slice::<f32>().to_vec(), full.as_slice::<f32>().to_vec());
+        for (start, len) in [(0, 185), (30, 20), (74, 1), (100, 85)] {
+            let vals = eval_steps(&p, &last, start, len);
+            let got = vals[2].as_ref().unwrap().src::<f32>(len);
+            let Src::Slice(got) = got else { panic!("one value for a chunk of {len}") };
+            for (k, &g) in got.iter().enumerate() {
+                let e = start + k;
+                assert_eq!(g, col[e % 37] + full[e], "element {e}");
+            }
+        }
+    }
 }

@@ -248,6 +248,57 @@ uniform_int!(uniform_u32, u32);
 uniform_int!(uniform_i64, i64);
 uniform_int!(uniform_u64, u64);
 
+/// The f32 or f64 elements of `draw` at the given indices of its request, one block each: the
+/// CPU's evaluation of a random leaf (`Instr::Random`). Random arrays of the CPU backend are
+/// generated whole by [`generate`], so this serves only programs that still hold a leaf, and
+/// favours plainness over speed. Its normals use the standard library's `ln`, `sin` and `cos`,
+/// so they may differ from [`generate`]'s in the last place.
+pub(crate) fn at_indices(draw: &Draw, dtype: DType, idx: &[u64]) -> HostVec {
+    match dtype {
+        DType::F32 => HostVec::F32(idx.iter().map(|&e| element_f32(draw, e)).collect()),
+        DType::F64 => HostVec::F64(idx.iter().map(|&e| element_f64(draw, e)).collect()),
+        t => unreachable!("internal error: a random leaf of type {}", t.name()),
+    }
+}
+
+/// Element `e` of an f32 request: word `e` of the stream (uniform), or the cosine or sine of
+/// the pair of words it belongs to (normal).
+fn element_f32(draw: &Draw, e: u64) -> f32 {
+    let w = draw.block(e / 4);
+    let pair = (e % 4 / 2 * 2) as usize;
+    let (a, b) = (w[pair], w[pair + 1]);
+    let first = e.is_multiple_of(2);
+    match draw.dist {
+        Distribution::Uniform => unit_f32(if first { a } else { b }),
+        Distribution::Normal => {
+            let r = (-2.0 * (unit_f32(a) + F32_STEP).ln()).sqrt();
+            let t = unit_f32(b) * std::f32::consts::TAU;
+            r * if first { t.cos() } else { t.sin() }
+        }
+    }
+}
+
+/// Element `e` of an f64 request: the words `2e` and `2e + 1` of the stream (uniform), or
+/// the cosine or sine of its block's pair (normal).
+fn element_f64(draw: &Draw, e: u64) -> f64 {
+    let w = draw.block(e / 2);
+    let first = e.is_multiple_of(2);
+    match draw.dist {
+        Distribution::Uniform => {
+            if first {
+                unit_f64(w[0], w[1])
+            } else {
+                unit_f64(w[2], w[3])
+            }
+        }
+        Distribution::Normal => {
+            let r = (-2.0 * (unit_f64(w[0], w[1]) + F64_STEP).ln()).sqrt();
+            let t = unit_f64(w[2], w[3]) * std::f64::consts::TAU;
+            r * if first { t.cos() } else { t.sin() }
+        }
+    }
+}
+
 // -------------------------------------------------------------------------------------------
 // Normal (Box-Muller)
 // -------------------------------------------------------------------------------------------
@@ -318,6 +369,48 @@ mod tests {
         };
         for i in [0, 1, CHUNK_WORDS - 1, CHUNK_WORDS, 2 * CHUNK_WORDS + 7, n - 1] {
             assert_eq!(v[i], d.block((i / 4) as u64)[i % 4], "element {i}");
+        }
+    }
+
+    /// A random leaf's numbers, one index at a time, are those of a whole request: uniform
+    /// ones exactly, normal ones within a few units in the last place (the standard library's
+    /// `ln`, `sin` and `cos` against `vmath`'s).
+    #[test]
+    fn leaf_numbers_at_any_index_match_the_whole_request() {
+        let n = 4 * CHUNK_WORDS + 3;
+        let idx: Vec<u64> = (0..n as u64).filter(|e| e % 7 < 3 || *e + 9 > n as u64).collect();
+        for generator in [Generator::Philox, Generator::Threefry] {
+            for dist in [Distribution::Uniform, Distribution::Normal] {
+                let d = Draw::new(generator, 0, 0x5eed, (1 << 32) - 3, dist);
+                let tol = |x: f64| {
+                    if dist == Distribution::Uniform {
+                        0.0
+                    } else {
+                        4e-7 * (1.0 + x.abs())
+                    }
+                };
+                let (HostVec::F32(all), HostVec::F32(some)) =
+                    (generate(&d, DType::F32, n).unwrap(), at_indices(&d, DType::F32, &idx))
+                else {
+                    unreachable!()
+                };
+                for (k, &e) in idx.iter().enumerate() {
+                    let (a, b) = (all[e as usize] as f64, some[k] as f64);
+                    assert!((a - b).abs() <= tol(a), "f32 {generator:?} {dist:?} {e}: {a} {b}");
+                }
+                let (HostVec::F64(all), HostVec::F64(some)) =
+                    (generate(&d, DType::F64, n).unwrap(), at_indices(&d, DType::F64, &idx))
+                else {
+                    unreachable!()
+                };
+                for (k, &e) in idx.iter().enumerate() {
+                    let (a, b) = (all[e as usize], some[k]);
+                    assert!(
+                        (a - b).abs() <= tol(a) * 1e-8,
+                        "f64 {generator:?} {dist:?} {e}: {a} {b}"
+                    );
+                }
+            }
         }
     }
 

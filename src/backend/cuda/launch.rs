@@ -119,6 +119,8 @@ pub(crate) fn linear_inputs(p: &Program) -> Vec<bool> {
         .iter()
         .map(|s| match &s.instr {
             Instr::Input(d) => s.dims == p.dims && d.is_contiguous(s.dims),
+            // element e of the leaf is element e of its request
+            Instr::Random(_) => s.dims == p.dims,
             _ => false,
         })
         .collect()
@@ -174,6 +176,16 @@ pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, args: &mut Kerne
             Instr::Mapped(d, m) => {
                 for v in mapped::values(d, s.dtype, s.dims, m) {
                     args.u64(v);
+                }
+            }
+            Instr::Random(r) => {
+                args.value(r.keys).u64(r.base).u32(r.lane);
+                if plan.access[i] == Some(Access::Strided) {
+                    // the leaf's own dense strides, 0 where it is broadcast
+                    let dense = s.dims.strides();
+                    for k in 0..4 {
+                        args.i64(if s.dims[k] == 1 { 0 } else { dense[k] as i64 });
+                    }
                 }
             }
             _ => {}

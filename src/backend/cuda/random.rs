@@ -10,8 +10,12 @@ use crate::dtype::DType;
 use crate::error::Error;
 use crate::random::stream::{blocks_for, Distribution, Draw, Generator};
 
-/// The kernel's source; the entry name and the kind of output are defined before it.
+/// The kernel's source; the entry name and the kind of output are defined before it, and the
+/// generators ([`GENERATORS`]) come first.
 const SOURCE: &str = include_str!("kernels/random.cu");
+/// The generators, shared with the random leaves of fused kernels (`codegen/random.rs`), so
+/// that both compute a request's numbers with the same code.
+pub(crate) const GENERATORS: &str = include_str!("kernels/random_core.cu");
 /// Threads per block.
 const THREADS: u32 = 256;
 /// Blocks per multiprocessor the grid is capped at (as for element-wise kernels); past that
@@ -59,7 +63,11 @@ impl Kind {
     }
 
     fn source(self) -> String {
-        format!("#define EF_ENTRY {}\n#define EF_KIND {}\n{SOURCE}", self.entry(), self as u32)
+        format!(
+            "#define EF_ENTRY {}\n#define EF_KIND {}\n{GENERATORS}\n{SOURCE}",
+            self.entry(),
+            self as u32
+        )
     }
 }
 

@@ -43,7 +43,7 @@ use std::fmt::Write;
 use super::codegen::{self, Plan};
 use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dtype::DType;
-use crate::jit::Program;
+use crate::jit::{Instr, Program};
 
 /// The entry point's name in every generated reduction kernel.
 pub(crate) const ENTRY: &str = "ef_reduce";
@@ -626,7 +626,7 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout, axis: Option
         .steps
         .iter()
         .enumerate()
-        .filter(|(_, st)| matches!(st.instr, crate::jit::Instr::Input(_)))
+        .filter(|(_, st)| matches!(st.instr, Instr::Input(_) | Instr::Random(_)))
         .map(|(i, _)| i)
         .collect();
     if plan.coords {
@@ -659,8 +659,8 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout, axis: Option
     // every input is read linearly: wide loads, several in flight before they are used
     let loads = |s: &mut String, u: u32, at: &str| {
         for &k in &inputs {
-            let st = codegen::storage_type(p.steps[k].dtype);
-            let _ = writeln!(s, "        {st} r{k}_{u}[W]; vload(r{k}_{u}, in{k} + {at});");
+            let read = codegen::wide_read(p, k, &format!("r{k}_{u}"), l.vector as usize, at);
+            let _ = writeln!(s, "        {read}");
         }
     };
     // `var` steps by TY from its start below `limit`; `at(u)` is the first element of the
@@ -702,7 +702,7 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout, axis: Option
         });
         // the last (jhi - jlo) % W elements
         s.push_str("      for (long long j = jlo + nvec * W + y; j < jhi; j += TY) {\n        const long long i = o * r + j;\n");
-        element(s, &|k| format!("in{k}[i]"), "acc[0]", "j");
+        element(s, &|k| codegen::linear_read(p, k, "i"), "acc[0]", "j");
         s.push_str("      }\n");
     } else {
         // each thread reads W consecutive outputs' elements of a row at once

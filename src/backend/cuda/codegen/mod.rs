@@ -16,10 +16,12 @@
 //!   (interleaved, or blocked for stencils);
 //! - `types.rs`: the C types of element types, and loads and stores;
 //! - `ops.rs`: the expression of every operation and cast;
+//! - `random.rs`: random leaves, whose numbers are computed where they are read;
 //! - `kernels/elementwise_prelude.cu`: the device functions every kernel starts with.
 
 pub(crate) mod index;
 mod ops;
+pub(crate) mod random;
 pub(crate) mod runs;
 mod types;
 
@@ -88,7 +90,7 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
     let mut coords = false;
     for (i, s) in p.steps.iter().enumerate() {
         match s.instr {
-            Instr::Input(_) => {
+            Instr::Input(_) | Instr::Random(_) => {
                 let a = if linear[i] { Access::Linear } else { Access::Strided };
                 coords |= a == Access::Strided;
                 access[i] = Some(a);
@@ -161,6 +163,14 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
             Instr::Cast(_) => k.push(7),
             Instr::Select(..) => k.push(8),
             Instr::Mapped(..) => super::mapped::push_key(p, i, &mut k),
+            Instr::Random(d) => {
+                k.extend([
+                    10,
+                    (plan.access[i] == Some(Access::Linear)) as u8,
+                    broadcast_mask(s.dims),
+                ]);
+                k.extend(random::key(d));
+            }
         }
         for o in operands {
             k.extend((o as u32).to_le_bytes());
@@ -226,12 +236,8 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         );
         let _ = writeln!(s, "    const long long i0 = v * {w};");
         for (i, st) in p.steps.iter().enumerate() {
-            if let Instr::Input(_) = st.instr {
-                let _ = writeln!(
-                    s,
-                    "    {} r{i}[{w}]; vload(r{i}, in{i} + i0);",
-                    storage_type(st.dtype)
-                );
+            if let Instr::Input(_) | Instr::Random(_) = st.instr {
+                let _ = writeln!(s, "    {}", wide_read(p, i, &format!("r{i}"), w, "i0"));
             }
         }
         for (o, &idx) in p.outputs.iter().enumerate() {
@@ -281,6 +287,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
 pub(crate) fn helpers(p: &Program) -> String {
     let mut s = String::with_capacity(4096);
     s.push_str(PRELUDE);
+    s.push_str(&random::helpers(p));
     let mut pow_types: Vec<DType> = p
         .steps
         .iter()
@@ -309,8 +316,12 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
     for (i, st) in p.steps.iter().enumerate() {
         let ty = storage_type(st.dtype);
         match &st.instr {
-            Instr::Input(_) => {
-                params.push(format!("const {ty}* __restrict__ in{i}"));
+            Instr::Input(_) | Instr::Random(_) => {
+                if let Instr::Random(_) = st.instr {
+                    params.extend(random::params(i));
+                } else {
+                    params.push(format!("const {ty}* __restrict__ in{i}"));
+                }
                 if plan.access[i] == Some(Access::Strided) {
                     for k in 0..4 {
                         params.push(format!("const long long s{i}_{k}"));
@@ -335,20 +346,40 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
 pub(crate) fn element_read(p: &Program, plan: &Plan, i: usize) -> String {
     let st = &p.steps[i];
     if let Instr::Mapped(..) = &st.instr {
-        super::mapped::element(p, i, plan)
-    } else if plan.access[i] == Some(Access::Strided) {
+        return super::mapped::element(p, i, plan);
+    }
+    let at = if plan.access[i] == Some(Access::Strided) {
         // only the dimensions the read moves along: below the rank, not broadcast
         let terms: Vec<String> = (0..plan.rank)
             .filter(|&k| st.dims[k] != 1)
             .map(|k| format!("c{k} * ({})s{i}_{k}", index::ix(plan.narrow)))
             .collect();
         if terms.is_empty() {
-            format!("in{i}[0]")
+            "0".to_string()
         } else {
-            format!("in{i}[{}]", terms.join(" + "))
+            terms.join(" + ")
         }
     } else {
-        format!("in{i}[i]")
+        "i".to_string()
+    };
+    linear_read(p, i, &at)
+}
+
+/// The stored element of input or random step `i` at index `at` (a C expression) of its
+/// buffer or request.
+pub(crate) fn linear_read(p: &Program, i: usize, at: &str) -> String {
+    match p.steps[i].instr {
+        Instr::Random(_) => random::element(p, i, at),
+        _ => format!("in{i}[{at}]"),
+    }
+}
+
+/// Declares `reg[w]` holding the `w` elements of input or random step `k` from index `at` (a
+/// C expression, a multiple of `w`): one wide load, or the random leaf's numbers.
+pub(crate) fn wide_read(p: &Program, k: usize, reg: &str, w: usize, at: &str) -> String {
+    match p.steps[k].instr {
+        Instr::Random(_) => random::fill(p, k, reg, w, at),
+        _ => format!("{} {reg}[{w}]; vload({reg}, in{k} + {at});", storage_type(p.steps[k].dtype)),
     }
 }
 
@@ -359,7 +390,7 @@ pub(crate) fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -
         let t = st.dtype;
         let rt = reg_type(t);
         let e = match &st.instr {
-            Instr::Input(_) | Instr::Mapped(..) => load_expr(t, &raw(i)),
+            Instr::Input(_) | Instr::Mapped(..) | Instr::Random(_) => load_expr(t, &raw(i)),
             Instr::Scalar(_) => load_expr(t, &format!("k{i}")),
             Instr::Range(d) => {
                 let c = if st.dims[*d as usize] == 1 { "0".to_string() } else { format!("c{d}") };

@@ -23,7 +23,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use super::{body, element_read, index, storage_type, store_expr, Access, Plan};
+use super::{body, element_read, index, storage_type, store_expr, wide_read, Access, Plan};
 use crate::backend::cuda::mapped;
 use crate::jit::index_map::Axis;
 use crate::jit::{Instr, Program};
@@ -59,9 +59,11 @@ pub(crate) fn lane_read(
 ) -> Option<LaneRead> {
     let st = &p.steps[i];
     match &st.instr {
-        Instr::Input(_) if access[i] == Some(Access::Linear) => Some(LaneRead::Wide),
-        Instr::Input(_) if st.dims[0] == 1 => Some(LaneRead::Uniform),
-        Instr::Input(_) => Some(LaneRead::Gathered),
+        Instr::Input(_) | Instr::Random(_) if access[i] == Some(Access::Linear) => {
+            Some(LaneRead::Wide)
+        }
+        Instr::Input(_) | Instr::Random(_) if st.dims[0] == 1 => Some(LaneRead::Uniform),
+        Instr::Input(_) | Instr::Random(_) => Some(LaneRead::Gathered),
         Instr::Mapped(_, m) => Some(if st.dims[0] == 1 || m.src[0] == 1 {
             LaneRead::Uniform
         } else if mapped::reads_rows(st.dims, m) {
@@ -261,12 +263,16 @@ fn lane_rows(s: &mut String, p: &Program, plan: &Plan, reads: &[Option<LaneRead>
         if *r != Some(LaneRead::Wide) {
             continue;
         }
-        let ty = storage_type(p.steps[i].dtype);
-        let at = match p.steps[i].instr {
-            Instr::Input(_) => format!("in{i} + ib"),
-            _ => format!("&{}", mapped::element(p, i, plan)),
+        let read = match p.steps[i].instr {
+            Instr::Input(_) | Instr::Random(_) => {
+                wide_read(p, i, &format!("r{i}"), w as usize, "ib")
+            }
+            _ => {
+                let ty = storage_type(p.steps[i].dtype);
+                format!("{ty} r{i}[{w}]; vload(r{i}, &{});", mapped::element(p, i, plan))
+            }
         };
-        let _ = writeln!(s, "    {ty} r{i}[{w}]; vload(r{i}, {at});");
+        let _ = writeln!(s, "    {read}");
     }
     for (i, r) in reads.iter().enumerate() {
         let Some(LaneRead::Neighbour { of, delta }) = *r else { continue };
