@@ -292,9 +292,12 @@ fn element_f64(draw: &Draw, e: u64) -> f64 {
             }
         }
         Distribution::Normal => {
-            let r = (-2.0 * (unit_f64(w[0], w[1]) + F64_STEP).ln()).sqrt();
-            let t = unit_f64(w[2], w[3]) * std::f64::consts::TAU;
-            r * if first { t.cos() } else { t.sin() }
+            let (c, s) = box_muller_f64(&w);
+            if first {
+                c
+            } else {
+                s
+            }
         }
     }
 }
@@ -326,16 +329,21 @@ fn normal_f32(words: &[u32], out: &mut [MaybeUninit<f32>]) {
 /// Pairs of f64 normals: pair `p` from words `4p .. 4p + 4`.
 fn normal_f64(words: &[u32], out: &mut [MaybeUninit<f64>]) {
     for (p, pair) in out.chunks_mut(2).enumerate() {
-        let w = &words[4 * p..4 * p + 4];
-        let u = unit_f64(w[0], w[1]) + F64_STEP; // in (0, 1], exact
-        let t = unit_f64(w[2], w[3]) * std::f64::consts::TAU;
-        let r = (-2.0 * u.ln()).sqrt();
-        let (s, c) = t.sin_cos();
-        pair[0].write(r * c);
+        let (c, s) = box_muller_f64(&words[4 * p..4 * p + 4]);
+        pair[0].write(c);
         if let Some(d) = pair.get_mut(1) {
-            d.write(r * s);
+            d.write(s);
         }
     }
+}
+
+/// The f64 normal pair `(r cos t, r sin t)` of one block's four words.
+fn box_muller_f64(w: &[u32]) -> (f64, f64) {
+    let u = unit_f64(w[0], w[1]) + F64_STEP; // in (0, 1], exact
+    let t = unit_f64(w[2], w[3]) * std::f64::consts::TAU;
+    let r = (-2.0 * u.ln()).sqrt();
+    let (s, c) = t.sin_cos();
+    (r * c, r * s)
 }
 
 #[cfg(test)]

@@ -119,8 +119,9 @@ pub(crate) fn plan(p: &Program, linear: &[bool], aligned_for: impl Fn(usize) -> 
             vector /= 2;
         }
         let lane = vector.min(BLOCKED_MAX_VECTOR);
-        if lane > 1 && aligned_for(lane) {
-            if let Some(reads) = runs::blocked_reads(p, &access, lane) {
+        if lane > 1 {
+            if let Some(reads) = runs::blocked_reads(p, &access, lane).filter(|_| aligned_for(lane))
+            {
                 vector = lane;
                 blocked = true;
                 lane_reads = reads;

@@ -20,17 +20,23 @@ __device__ __forceinline__ float4 ef_rand_f32x4(u64 g, u32 lane, const ef_keys& 
     return make_float4(ef_unit_f32(w.x), ef_unit_f32(w.y), ef_unit_f32(w.z), ef_unit_f32(w.w));
 }
 
+// The pair of f32 elements that element `e` belongs to (elements e & ~1 and e | 1) of a request
+// starting at block `base`: two of its block's four words.
+template <int THREEFRY, int NORMAL>
+__device__ __forceinline__ float2 ef_rand_f32x2(u64 e, u64 base, u32 lane, const ef_keys& keys) {
+    const uint4 w = ef_block_words<THREEFRY>(base + (e >> 2), lane, keys);
+    const u32 a = (e & 2) ? w.z : w.x, b = (e & 2) ? w.w : w.y;
+    if (NORMAL) {
+        return ef_box_muller_f32(a, b);
+    }
+    return make_float2(ef_unit_f32(a), ef_unit_f32(b));
+}
+
 // Element `e` of an f32 request starting at block `base`.
 template <int THREEFRY, int NORMAL>
 __device__ __forceinline__ float ef_rand_f32(u64 e, u64 base, u32 lane, const ef_keys& keys) {
-    const uint4 w = ef_block_words<THREEFRY>(base + (e >> 2), lane, keys);
-    // the pair of words element e belongs to, then its place in the pair
-    const u32 a = (e & 2) ? w.z : w.x, b = (e & 2) ? w.w : w.y;
-    if (NORMAL) {
-        const float2 p = ef_box_muller_f32(a, b);
-        return (e & 1) ? p.y : p.x;
-    }
-    return ef_unit_f32((e & 1) ? b : a);
+    const float2 p = ef_rand_f32x2<THREEFRY, NORMAL>(e, base, lane, keys);
+    return (e & 1) ? p.y : p.x;
 }
 
 // Elements e0 .. e0 + W - 1 of an f32 request, e0 a multiple of W.
@@ -47,17 +53,9 @@ __device__ __forceinline__ void ef_rand_fill_f32(float (&r)[W], u64 e0, u64 base
             r[4 * b + 3] = v.w;
         }
     } else if constexpr (W == 2) {
-        // one pair of the block: the first or the second
-        const uint4 w = ef_block_words<THREEFRY>(base + (e0 >> 2), lane, keys);
-        const u32 a = (e0 & 2) ? w.z : w.x, b = (e0 & 2) ? w.w : w.y;
-        if (NORMAL) {
-            const float2 p = ef_box_muller_f32(a, b);
-            r[0] = p.x;
-            r[1] = p.y;
-        } else {
-            r[0] = ef_unit_f32(a);
-            r[1] = ef_unit_f32(b);
-        }
+        const float2 p = ef_rand_f32x2<THREEFRY, NORMAL>(e0, base, lane, keys);
+        r[0] = p.x;
+        r[1] = p.y;
     } else {
         r[0] = ef_rand_f32<THREEFRY, NORMAL>(e0, base, lane, keys);
     }
