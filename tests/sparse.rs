@@ -307,6 +307,77 @@ fn poisson_matrix_times_a_vector_is_the_stencil() {
     }
 }
 
+/// A banded matrix multiplied again and again (as an iterative solver does): from the second
+/// product on, the CPU reads it by diagonals. Every product, with several right-hand columns
+/// and an infinity in `x` at a grid edge, is the first product's bits and the f64 stencil;
+/// transposed products of the CSC form too.
+fn repeated_banded_products<T: Elem + FloatingPoint>() {
+    let n = 21; // 441 rows: the last vectors of sixteen and eight rows are partial
+    let nn = n * n;
+    let cast = |d: &[f64]| d.iter().map(|&e| T::from_v(V::F(e))).collect::<Vec<T>>();
+    let (v, off, col) = poisson(n);
+    let a = sparse_from_host(
+        nn as u64,
+        nn as u64,
+        v.len() as u64,
+        &cast(&v),
+        &off,
+        &col,
+        SparseFormat::CSR,
+    );
+    let csc = sparse_convert_to(&a, SparseFormat::CSC);
+    let mut r = Rng64::seed_from_u64(11);
+    let mut x: Vec<f64> = (0..nn * 3).map(|_| r.gen_range(-1.0..1.0)).collect();
+    x[2 * nn + n - 1] = f64::INFINITY; // the right edge of the third column's first grid row
+    let xs = Array::new(&cast(&x), dim4!(nn as u64, 3));
+    let stencil = |c: usize, k: usize| -> f64 {
+        let (xx, yy) = ((k % n) as i64, (k / n) as i64);
+        let at = |dx: i64, dy: i64| {
+            let (px, py) = (xx + dx, yy + dy);
+            let inside = px >= 0 && py >= 0 && px < n as i64 && py < n as i64;
+            inside.then(|| x[c * nn + py as usize * n + px as usize])
+        };
+        let mut s = 4.0 * at(0, 0).unwrap();
+        for (dx, dy) in [(0, -1), (-1, 0), (1, 0), (0, 1)] {
+            s -= at(dx, dy).unwrap_or(0.0);
+        }
+        s
+    };
+    let tol = 8.0 * unit_roundoff(T::DTYPE);
+    let first: Vec<T> = matmul(&a, &xs, MatProp::NONE, MatProp::NONE).to_vec();
+    for (lhs, prop) in [(&a, MatProp::NONE), (&csc, MatProp::TRANS), (&csc, MatProp::CTRANS)] {
+        for round in 0..3 {
+            let got: Vec<T> = matmul(lhs, &xs, prop, MatProp::NONE).to_vec();
+            for (e, g) in got.iter().enumerate() {
+                let (c, k) = (e / nn, e % nn);
+                let want = stencil(c, k);
+                let g = g.to_v().c().re;
+                if want.is_infinite() {
+                    assert_eq!(g, want, "{prop:?} round {round}, element {e}");
+                } else {
+                    let ok = (g - want).abs() <= tol * (1.0 + want.abs());
+                    assert!(ok, "{prop:?} round {round}, element {e}: {g} against {want}");
+                }
+            }
+            if prop == MatProp::NONE {
+                // (as text, so that NaNs compare)
+                let text =
+                    |v: &[T]| v.iter().map(|e| format!("{:?}", e.to_v())).collect::<Vec<_>>();
+                let same = text(&got) == text(&first);
+                assert!(same, "round {round} differs from the first product");
+            }
+        }
+    }
+}
+
+#[test]
+fn repeated_products_of_a_banded_matrix_agree_with_the_first_and_the_stencil() {
+    repeated_banded_products::<f32>();
+    repeated_banded_products::<f64>();
+    repeated_banded_products::<c32>();
+    repeated_banded_products::<c64>();
+}
+
 /// CSR products whose rows a CPU with AVX-512 sums sixteen (f32) or eight (f64) at a time:
 /// many blocks of short rows with a tail, then blocks where one row is far longer than the
 /// others (left to the scalar loop), and empty rows. Checked against f64 sums.

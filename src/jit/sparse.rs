@@ -10,11 +10,12 @@
 use std::sync::Arc;
 
 use super::Node;
+pub(crate) use crate::backend::sparse::ProductMemo;
 use crate::ops::sparse::SparseFormat;
 
 /// The parts of a sparse matrix, each a ready, contiguous column vector on the matrix's
-/// backend.
-#[derive(Clone, Debug)]
+/// backend. The parts never change once made; `memo` keeps what products derive from them.
+#[derive(Debug)]
 pub(crate) struct SparseParts {
     /// CSR, CSC or COO (never DENSE).
     pub format: SparseFormat,
@@ -24,6 +25,9 @@ pub(crate) struct SparseParts {
     pub rows: Arc<Node>,
     /// i32: column offsets (`cols + 1`) for CSC, column indices (`nnz`) for CSR and COO.
     pub cols: Arc<Node>,
+    /// What the products with the matrix keep between calls (on the CPU, its layout by
+    /// diagonals); empty when the parts are made.
+    pub memo: ProductMemo,
 }
 
 impl SparseParts {

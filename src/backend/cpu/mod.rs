@@ -21,6 +21,7 @@ pub(crate) mod signal;
 pub(crate) mod sort;
 pub(crate) mod sparse;
 mod sparse_avx512;
+pub(crate) mod sparse_diagonals;
 mod stream;
 pub(crate) mod transpose;
 pub(crate) mod vmath;

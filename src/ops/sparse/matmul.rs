@@ -49,25 +49,32 @@ pub(crate) fn product<T: HasAfEnum>(
         "{func}: inner dimensions differ: op(lhs) is {m} x {k} (lhs dims {ld}, {optlhs:?}) and \
          rhs has dims {rd}"
     );
+    // A CSC matrix's parts are only ever read here as the CSR form of its transpose, and a
+    // CSR matrix's as itself, so what a product keeps with the parts (`memo`) is always of
+    // the same matrix; a conjugated transpose reads other values and keeps nothing.
+    let conjugate = optlhs == MatProp::CTRANS && T::DTYPE.is_complex();
+    let p = parts_of(
+        func,
+        &to_format(func, lhs, if transposed { SparseFormat::CSC } else { SparseFormat::CSR }),
+    );
+    let values = Array::<T>::from_node(p.values.clone());
     let (values, offsets, indices) = if transposed {
-        let p = parts_of(func, &to_format(func, lhs, SparseFormat::CSC));
-        let v = Array::<T>::from_node(p.values.clone());
-        let v = if optlhs == MatProp::CTRANS && T::DTYPE.is_complex() {
-            build::unary::<T>("matmul", UnOp::Conjg, v.node())
+        let v = if conjugate {
+            build::unary::<T>("matmul", UnOp::Conjg, values.node())
         } else {
-            v
+            values
         };
-        (v, p.cols.clone(), p.rows.clone())
+        (v, &p.cols, &p.rows)
     } else {
-        let p = parts_of(func, &to_format(func, lhs, SparseFormat::CSR));
-        (Array::from_node(p.values.clone()), p.rows.clone(), p.cols.clone())
+        (values, &p.rows, &p.cols)
     };
     let out = kernels::csr_matmul(
         &Dense::of(values.node())?,
-        &Dense::of(&offsets)?,
-        &Dense::of(&indices)?,
+        &Dense::of(offsets)?,
+        &Dense::of(indices)?,
         m,
         &Dense::of(rhs.node())?,
+        (!conjugate).then_some(&p.memo),
     )?;
     Ok(Array::from_node(out.into_node()))
 }

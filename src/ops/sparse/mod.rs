@@ -108,6 +108,7 @@ pub(crate) fn assemble<T: HasAfEnum>(
         values: column(func, values),
         rows: column(func, row_part),
         cols: column(func, col_part),
+        memo: Default::default(),
     };
     Array::from_node(Node::sparse_matrix(T::DTYPE, Dim4::new(&[rows, cols, 1, 1]), backend, parts))
 }
