@@ -372,6 +372,32 @@ mod tests {
     }
 
     #[test]
+    fn an_operation_read_only_by_a_stored_update_is_not_stored_with_it() {
+        let (a, b, c) = (input(0.5), input(1.0), input(2.0));
+        // the inner sum is held by `r`'s tree alone
+        let r = add(&input(0.0), &add(&a, &b));
+        // computed once without being stored (as `dot` reads `r` in conjugate gradients)
+        assert_eq!(value(&add(&r, &r)), vec![3.0; LEN]);
+        assert!(r.is_lazy());
+        let p = add(&r, &c);
+        let mut probe = Builder::new(dims());
+        probe.push_root(&p);
+        let stored = probe.push_recomputed(31);
+        assert_eq!(stored.len(), 1, "`r` only");
+        assert!(Arc::ptr_eq(&stored[0], &r));
+        drop(probe);
+        // a sum held by an array too is stored beside `r`
+        let inner = add(&a, &c);
+        let r = add(&input(1.0), &inner);
+        assert_eq!(value(&add(&r, &r)), vec![7.0; LEN]);
+        let mut probe = Builder::new(dims());
+        probe.push_root(&add(&r, &c));
+        let stored = probe.push_recomputed(31);
+        assert_eq!(stored.len(), 2, "`inner` and `r`");
+        assert!(Arc::ptr_eq(&stored[0], &inner) && Arc::ptr_eq(&stored[1], &r));
+    }
+
+    #[test]
     fn a_loop_that_updates_an_array_lazily_computes_each_update_at_most_twice() {
         // as conjugate gradients: `r` is updated lazily, then read by the tree of `p`, which
         // is evaluated; the next `p` stores the update it computes again, so `r`'s tree never

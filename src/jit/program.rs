@@ -254,20 +254,45 @@ impl Builder {
     /// stored: most are read by one tree only.
     ///
     /// Only operations of the program's own shape qualify (a broadcast operand has no output
-    /// of its shape); leaves are data already, or cost less to compute than to store.
+    /// of its shape); leaves are data already, or cost less to compute than to store. And only
+    /// those that may be read again after this program: held outside it (by an array, or a
+    /// tree this program does not compute), or read by an operation of the program that is
+    /// itself not stored and may be read again. In conjugate gradients, `r = r - alpha * ap`
+    /// is stored when the next `p` reads it; `alpha * ap`, read by `r` alone, is computed a
+    /// second time there too, but nothing can read it once `r` is stored, so it is not.
     pub(crate) fn push_recomputed(&mut self, room: usize) -> Vec<Arc<Node>> {
         let dims = self.program.dims;
-        let chosen: Vec<usize> = (0..self.keep.len())
-            .filter(|&i| {
-                let n = &self.keep[i];
-                is_operation(&self.program.steps[i].instr)
-                    && n.dims == dims
-                    && !self.program.outputs.contains(&i)
-                    && n.was_computed()
-                    && n.is_lazy()
-            })
-            .take(room)
-            .collect();
+        let steps = &self.program.steps;
+        // references to each step from the program's operations (the builder holds one more)
+        let mut inside = vec![0usize; steps.len()];
+        for step in steps {
+            for k in step.instr.operands() {
+                inside[k] += 1;
+            }
+        }
+        // Walked from the last step to the first, so that every reader of a step is decided
+        // before it: `read_later[i]` is set once a reader of step `i` may itself be read again.
+        let mut read_later = vec![false; steps.len()];
+        let mut chosen = Vec::new();
+        for i in (0..steps.len()).rev() {
+            let n = &self.keep[i];
+            let stored = self.program.outputs.contains(&i);
+            let held_outside = Arc::strong_count(n) > inside[i] + 1;
+            let again = !stored && n.is_lazy() && (held_outside || read_later[i]);
+            let store = again
+                && chosen.len() < room
+                && is_operation(&steps[i].instr)
+                && n.dims == dims
+                && n.was_computed();
+            if store {
+                chosen.push(i);
+            } else if again {
+                for k in steps[i].instr.operands() {
+                    read_later[k] = true;
+                }
+            }
+        }
+        chosen.reverse();
         self.program.outputs.extend(&chosen);
         chosen.into_iter().map(|i| self.keep[i].clone()).collect()
     }
