@@ -245,6 +245,11 @@ fn unsorted_coordinates_convert_to_sorted_forms() {
     }
 }
 
+/// `d` in the element type `T`.
+fn from_f64<T: Elem>(d: &[f64]) -> Vec<T> {
+    d.iter().map(|&e| T::from_v(V::F(e))).collect()
+}
+
 /// The 5-point Laplacian of an `n x n` grid (rows ordered x fastest), in CSR, as host parts.
 fn poisson(n: usize) -> (Vec<f64>, Vec<i32>, Vec<i32>) {
     let (mut v, mut off, mut col) = (vec![], vec![0i32], vec![]);
@@ -314,13 +319,12 @@ fn poisson_matrix_times_a_vector_is_the_stencil() {
 fn repeated_banded_products<T: Elem + FloatingPoint>() {
     let n = 21; // 441 rows: the last vectors of sixteen and eight rows are partial
     let nn = n * n;
-    let cast = |d: &[f64]| d.iter().map(|&e| T::from_v(V::F(e))).collect::<Vec<T>>();
     let (v, off, col) = poisson(n);
     let a = sparse_from_host(
         nn as u64,
         nn as u64,
         v.len() as u64,
-        &cast(&v),
+        &from_f64::<T>(&v),
         &off,
         &col,
         SparseFormat::CSR,
@@ -329,7 +333,7 @@ fn repeated_banded_products<T: Elem + FloatingPoint>() {
     let mut r = Rng64::seed_from_u64(11);
     let mut x: Vec<f64> = (0..nn * 3).map(|_| r.gen_range(-1.0..1.0)).collect();
     x[2 * nn + n - 1] = f64::INFINITY; // the right edge of the third column's first grid row
-    let xs = Array::new(&cast(&x), dim4!(nn as u64, 3));
+    let xs = Array::new(&from_f64::<T>(&x), dim4!(nn as u64, 3));
     let stencil = |c: usize, k: usize| -> f64 {
         let (xx, yy) = ((k % n) as i64, (k / n) as i64);
         let at = |dx: i64, dy: i64| {
@@ -398,17 +402,21 @@ fn lanes_of_rows<T: Elem + FloatingPoint>() {
         off.push(v.len() as i32);
     }
     let x: Vec<f64> = (0..cols).map(|i| ((i * 13) % 23) as f64 * 0.25 - 2.5).collect();
-    let cast = |d: &[f64]| d.iter().map(|&e| T::from_v(V::F(e))).collect::<Vec<T>>();
     let a = sparse_from_host(
         rows as u64,
         cols as u64,
         v.len() as u64,
-        &cast(&v),
+        &from_f64::<T>(&v),
         &off,
         &col,
         SparseFormat::CSR,
     );
-    let got = matmul(&a, &Array::new(&cast(&x), dim4!(cols as u64)), MatProp::NONE, MatProp::NONE);
+    let got = matmul(
+        &a,
+        &Array::new(&from_f64::<T>(&x), dim4!(cols as u64)),
+        MatProp::NONE,
+        MatProp::NONE,
+    );
     let got = got.to_vec();
     let u = unit_roundoff(T::TY.dtype);
     for r in 0..rows {

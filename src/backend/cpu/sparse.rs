@@ -10,8 +10,9 @@ use super::signal::Sample;
 use crate::error::Error;
 use crate::storage::{alloc_uninit, try_filled};
 
-/// Rows per parallel task of the product: enough work per task to amortise the scheduling,
-/// and enough tasks to balance rows of uneven length.
+/// Rows per parallel task of the products: enough work per task to amortise the scheduling,
+/// and enough tasks to balance rows of uneven length; a multiple of 64, so that a task's first
+/// row starts a byte and a 16-bit word of the diagonal layout's stored bits.
 const ROWS_PER_TASK: usize = 4096;
 
 /// See `backend::sparse::compress`.
@@ -66,32 +67,46 @@ pub(crate) fn csr_matmul<T: Sample>(
         return try_filled(m * n, T::zero());
     }
     assert!(offsets.len() == m + 1 && rhs.len() == k * n, "internal error: CSR shapes");
+    let lanes = super::sparse_avx512::available();
+    by_row_tasks(rhs, [k, n], m, |x, first, ys| {
+        let fast = if lanes {
+            // SAFETY: `lanes` says the CPU has AVX-512; the offsets and columns were checked
+            // when the matrix was made (see above).
+            unsafe { rows_in_lanes(values, offsets, indices, x, first, ys) }
+        } else {
+            0
+        };
+        for (i, yi) in ys.iter_mut().enumerate().skip(fast) {
+            let (s, e) = (offsets[first + i] as usize, offsets[first + i + 1] as usize);
+            let mut acc = T::zero();
+            for (&v, &c) in values[s..e].iter().zip(&indices[s..e]) {
+                // SAFETY: `c` is a column index of the matrix, checked to lie in `0..k` when
+                // the matrix was made, and `x` is a column of `k` elements.
+                acc += v * unsafe { *x.get_unchecked(c as usize) };
+            }
+            yi.write(acc);
+        }
+    })
+}
+
+/// The product of an `m`-row matrix with `rhs` (`[k, n]`, column-major), `m x n`: for each
+/// column `x` of `rhs`, `rows(x, first, ys)` writes every row of `ys`, rows `first..` of the
+/// product's column, in tasks of [`ROWS_PER_TASK`] rows (a multiple of 64) on rayon's pool.
+pub(crate) fn by_row_tasks<T: Sample>(
+    rhs: &[T],
+    [k, n]: [usize; 2],
+    m: usize,
+    rows: impl Fn(&[T], usize, &mut [MaybeUninit<T>]) + Sync,
+) -> Result<Vec<T>, Error> {
     let mut out: Vec<T> = alloc_uninit(m * n)?;
     let spare = &mut out.spare_capacity_mut()[..m * n];
-    let lanes = super::sparse_avx512::available();
     for (x, y) in rhs.chunks_exact(k).zip(spare.chunks_exact_mut(m)) {
-        y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(b, ys)| {
-            let first = b * ROWS_PER_TASK;
-            let fast = if lanes {
-                // SAFETY: `lanes` says the CPU has AVX-512; the offsets and columns were
-                // checked when the matrix was made (see above).
-                unsafe { rows_in_lanes(values, offsets, indices, x, first, ys) }
-            } else {
-                0
-            };
-            for (i, yi) in ys.iter_mut().enumerate().skip(fast) {
-                let (s, e) = (offsets[first + i] as usize, offsets[first + i + 1] as usize);
-                let mut acc = T::zero();
-                for (&v, &c) in values[s..e].iter().zip(&indices[s..e]) {
-                    // SAFETY: `c` is a column index of the matrix, checked to lie in `0..k`
-                    // when the matrix was made, and `x` is a column of `k` elements.
-                    acc += v * unsafe { *x.get_unchecked(c as usize) };
-                }
-                yi.write(acc);
-            }
-        });
+        y.par_chunks_mut(ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(b, ys)| rows(x, b * ROWS_PER_TASK, ys));
     }
-    // SAFETY: the loop wrote all `m` rows of each of the `n` columns, the whole `m * n`.
+    // SAFETY: `rows` wrote every row of every task, so all `m` rows of each of the `n`
+    // columns are set.
     unsafe { out.set_len(m * n) };
     Ok(out)
 }

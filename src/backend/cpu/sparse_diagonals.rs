@@ -24,11 +24,10 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use super::signal::Sample;
+use super::sparse::by_row_tasks;
 use crate::error::Error;
-use crate::storage::{alloc_uninit, try_filled, HostVec};
+use crate::storage::{try_filled, HostVec};
 
 /// The most distinct diagonals a matrix laid out by diagonals may have: every diagonal is a
 /// stream the product reads beside the others.
@@ -38,10 +37,6 @@ pub(crate) const MAX_DIAGONALS: usize = 32;
 /// multiple of the elements it stores: at twice, the product still reads no more bytes of f32
 /// values than the CSR product reads of values and column indices.
 pub(crate) const MAX_FILL: usize = 2;
-
-/// Rows per parallel task, as the CSR product's (a multiple of 64, so that every task's first
-/// row starts a byte, a 16-bit word and a 64-bit word of the stored bits).
-const ROWS_PER_TASK: usize = 4096;
 
 /// A matrix laid out by diagonals; see the module documentation.
 pub(crate) struct Diagonals {
@@ -133,42 +128,30 @@ impl Diagonals {
     pub(crate) fn product<T: Sample>(&self, rhs: &[T], n: usize) -> Result<Vec<T>, Error> {
         let (m, k) = (self.rows, self.cols);
         assert!(rhs.len() == k * n, "internal error: diagonal product shapes");
-        let mut out: Vec<T> = alloc_uninit(m * n)?;
-        let spare = &mut out.spare_capacity_mut()[..m * n];
         let lanes = super::sparse_avx512::available();
-        for (x, y) in rhs.chunks_exact(k).zip(spare.chunks_exact_mut(m)) {
-            y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(b, ys)| {
-                let first = b * ROWS_PER_TASK;
-                // SAFETY: `lanes` says the CPU has AVX-512; `x` has the matrix's column count
-                // of elements and `ys` holds rows `first..` of the product.
-                if !(lanes && unsafe { self.rows_in_lanes(x, first, ys) }) {
-                    self.rows_scalar(x, first, ys);
-                }
-            });
-        }
-        // SAFETY: every task wrote all of its rows, so all `m` rows of every column are set.
-        unsafe { out.set_len(m * n) };
-        Ok(out)
+        by_row_tasks(rhs, [k, n], m, |x, first, ys| {
+            // SAFETY: `lanes` says the CPU has AVX-512; `x` has the matrix's column count of
+            // elements, `first` is a multiple of 64 and `ys` holds rows `first..` of the
+            // product.
+            if !(lanes && unsafe { self.rows_in_lanes(x, first, ys) }) {
+                self.rows_scalar(x, first, ys);
+            }
+        })
     }
 
     /// Rows `first..first + ys.len()` of the product with the column `x`, one diagonal after
-    /// another into the rows' sums.
+    /// another into each row's sum.
     fn rows_scalar<T: Sample>(&self, x: &[T], first: usize, ys: &mut [MaybeUninit<T>]) {
         let values = self.values.as_slice::<T>();
-        let sums: Vec<T> = (0..ys.len())
-            .map(|r| {
-                let i = first + r;
-                let mut acc = T::zero();
-                for (d, &off) in self.offsets.iter().enumerate() {
-                    if self.stored[d * self.stride + i / 8] & (1 << (i % 8)) != 0 {
-                        acc += values[d * self.rows + i] * x[(i as i64 + off) as usize];
-                    }
+        for (r, y) in ys.iter_mut().enumerate() {
+            let i = first + r;
+            let mut acc = T::zero();
+            for (d, &off) in self.offsets.iter().enumerate() {
+                if self.stored[d * self.stride + i / 8] & (1 << (i % 8)) != 0 {
+                    acc += values[d * self.rows + i] * x[(i as i64 + off) as usize];
                 }
-                acc
-            })
-            .collect();
-        for (y, s) in ys.iter_mut().zip(sums) {
-            y.write(s);
+            }
+            y.write(acc);
         }
     }
 
