@@ -203,8 +203,10 @@ fn sort_run_directed<T: SortKey, const DESCENDING: bool>(
     let key = directed::<T, DESCENDING>;
     // words sorted in place of the output when an element is as wide as its word
     let same_size = std::mem::size_of::<T>() == std::mem::size_of::<T::Word>();
+    // (the test is written out, not `same_size`, so that it stays a constant in the passes
+    // that call `finish` for every element)
     let finish = |w: T::Word| {
-        if same_size {
+        if std::mem::size_of::<T>() == std::mem::size_of::<T::Word>() {
             let x: T = undirected::<T, DESCENDING>(w);
             // SAFETY: `T` and its word have the same size here (checked above); the result
             // holds the bits of a valid `T`, read back as `T` by the caller.
