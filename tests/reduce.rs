@@ -838,3 +838,50 @@ fn fused_equals_evaluated_then_reduced() {
     let got = sum_all(&(&a * &b)).0 as f64;
     assert!((got - want).abs() <= 1e-6 * want.abs().max(1.0), "{got} vs {want}");
 }
+
+/// A lazy array read by a reduction and held for later (as conjugate gradients holds `r`
+/// while `dot(&r, &r)` reduces it, then reads `r` again): the reduction's value and the
+/// array's, both against f64 references, for a dot product, a sum over everything, and a sum
+/// along a strided dimension (long rows, the CPU's row tasks). On the CPU the reduction stores
+/// the array as it folds; the values must not depend on that.
+#[test]
+fn a_held_lazy_operand_of_a_reduction_keeps_its_values() {
+    let (rows, cols) = (9000u64, 5u64);
+    let n = (rows * cols) as usize;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 37) % 101) as f32 * 0.01 - 0.3).collect();
+    let y: Vec<f32> = (0..n).map(|i| ((i * 11) % 53) as f32 * 0.02 + 0.1).collect();
+    let r_want: Vec<f64> = x.iter().zip(&y).map(|(&a, &b)| a as f64 - 0.5 * b as f64).collect();
+    let close = |got: f64, want: f64, what: &str| {
+        assert!((got - want).abs() <= 1e-5 * want.abs().max(1.0), "{what}: {got} vs {want}");
+    };
+    let vector = |v: &[f32]| Array::new(v, dim4!(n as u64));
+    let matrix = |v: &[f32]| Array::new(v, dim4!(rows, cols));
+
+    // dot(r, r), then r
+    let r = &vector(&x) - &vector(&y) * 0.5f32;
+    let rr = dot(&r, &r, MatProp::NONE, MatProp::NONE).to_vec()[0] as f64;
+    close(rr, r_want.iter().map(|v| v * v).sum(), "dot(r, r)");
+    for (i, (&g, &w)) in r.to_vec().iter().zip(&r_want).enumerate() {
+        close(g as f64, w, &format!("r[{i}] after dot"));
+    }
+
+    // sum_all(r * 2 + 1), then r read by another expression
+    let r = &vector(&x) - &vector(&y) * 0.5f32;
+    let total = sum_all(&(&r * 2.0f32 + 1.0f32)).0 as f64;
+    close(total, r_want.iter().map(|v| v * 2.0 + 1.0).sum(), "sum_all(r * 2 + 1)");
+    let later = (&r * 3.0f32).to_vec();
+    for (i, (&g, &w)) in later.iter().zip(&r_want).enumerate() {
+        close(g as f64, 3.0 * w, &format!("3 r[{i}] after sum_all"));
+    }
+
+    // along dimension 1 of a 9000 x 5 matrix
+    let m = &matrix(&x) - &matrix(&y) * 0.5f32;
+    let s = sum(&(&m * &m), 1).to_vec();
+    for (i, &g) in s.iter().enumerate() {
+        let want: f64 = (0..cols as usize).map(|j| r_want[i + rows as usize * j].powi(2)).sum();
+        close(g as f64, want, &format!("row {i} of sum(m * m, 1)"));
+    }
+    for (i, (&g, &w)) in m.to_vec().iter().zip(&r_want).enumerate() {
+        close(g as f64, w, &format!("m[{i}] after sum along 1"));
+    }
+}

@@ -1,6 +1,7 @@
 //! Where reductions run. Both backends reduce fused with the producer: the CPU folds the
 //! evaluator's chunks (`cpu::reduce`), CUDA generates one kernel from the producer's program
-//! (`cuda::reduce`). The producer node is never evaluated on its own.
+//! (`cuda::reduce`). The producer node is never evaluated on its own; on the CPU, lazy
+//! operations under it that an array holds are stored by the same pass.
 
 use std::sync::Arc;
 
@@ -47,9 +48,7 @@ impl BackendKind {
         out: DType,
     ) -> Result<Buffer, Error> {
         match self {
-            BackendKind::Cpu => {
-                Ok(Buffer::host(cpu::reduce::reduce(&program(node)?, op, Some(dim), out)?))
-            }
+            BackendKind::Cpu => Ok(Buffer::host(cpu_reduce(node, op, Some(dim), out)?)),
             BackendKind::Cuda(d) => {
                 let (fold, nanval) = Fold::of(op);
                 let (m, _) = cuda::reduce::reduce(d, node, fold, nanval, Some(dim), out)?;
@@ -66,7 +65,7 @@ impl BackendKind {
         out: DType,
     ) -> Result<HostVec, Error> {
         match self {
-            BackendKind::Cpu => cpu::reduce::reduce(&program(node)?, op, None, out),
+            BackendKind::Cpu => cpu_reduce(node, op, None, out),
             BackendKind::Cuda(d) => {
                 let (fold, nanval) = Fold::of(op);
                 let (m, _) = cuda::reduce::reduce(d, node, fold, nanval, None, out)?;
@@ -114,6 +113,22 @@ impl BackendKind {
         };
         Ok((v, i.as_slice::<u32>()[0]))
     }
+}
+
+/// A CPU reduction of `node`: the lazy operations under it that may be read again are
+/// stored while it folds, and become ready (see `jit::evaluation::reduction_program`).
+fn cpu_reduce(
+    node: &Arc<Node>,
+    op: ReduceOp,
+    dim: Option<usize>,
+    out: DType,
+) -> Result<HostVec, Error> {
+    let (prog, held) = crate::jit::evaluation::reduction_program(node)?;
+    let (reduced, stored) = cpu::reduce::reduce(&prog, op, dim, out)?;
+    for (n, h) in held.iter().zip(stored) {
+        n.set_ready(Data::dense(Buffer::host(h), n.dims));
+    }
+    Ok(reduced)
 }
 
 /// The program that computes `node`: the producer the reduction folds.

@@ -83,6 +83,20 @@ pub(crate) fn program_for(roots: &[Arc<Node>]) -> crate::error::Result<Program> 
     Ok(Program::build(roots))
 }
 
+/// The program a CPU reduction folds: the tree under `root` (cut first if too large, as for
+/// [`program_for`]), with `root` as output 0 and, after it, the operations inside that may be
+/// read again after the reduction ([`Builder::push_held`]), whose nodes are returned in output
+/// order for the caller to set ready with what the reduction stored.
+pub(crate) fn reduction_program(
+    root: &Arc<Node>,
+) -> crate::error::Result<(Program, Vec<Arc<Node>>)> {
+    split_oversized(std::slice::from_ref(root))?;
+    let mut builder = Builder::new(root.dims);
+    builder.push_root(root);
+    let held = builder.push_held(MAX_OUTPUTS - 1);
+    Ok((builder.finish(), held))
+}
+
 /// Evaluates the lazy nodes among `nodes`, each of which fits one program: those of one shape
 /// and backend share programs, as many at a time as the leaf and output budgets allow.
 fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
@@ -395,6 +409,30 @@ mod tests {
         let stored = probe.push_recomputed(31);
         assert_eq!(stored.len(), 2, "`inner` and `r`");
         assert!(Arc::ptr_eq(&stored[0], &inner) && Arc::ptr_eq(&stored[1], &r));
+    }
+
+    #[test]
+    fn a_cpu_reduction_stores_the_held_operations_it_computes() {
+        use crate::backend::reduce::ReduceOp;
+        let (a, b, c) = (input(0.5), input(1.0), input(2.0));
+        // `r` is held (as conjugate gradients holds `r` while `dot(&r, &r)` reduces it); the
+        // inner sum is read by `r` alone
+        let r = add(&a, &add(&b, &c));
+        let root = add(&r, &r);
+        let (prog, held) = reduction_program(&root).unwrap();
+        assert_eq!(held.len(), 1, "`r` only");
+        assert!(Arc::ptr_eq(&held[0], &r));
+        assert_eq!(prog.outputs.len(), 2);
+        drop((prog, held));
+        let total = BackendKind::Cpu.reduce_all(&root, ReduceOp::Sum, DType::F32).unwrap();
+        assert_eq!(total.as_slice::<f32>(), &[7.0 * LEN as f32]);
+        assert!(!r.is_lazy(), "`r` is stored by the reduction");
+        assert_eq!(value(&r), vec![3.5; LEN]);
+        // the reduced tree itself is never stored, nor is a tree with nothing held inside
+        assert!(root.is_lazy());
+        let alone = add(&add(&a, &b), &c);
+        let (prog, held) = reduction_program(&alone).unwrap();
+        assert!(held.is_empty() && prog.outputs.len() == 1);
     }
 
     #[test]

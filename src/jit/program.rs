@@ -261,6 +261,24 @@ impl Builder {
     /// is stored when the next `p` reads it; `alpha * ap`, read by `r` alone, is computed a
     /// second time there too, but nothing can read it once `r` is stored, so it is not.
     pub(crate) fn push_recomputed(&mut self, room: usize) -> Vec<Arc<Node>> {
+        self.push_read_again(room, true)
+    }
+
+    /// Like [`Builder::push_recomputed`], for a program that a reduction folds on the CPU: an
+    /// operation that may be read again after it is stored the first time it is computed,
+    /// not the second. The reduction writes it while it folds (one more write of the values
+    /// it computes anyway), where computing it again later would read its operands again. In
+    /// conjugate gradients, `dot(&r, &r)` of the lazy `r = r - alpha * ap` stores `r`, and
+    /// the next `p` reads it instead of `r`'s operands. A lazy array that the user holds but
+    /// never reads again is written for nothing, as a reduction's input always is in
+    /// ArrayFire.
+    pub(crate) fn push_held(&mut self, room: usize) -> Vec<Arc<Node>> {
+        self.push_read_again(room, false)
+    }
+
+    /// The choice of [`Builder::push_recomputed`] (`recomputed_only`) and
+    /// [`Builder::push_held`].
+    fn push_read_again(&mut self, room: usize, recomputed_only: bool) -> Vec<Arc<Node>> {
         let dims = self.program.dims;
         let steps = &self.program.steps;
         // references to each step from the program's operations (the builder holds one more)
@@ -283,7 +301,7 @@ impl Builder {
                 && chosen.len() < room
                 && is_operation(&steps[i].instr)
                 && n.dims == dims
-                && n.was_computed();
+                && (!recomputed_only || n.was_computed());
             if store {
                 chosen.push(i);
             } else if again {

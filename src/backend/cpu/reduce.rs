@@ -15,13 +15,18 @@
 use rayon::prelude::*;
 
 use super::acc::Arith;
-use super::eval::eval_steps;
+use std::mem::MaybeUninit;
+
+use super::eval::{eval_steps, Val};
 use super::kernels::Src;
+use super::shared_ptr::SharedPtr;
 use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
 use crate::jit::{BinOp, Instr, Program};
-use crate::storage::{try_filled, try_mapped, with_dtype, Element, HostVec, Lit};
+use crate::storage::{
+    alloc_uninit, try_filled, try_mapped, with_dtype, with_vec, Element, HostVec, Lit,
+};
 use half::f16;
 
 /// Elements per chunk, as in `eval`: a few temporaries of this size stay in L2.
@@ -31,32 +36,49 @@ const PIECE: usize = 1 << 16;
 /// Rows (steps along the reduced dimension) one task covers when the output runs are long.
 const ROWS: usize = 64;
 
-/// Reduces the single output of `p` along `dim`, or over all of its elements (taken in
-/// column-major order) when `dim` is `None`. The result holds `out` elements: the producer's
-/// shape with `dim` set to 1 (one element for `None`). Fails with [`Error::OutOfMemory`] when
-/// the result does not fit.
+/// Reduces output 0 of `p` along `dim`, or over all of its elements (taken in column-major
+/// order) when `dim` is `None`. The result holds `out` elements: the producer's shape with
+/// `dim` set to 1 (one element for `None`). The program's other outputs (operations of its
+/// shape that are read again later, see `jit::evaluation::reduction_program`) are stored as
+/// the fold computes them and returned in output order, each contiguous. Fails with
+/// [`Error::OutOfMemory`] when the result or a stored output does not fit.
 pub(crate) fn reduce(
     p: &Program,
     op: ReduceOp,
     dim: Option<usize>,
     out: DType,
-) -> Result<HostVec, Error> {
+) -> Result<(HostVec, Vec<HostVec>), Error> {
     let t = p.steps[p.outputs[0]].dtype;
-    with_dtype!(t, T => match op {
-        ReduceOp::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim)?, out),
-        ReduceOp::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim)?, out),
-        ReduceOp::Min => values::<T, _>(&Min, &drive::<T, _>(p, &Min, dim)?, out),
-        ReduceOp::Max => values::<T, _>(&Max, &drive::<T, _>(p, &Max, dim)?, out),
-        ReduceOp::AllTrue => values::<T, _>(&All, &drive::<T, _>(p, &All, dim)?, out),
-        ReduceOp::AnyTrue => values::<T, _>(&Any, &drive::<T, _>(p, &Any, dim)?, out),
-        ReduceOp::Count => values::<T, _>(&Count, &drive::<T, _>(p, &Count, dim)?, out),
+    let n = p.dims.elements() as usize;
+    let mut stored: Vec<HostVec> = p.outputs[1..]
+        .iter()
+        .map(|&o| with_dtype!(p.steps[o].dtype, U => Ok(U::wrap(alloc_uninit::<U>(n)?))))
+        .collect::<Result<_, Error>>()?;
+    let to: Vec<SharedPtr<u8>> = stored
+        .iter_mut()
+        .map(|h| with_vec!(h, v, U => SharedPtr(v.spare_capacity_mut().as_mut_ptr() as *mut u8)))
+        .collect();
+    let reduced = with_dtype!(t, T => match op {
+        ReduceOp::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim, &to)?, out),
+        ReduceOp::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim, &to)?, out),
+        ReduceOp::Min => values::<T, _>(&Min, &drive::<T, _>(p, &Min, dim, &to)?, out),
+        ReduceOp::Max => values::<T, _>(&Max, &drive::<T, _>(p, &Max, dim, &to)?, out),
+        ReduceOp::AllTrue => values::<T, _>(&All, &drive::<T, _>(p, &All, dim, &to)?, out),
+        ReduceOp::AnyTrue => values::<T, _>(&Any, &drive::<T, _>(p, &Any, dim, &to)?, out),
+        ReduceOp::Count => values::<T, _>(&Count, &drive::<T, _>(p, &Count, dim, &to)?, out),
         ReduceOp::SumNan(v) => {
-            values::<T, _>(&SumNan(v), &drive::<T, _>(p, &SumNan(v), dim)?, out)
+            values::<T, _>(&SumNan(v), &drive::<T, _>(p, &SumNan(v), dim, &to)?, out)
         }
         ReduceOp::ProductNan(v) => {
-            values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim)?, out)
+            values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim, &to)?, out)
         }
-    })
+    })?;
+    for h in &mut stored {
+        // SAFETY: the fold visits every element of the producer exactly once, and every visit
+        // stored its values of each output (`Producer::store`).
+        with_vec!(h, v, U => unsafe { v.set_len(n) });
+    }
+    Ok((reduced, stored))
 }
 
 /// Like `reduce` for `imin`/`imax`: the extreme values (of the producer's type) and their
@@ -73,7 +95,7 @@ pub(crate) fn reduce_index(
         f: &F,
         dim: Option<usize>,
     ) -> Result<(HostVec, HostVec), Error> {
-        let acc = drive::<T, F>(p, f, dim)?;
+        let acc = drive::<T, F>(p, f, dim, &[])?;
         let idx = try_mapped(&acc, |&a| f.index(a).unwrap_or(0) as u32)?;
         Ok((values::<T, F>(f, &acc, T::DTYPE)?, HostVec::U32(idx)))
     }
@@ -551,8 +573,15 @@ enum Task {
     Rows { o: usize, i0: usize, i1: usize, j0: usize, j1: usize },
 }
 
-/// The accumulators of every output element, in output order.
-fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> Result<Vec<F::A>, Error> {
+/// The accumulators of every output element, in output order; the values of the program's
+/// outputs after the first are written to `stores` (one buffer of the producer's elements
+/// each, in output order).
+fn drive<T: Widen, F: Fold<T>>(
+    p: &Program,
+    f: &F,
+    dim: Option<usize>,
+    stores: &[SharedPtr<u8>],
+) -> Result<Vec<F::A>, Error> {
     let dims = p.dims;
     let n = dims.elements() as usize;
     let (inner, r, outer) = match dim {
@@ -581,7 +610,7 @@ fn drive<T: Widen, F: Fold<T>>(p: &Program, f: &F, dim: Option<usize>) -> Result
                 tasks.push(Task::Range { a, b: (a + PIECE).min(n) });
             }
         }
-        let prod = Producer::new::<T>(p);
+        let prod = Producer::new::<T>(p, stores);
         let run = |t: &Task| run_task(&prod, f, sh, t);
         let parts: Vec<(usize, Vec<F::A>)> = if tasks.len() == 1 {
             tasks.iter().map(run).collect()
@@ -610,6 +639,9 @@ struct Producer {
     prog: Program,
     last: Vec<usize>,
     tail: Option<BinOp>,
+    /// The program's outputs after those the fold reads (one, or the tail's two), each with
+    /// the buffer its values are stored in.
+    stores: Vec<(usize, SharedPtr<u8>)>,
     /// Elements per call of `chunk`: `CHUNK` when steps compute temporaries (which should stay
     /// in cache), a whole `PIECE` when every value is read in place from an input, so that
     /// the per-chunk bookkeeping is paid less often.
@@ -617,8 +649,9 @@ struct Producer {
 }
 
 impl Producer {
-    fn new<T: Widen>(p: &Program) -> Producer {
+    fn new<T: Widen>(p: &Program, stores: &[SharedPtr<u8>]) -> Producer {
         let out = p.outputs[0];
+        let kept = &p.outputs[1..];
         let split = match p.steps[out].instr {
             Instr::Binary(op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b)
                 if T::TAIL
@@ -631,19 +664,47 @@ impl Producer {
             _ => None,
         };
         let (prog, tail) = match split {
-            Some((op, a, b)) => (
-                Program { steps: p.steps[..out].to_vec(), outputs: vec![a, b], dims: p.dims },
-                Some(op),
-            ),
+            Some((op, a, b)) => {
+                // (the stored outputs are operations under the root, so none is dropped here)
+                let outputs = [a, b].into_iter().chain(kept.iter().copied()).collect();
+                (Program { steps: p.steps[..out].to_vec(), outputs, dims: p.dims }, Some(op))
+            }
             None => (p.clone(), None),
         };
+        let stores = kept.iter().copied().zip(stores.iter().copied()).collect();
         let last = prog.last_uses();
         let in_place = prog.steps.iter().all(|s| match &s.instr {
             Instr::Input(d) => s.dims == prog.dims && d.is_contiguous(s.dims),
             _ => false,
         });
         let step = if in_place { PIECE } else { CHUNK };
-        Producer { prog, last, tail, step }
+        Producer { prog, last, tail, stores, step }
+    }
+
+    /// Writes the chunk's values of the stored outputs (elements `start..start + len`).
+    fn store(&self, vals: &[Option<Val>], start: usize, len: usize) {
+        for &(step, to) in &self.stores {
+            let v = vals[step].as_ref().expect("internal error: stored output");
+            with_dtype!(self.prog.steps[step].dtype, U => {
+                // SAFETY: `to` is a buffer of the producer's elements of type U (`reduce`),
+                // and each chunk of the fold covers elements no other chunk covers.
+                let dst = unsafe {
+                    std::slice::from_raw_parts_mut((to.get() as *mut MaybeUninit<U>).add(start), len)
+                };
+                match v.src::<U>(len) {
+                    Src::Slice(s) => {
+                        for (d, &x) in dst.iter_mut().zip(s) {
+                            d.write(x);
+                        }
+                    }
+                    Src::Splat(x) => {
+                        for d in dst.iter_mut() {
+                            d.write(x);
+                        }
+                    }
+                }
+            });
+        }
     }
 
     /// Calls `g` with the producer's values for elements `start..start + len`.
@@ -655,6 +716,7 @@ impl Producer {
         g: impl FnOnce(Vals<T>) -> R,
     ) -> R {
         let vals = eval_steps(&self.prog, &self.last, start, len);
+        self.store(&vals, start, len);
         let val = |k: usize| vals[self.prog.outputs[k]].as_ref().expect("internal error: output");
         let spread = |buf: &mut Vec<T>, x: T| {
             buf.clear();
