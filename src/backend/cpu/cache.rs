@@ -8,14 +8,14 @@
 //! large buffers of dropped arrays and hands them to the next evaluation of a similar size.
 //!
 //! The contract (also in the book's "Memory management" chapter):
-//! - only buffers of more than [`MIN_BYTES`] (32 MiB) are kept. Smaller ones are left to the
-//!   allocator, which has free lists for them. Keeping those here too would hide their frees
+//! - only buffers of at least [`MIN_BYTES`] (32 MiB less 64 bytes) are kept. Smaller ones are
+//!   left to the allocator, which has free lists for them. Keeping those here too would hide their frees
 //!   from it, so that every other large vector of the backend (an FFT's working copy, say)
 //!   would come fresh from the system: with a 1 MiB threshold, `fft_c32` (8 MiB buffers) went
 //!   from 5.5 to 9.5 ms;
 //! - with glibc's allocator, the backend asks it once ([`keep_freed_blocks`]) to serve every
-//!   request up to [`MIN_BYTES`] from its heap and to keep up to [`TRIM_BYTES`] of freed heap
-//!   memory rather than hand it back. By default it adapts both limits to the blocks freed so
+//!   request below [`MAP_BYTES`] (32 MiB) from its heap and to keep up to [`TRIM_BYTES`] of
+//!   freed heap memory rather than hand it back. By default it adapts both limits to the blocks freed so
 //!   far and gives the heap's free top back beyond twice the largest: a loop whose arrays are a
 //!   few MiB (the conjugate gradients of the CPU benchmark, 1 MiB vectors) freed several at the
 //!   top each step and faulted them in again the next, some 50 page faults a step; with the
@@ -36,14 +36,23 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use crate::storage::{with_vec, HostVec};
 
-/// Buffers of this size or smaller are left to the allocator (see the module documentation).
-pub(crate) const MIN_BYTES: usize = 32 << 20;
+/// glibc's mapping threshold as the backend sets it: requests this large come from `mmap`,
+/// fresh pages every time (32 MiB, the most glibc accepts on 64-bit systems).
+const MAP_BYTES: usize = 32 << 20;
+
+/// Buffers of at least this size are kept and reused here, smaller ones are left to the
+/// allocator (see the module documentation). It is every request that glibc maps: its chunk
+/// header and rounding add less than 64 bytes to a request. (The threshold was once
+/// `MAP_BYTES` itself, kept from above: buffers of exactly 32 MiB, such as k-means' 2^18 x 32
+/// f32 distances, were then mapped and zeroed afresh for every array, a fifth of that
+/// program's time on the CPU.)
+pub(crate) const MIN_BYTES: usize = MAP_BYTES - 64;
 
 /// The most freed memory glibc's allocator keeps at the top of its heap (see
 /// [`keep_freed_blocks`]).
 const TRIM_BYTES: usize = 128 << 20;
 
-/// Asks glibc's allocator, once, to serve requests of up to [`MIN_BYTES`] from its heap
+/// Asks glibc's allocator, once, to serve requests below [`MAP_BYTES`] from its heap
 /// (above that, this cache keeps the blocks) and to keep up to [`TRIM_BYTES`] of freed memory
 /// at the heap's top: see the module documentation. Other allocators are left as they are.
 fn keep_freed_blocks() {
@@ -53,7 +62,7 @@ fn keep_freed_blocks() {
         // SAFETY: mallopt only sets the allocator's parameters; both values are in range (the
         // mapping threshold may be at most 32 MiB on 64-bit systems).
         unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, MIN_BYTES as libc::c_int);
+            libc::mallopt(libc::M_MMAP_THRESHOLD, MAP_BYTES as libc::c_int);
             libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_BYTES as libc::c_int);
         }
     });
@@ -152,7 +161,7 @@ impl BlockCache {
     fn take<T: Copy>(&self, n: usize) -> Option<Vec<T>> {
         let size = size_of::<T>();
         let want = n.checked_mul(size)?;
-        if size == 0 || want <= MIN_BYTES {
+        if size == 0 || want < MIN_BYTES {
             return None;
         }
         let most = want.saturating_add(want / 4);
@@ -188,7 +197,7 @@ impl BlockCache {
     fn keep<T: Copy>(&self, v: Vec<T>) {
         let limit = (self.limit)();
         let layout = match Layout::array::<T>(v.capacity()) {
-            Ok(l) if l.size() > MIN_BYTES && l.size() <= limit => l,
+            Ok(l) if l.size() >= MIN_BYTES && l.size() <= limit => l,
             _ => return,
         };
         let mut v = ManuallyDrop::new(v);
@@ -263,7 +272,10 @@ mod tests {
         assert!(c.take::<f32>(N * 3 / 4).is_none(), "more than 1.25 times the request");
         assert!(c.take::<f64>(N / 2).is_none(), "other alignment");
         assert!(c.take::<u8>(100).is_none(), "small requests are not served");
-        assert!(c.take::<u8>(MIN_BYTES).is_none(), "requests up to the threshold are not served");
+        assert!(
+            c.take::<u8>(MIN_BYTES - 1).is_none(),
+            "requests below the threshold are not served"
+        );
         assert_eq!(c.cached(), (N * 4, 1));
         assert!(c.take::<i32>(N).is_some());
     }
@@ -284,7 +296,7 @@ mod tests {
     #[test]
     fn small_buffers_are_not_kept_and_the_oldest_block_goes_first() {
         let c = cache();
-        c.keep(vec![0u8; MIN_BYTES]);
+        c.keep(vec![0u8; MIN_BYTES - 1]);
         assert_eq!(c.cached(), (0, 0));
         let first = vec![0.0f32; N];
         let first_ptr = first.as_ptr() as usize;
