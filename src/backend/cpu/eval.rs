@@ -1,10 +1,9 @@
 //! Fused evaluation of a program on the CPU: the output is cut into chunks that stay in cache,
 //! every step of the program is applied to one chunk before moving to the next, and chunks run
-//! in parallel on rayon's pool. No intermediate result ever goes to main memory.
+//! in parallel (`fork.rs`: the caller and rayon's pool). No intermediate result ever goes to
+//! main memory.
 
 use std::mem::MaybeUninit;
-
-use rayon::prelude::*;
 
 use super::kernels::{select, CpuMath, Src};
 use crate::dim4::Dim4;
@@ -76,11 +75,7 @@ pub(crate) fn run(p: &Program) -> Result<Vec<HostVec>, Error> {
         let len = chunk.min(n - start);
         eval_chunk(p, &last, start, len, &ptrs, streaming);
     };
-    if nchunks <= 1 {
-        (0..nchunks).for_each(work);
-    } else {
-        (0..nchunks).into_par_iter().for_each(work);
-    }
+    super::fork::for_each_task(nchunks, work);
     for h in &mut outs {
         // SAFETY: every chunk wrote all of its elements of every output above.
         with_vec!(h, v, T => unsafe { v.set_len(n) });

@@ -6,6 +6,7 @@ pub(crate) mod cache;
 pub(crate) mod copy;
 pub(crate) mod eval;
 pub(crate) mod fft;
+mod fork;
 pub(crate) mod gather;
 pub(crate) mod image;
 pub(crate) mod kernels;

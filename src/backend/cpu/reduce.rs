@@ -12,10 +12,9 @@
 //! i64 or u64 (wrapping) for integers and bool. Integer sums and products therefore wrap in
 //! the output type, exactly as if they had been computed in it.
 
-use rayon::prelude::*;
-
 use super::acc::Arith;
 use std::mem::MaybeUninit;
+use std::sync::OnceLock;
 
 use super::eval::{eval_steps, Val};
 use super::kernels::Src;
@@ -612,12 +611,14 @@ fn drive<T: Widen, F: Fold<T>>(
         }
         let prod = Producer::new::<T>(p, stores);
         let run = |t: &Task| run_task(&prod, f, sh, t);
-        let parts: Vec<(usize, Vec<F::A>)> = if tasks.len() == 1 {
-            tasks.iter().map(run).collect()
-        } else {
-            tasks.par_iter().map(run).collect()
-        };
-        for (start, part) in parts {
+        // each task's partials in its own slot, combined below in task order
+        let slots: Vec<OnceLock<(usize, Vec<F::A>)>> =
+            tasks.iter().map(|_| OnceLock::new()).collect();
+        super::fork::for_each_task(tasks.len(), |t| {
+            let _ = slots[t].set(run(&tasks[t]));
+        });
+        for slot in slots {
+            let (start, part) = slot.into_inner().expect("internal error: a task left no partials");
             for (a, b) in acc[start..start + part.len()].iter_mut().zip(part) {
                 *a = f.merge(*a, b);
             }

@@ -4,8 +4,7 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
+use super::shared_ptr::SharedPtr;
 use super::signal::Sample;
 use crate::error::Error;
 use crate::storage::{alloc_uninit, try_filled};
@@ -101,9 +100,15 @@ pub(crate) fn by_row_tasks<T: Sample>(
     let mut out: Vec<T> = alloc_uninit(m * n)?;
     let spare = &mut out.spare_capacity_mut()[..m * n];
     for (x, y) in rhs.chunks_exact(k).zip(spare.chunks_exact_mut(m)) {
-        y.par_chunks_mut(ROWS_PER_TASK)
-            .enumerate()
-            .for_each(|(b, ys)| rows(x, b * ROWS_PER_TASK, ys));
+        let ys = SharedPtr(y.as_mut_ptr());
+        super::fork::for_each_task(m.div_ceil(ROWS_PER_TASK), |b| {
+            let first = b * ROWS_PER_TASK;
+            // SAFETY: each task writes its own rows `first..` of the column `y` (of `m` rows).
+            let ys = unsafe {
+                std::slice::from_raw_parts_mut(ys.get().add(first), ROWS_PER_TASK.min(m - first))
+            };
+            rows(x, first, ys)
+        });
     }
     // SAFETY: `rows` wrote every row of every task, so all `m` rows of each of the `n`
     // columns are set.
