@@ -53,17 +53,7 @@ impl Val<'_> {
 /// [`Error::OutOfMemory`] when the outputs do not fit in memory.
 pub(crate) fn run(p: &Program) -> Result<Vec<HostVec>, Error> {
     let n = p.dims.elements() as usize;
-    let mut outs: Vec<HostVec> = p
-        .outputs
-        .iter()
-        .map(|&o| {
-            with_dtype!(p.steps[o].dtype, T => Ok(T::wrap(crate::storage::alloc_uninit::<T>(n)?)))
-        })
-        .collect::<Result<_, Error>>()?;
-    let ptrs: Vec<OutPtr> = outs
-        .iter_mut()
-        .map(|h| with_vec!(h, v, T => OutPtr(v.spare_capacity_mut().as_mut_ptr() as *mut u8)))
-        .collect();
+    let (mut outs, ptrs) = output_buffers(p, &p.outputs, n)?;
     let last = p.last_uses();
     let widest = p.steps.iter().map(|s| s.dtype.size()).max().unwrap_or(1);
     let chunk = CHUNK_BYTES / widest;
@@ -76,15 +66,80 @@ pub(crate) fn run(p: &Program) -> Result<Vec<HostVec>, Error> {
         eval_chunk(p, &last, start, len, &ptrs, streaming);
     };
     super::fork::for_each_task(nchunks, work);
-    for h in &mut outs {
-        // SAFETY: every chunk wrote all of its elements of every output above.
-        with_vec!(h, v, T => unsafe { v.set_len(n) });
-    }
+    // SAFETY: every chunk wrote all of its elements of every output above.
+    unsafe { set_written(&mut outs, n) };
     Ok(outs)
 }
 
+/// A new buffer of `n` elements, not yet written, for each of the program's `steps` (of its
+/// type), and where each starts.
+pub(crate) fn output_buffers(
+    p: &Program,
+    steps: &[usize],
+    n: usize,
+) -> Result<(Vec<HostVec>, Vec<OutPtr>), Error> {
+    let mut outs: Vec<HostVec> = steps
+        .iter()
+        .map(|&o| {
+            with_dtype!(p.steps[o].dtype, T => Ok(T::wrap(crate::storage::alloc_uninit::<T>(n)?)))
+        })
+        .collect::<Result<_, Error>>()?;
+    let ptrs = outs
+        .iter_mut()
+        .map(|h| with_vec!(h, v, T => OutPtr(v.spare_capacity_mut().as_mut_ptr() as *mut u8)))
+        .collect();
+    Ok((outs, ptrs))
+}
+
+/// Sets the length of each buffer of [`output_buffers`] to `n`.
+///
+/// # Safety
+/// All `n` elements of every buffer were written.
+pub(crate) unsafe fn set_written(outs: &mut [HostVec], n: usize) {
+    for h in outs {
+        // SAFETY: the caller's contract; `n` is within the capacity `output_buffers` gave.
+        with_vec!(h, v, T => unsafe { v.set_len(n) });
+    }
+}
+
+/// Writes a step's value over elements `start..start + len` (of type `dtype`) into an
+/// output buffer, with streaming stores if `streaming`.
+///
+/// # Safety
+/// `to` is a buffer of [`output_buffers`] for a step of type `dtype`, of at least
+/// `start + len` elements, and no other thread writes this range meanwhile.
+pub(crate) unsafe fn write_chunk(
+    v: &Val,
+    dtype: crate::dtype::DType,
+    to: OutPtr,
+    start: usize,
+    len: usize,
+    streaming: bool,
+) {
+    with_dtype!(dtype, T => {
+        // SAFETY: the caller's contract.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut((to.0 as *mut MaybeUninit<T>).add(start), len)
+        };
+        match v.src::<T>(len) {
+            Src::Slice(s) if streaming => super::stream::copy(s, dst),
+            Src::Slice(s) => {
+                for (d, &x) in dst.iter_mut().zip(s) {
+                    d.write(x);
+                }
+            }
+            Src::Splat(x) => {
+                for d in dst.iter_mut() {
+                    d.write(x);
+                }
+            }
+        }
+    });
+}
+
 /// Base pointer of an output's allocation; chunks write disjoint ranges of it.
-struct OutPtr(*mut u8);
+#[derive(Clone, Copy)]
+pub(crate) struct OutPtr(*mut u8);
 // SAFETY: the pointer is only used to write disjoint element ranges from different threads.
 unsafe impl Send for OutPtr {}
 // SAFETY: as above; chunks share the pointer, never an element.
@@ -101,26 +156,9 @@ fn eval_chunk(
     let vals = eval_steps(p, last, start, len);
     for (o, &idx) in p.outputs.iter().enumerate() {
         let v = vals[idx].as_ref().expect("internal error: output missing");
-        with_dtype!(p.steps[idx].dtype, T => {
-            // SAFETY: `outs[o]` points to an allocation of at least `start + len` elements of
-            // type T, and no other chunk writes this range.
-            let dst = unsafe {
-                std::slice::from_raw_parts_mut((outs[o].0 as *mut MaybeUninit<T>).add(start), len)
-            };
-            match v.src::<T>(len) {
-                Src::Slice(s) if streaming => super::stream::copy(s, dst),
-                Src::Slice(s) => {
-                    for (d, &x) in dst.iter_mut().zip(s) {
-                        d.write(x);
-                    }
-                }
-                Src::Splat(x) => {
-                    for d in dst.iter_mut() {
-                        d.write(x);
-                    }
-                }
-            }
-        });
+        // SAFETY: `outs[o]` is the buffer of output `o` (`run`), and no other chunk writes
+        // this range.
+        unsafe { write_chunk(v, p.steps[idx].dtype, outs[o], start, len, streaming) };
     }
 }
 

@@ -12,20 +12,16 @@
 //! i64 or u64 (wrapping) for integers and bool. Integer sums and products therefore wrap in
 //! the output type, exactly as if they had been computed in it.
 
-use super::acc::Arith;
-use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
-use super::eval::{eval_steps, Val};
+use super::acc::Arith;
+use super::eval::{eval_steps, output_buffers, set_written, write_chunk, OutPtr, Val};
 use super::kernels::Src;
-use super::shared_ptr::SharedPtr;
 use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
 use crate::jit::{BinOp, Instr, Program};
-use crate::storage::{
-    alloc_uninit, try_filled, try_mapped, with_dtype, with_vec, Element, HostVec, Lit,
-};
+use crate::storage::{try_filled, try_mapped, with_dtype, Element, HostVec, Lit};
 use half::f16;
 
 /// Elements per chunk, as in `eval`: a few temporaries of this size stay in L2.
@@ -49,14 +45,7 @@ pub(crate) fn reduce(
 ) -> Result<(HostVec, Vec<HostVec>), Error> {
     let t = p.steps[p.outputs[0]].dtype;
     let n = p.dims.elements() as usize;
-    let mut stored: Vec<HostVec> = p.outputs[1..]
-        .iter()
-        .map(|&o| with_dtype!(p.steps[o].dtype, U => Ok(U::wrap(alloc_uninit::<U>(n)?))))
-        .collect::<Result<_, Error>>()?;
-    let to: Vec<SharedPtr<u8>> = stored
-        .iter_mut()
-        .map(|h| with_vec!(h, v, U => SharedPtr(v.spare_capacity_mut().as_mut_ptr() as *mut u8)))
-        .collect();
+    let (mut stored, to) = output_buffers(p, &p.outputs[1..], n)?;
     let reduced = with_dtype!(t, T => match op {
         ReduceOp::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim, &to)?, out),
         ReduceOp::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim, &to)?, out),
@@ -72,11 +61,9 @@ pub(crate) fn reduce(
             values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim, &to)?, out)
         }
     })?;
-    for h in &mut stored {
-        // SAFETY: the fold visits every element of the producer exactly once, and every visit
-        // stored its values of each output (`Producer::store`).
-        with_vec!(h, v, U => unsafe { v.set_len(n) });
-    }
+    // SAFETY: the fold visits every element of the producer exactly once, and every visit
+    // stored its values of each output (`Producer::store`).
+    unsafe { set_written(&mut stored, n) };
     Ok((reduced, stored))
 }
 
@@ -579,7 +566,7 @@ fn drive<T: Widen, F: Fold<T>>(
     p: &Program,
     f: &F,
     dim: Option<usize>,
-    stores: &[SharedPtr<u8>],
+    stores: &[OutPtr],
 ) -> Result<Vec<F::A>, Error> {
     let dims = p.dims;
     let n = dims.elements() as usize;
@@ -642,7 +629,7 @@ struct Producer {
     tail: Option<BinOp>,
     /// The program's outputs after those the fold reads (one, or the tail's two), each with
     /// the buffer its values are stored in.
-    stores: Vec<(usize, SharedPtr<u8>)>,
+    stores: Vec<(usize, OutPtr)>,
     /// Elements per call of `chunk`: `CHUNK` when steps compute temporaries (which should stay
     /// in cache), a whole `PIECE` when every value is read in place from an input, so that
     /// the per-chunk bookkeeping is paid less often.
@@ -650,7 +637,7 @@ struct Producer {
 }
 
 impl Producer {
-    fn new<T: Widen>(p: &Program, stores: &[SharedPtr<u8>]) -> Producer {
+    fn new<T: Widen>(p: &Program, stores: &[OutPtr]) -> Producer {
         let out = p.outputs[0];
         let kept = &p.outputs[1..];
         let split = match p.steps[out].instr {
@@ -686,25 +673,9 @@ impl Producer {
     fn store(&self, vals: &[Option<Val>], start: usize, len: usize) {
         for &(step, to) in &self.stores {
             let v = vals[step].as_ref().expect("internal error: stored output");
-            with_dtype!(self.prog.steps[step].dtype, U => {
-                // SAFETY: `to` is a buffer of the producer's elements of type U (`reduce`),
-                // and each chunk of the fold covers elements no other chunk covers.
-                let dst = unsafe {
-                    std::slice::from_raw_parts_mut((to.get() as *mut MaybeUninit<U>).add(start), len)
-                };
-                match v.src::<U>(len) {
-                    Src::Slice(s) => {
-                        for (d, &x) in dst.iter_mut().zip(s) {
-                            d.write(x);
-                        }
-                    }
-                    Src::Splat(x) => {
-                        for d in dst.iter_mut() {
-                            d.write(x);
-                        }
-                    }
-                }
-            });
+            // SAFETY: `to` is the buffer of this output (`reduce`), and each chunk of the fold
+            // covers elements no other chunk covers.
+            unsafe { write_chunk(v, self.prog.steps[step].dtype, to, start, len, false) };
         }
     }
 
