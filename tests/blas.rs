@@ -196,6 +196,26 @@ fn every_prop_combination<T: Elem + GemmType>(seed: u64) {
 }
 
 #[test]
+fn f32_products_cross_every_block_edge() {
+    // The CPU's f32 kernels (on AVX-512 machines) pack A in blocks of 480 rows by 384 of the
+    // depth and B in blocks of 384 by 3072 columns, and multiply tiles of 32 x 12: each shape
+    // here crosses one kind of block and ends in partial tiles, and the larger side is split
+    // over the threads.
+    let mut r = Rng64::seed_from_u64(41);
+    let one = ([1, 1], [1, 1]);
+    product_case::<f32>(&mut r, (513, 37, 400), (MatProp::NONE, MatProp::NONE), one);
+    product_case::<f32>(&mut r, (45, 3085, 7), (MatProp::TRANS, MatProp::NONE), one);
+    product_case::<f32>(&mut r, (97, 25, 770), (MatProp::TRANS, MatProp::TRANS), one);
+    product_case::<f32>(&mut r, (1000, 3, 33), (MatProp::NONE, MatProp::TRANS), one);
+}
+
+#[test]
+fn gemm_accumulates_across_depth_blocks_f32() {
+    // beta scales C once, in the first block of the depth, and later blocks add to it
+    gemm_shape_case::<f32>(43, (70, 30, 800));
+}
+
+#[test]
 fn matmul_every_matprop_f32() {
     every_prop_combination::<f32>(1);
 }
@@ -388,8 +408,11 @@ fn f32_products_keep_full_precision_by_default() {
 }
 
 fn gemm_case<T: Elem + GemmType>(seed: u64) {
+    gemm_shape_case::<T>(seed, (5, 4, 6));
+}
+
+fn gemm_shape_case<T: Elem + GemmType>(seed: u64, (m, n, k): (u64, u64, u64)) {
     let mut r = Rng64::seed_from_u64(seed);
-    let (m, n, k) = (5u64, 4u64, 6u64);
     for (pa, pb) in [(MatProp::NONE, MatProp::NONE), (MatProp::CTRANS, MatProp::CONJ)] {
         for batch in [[1u64, 1u64], [2, 3]] {
             let ad = stored(pa, m, k, batch[0], batch[1]);

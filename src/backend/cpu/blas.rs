@@ -1,12 +1,14 @@
-//! Matrix products on the CPU: faer for f32, f64, c32 and c64, the `gemm` crate for f16.
+//! Matrix products on the CPU: f32 with kernels of our own where the processor has AVX-512
+//! (`gemm_avx512.rs`, which says why), else faer, which does f64, c32 and c64 too; the `gemm`
+//! crate for f16.
 //!
-//! Why: both take any row and column strides and conjugation flags, so transposed, conjugated
-//! and strided operands are read where they are, with no copy (only lazy operands are
-//! evaluated first, by the caller), and both run on rayon. faer (which the factorizations use
-//! too) multiplies with x86 kernels chosen at run time, AVX-512 where the processor has it;
-//! the `gemm` crate's stable build stops at AVX2 (its AVX-512 feature, shared with faer through
-//! `pulp`, made the compiler crash here), which on an AVX-512 machine is half the speed. faer
-//! has no f16, so half-precision products stay with `gemm`.
+//! Why faer and `gemm`: both take any row and column strides and conjugation flags, so
+//! transposed, conjugated and strided operands are read where they are, with no copy (only
+//! lazy operands are evaluated first, by the caller), and both run on rayon. Both stop at AVX2
+//! in this build: their AVX-512 kernels need the `gemm` crate's `x86-v4` feature (shared with
+//! faer through `pulp`), which made the compiler crash here; on an AVX-512 machine that is
+//! half the width, hence the f32 kernels of our own. faer has no f16, so half-precision
+//! products stay with `gemm`.
 //!
 //! Batches: one product per batch of the result. A batch large enough to thread runs on all
 //! cores; smaller ones run one per core, in parallel over the batches.
@@ -48,6 +50,8 @@ pub(crate) fn gemm(
         Buffer::Cuda(_) => unreachable!("internal error: device buffer in a CPU product"),
     };
     match p.dtype {
+        #[cfg(target_arch = "x86_64")]
+        DType::F32 if super::gemm_avx512::available() => with_avx512(a, b, dst, read_c, p),
         DType::F32 => with_faer::<f32>(a, b, dst, read_c, p),
         DType::F64 => with_faer::<f64>(a, b, dst, read_c, p),
         DType::C32 => with_faer::<c32>(a, b, dst, read_c, p),
@@ -160,6 +164,38 @@ impl<'a, T: Element> Product<'a, T> {
             )
         }
     }
+}
+
+/// The f32 product through the AVX-512 kernels of `gemm_avx512.rs`.
+#[cfg(target_arch = "x86_64")]
+fn with_avx512(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: &GemmParams) {
+    use super::gemm_avx512::{sgemm, Operand};
+    let q = Product::<f32>::new(a, b, dst, p);
+    let (m, n, k) = (q.m, q.n, q.k);
+    for_batches(p, |batch, threaded| {
+        let (pa, pb, pc) = q.at(batch, p);
+        let tasks = if threaded { rayon::current_num_threads() } else { 1 };
+        let (a_rs, a_cs) = q.a_strides;
+        let (b_rs, b_cs) = q.b_strides;
+        // SAFETY: `host_ptr` checked that the operands' shapes and strides stay in their
+        // buffers; this batch's `m * n` elements of the destination are written by this batch
+        // only; `available()` said the CPU has AVX-512.
+        unsafe {
+            sgemm(
+                m,
+                n,
+                k,
+                q.alpha,
+                Operand { ptr: pa, rs: a_rs, cs: a_cs },
+                Operand { ptr: pb, rs: b_rs, cs: b_cs },
+                q.beta,
+                read_c,
+                pc,
+                m,
+                tasks,
+            )
+        }
+    });
 }
 
 /// The product of one element type through faer.

@@ -8,6 +8,8 @@ pub(crate) mod eval;
 pub(crate) mod fft;
 mod fork;
 pub(crate) mod gather;
+#[cfg(target_arch = "x86_64")]
+mod gemm_avx512;
 pub(crate) mod image;
 pub(crate) mod kernels;
 pub(crate) mod lapack;
