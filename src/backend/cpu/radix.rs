@@ -2,10 +2,12 @@
 //! payload (a source position, or nothing).
 //!
 //! Shape of the work, chosen for memory traffic (measurements in `docs/src/internals.md`):
-//! 1. one read finds the smallest and largest word, so that bits every word shares are never
-//!    sorted on;
+//! 1. a sample of the input (every `n / 4096`-th element) estimates the smallest and largest
+//!    word, so that bits every word shares are never sorted on;
 //! 2. one read counts the top digit per chunk of the input: 8 to 14 of the bits that vary, as
-//!    many as half of a core's L2 cache holds write-combining lines for (`first_digit_bits`);
+//!    many as half of a core's L2 cache holds write-combining lines for (`first_digit_bits`).
+//!    The same read finds the exact bounds; where they vary in more bits than the sample's
+//!    (the sample missed an extreme), it counts again with them;
 //! 3. one scatter moves every element to its digit's part of the output, converting it to its
 //!    word on the way. Elements of a digit gather in a 64-byte line first and go to memory a
 //!    whole aligned line at a time with non-temporal stores: the output is written once,
@@ -56,6 +58,8 @@ macro_rules! word {
 }
 word!(u32, u64);
 
+/// About how many elements the first estimate of the words' bounds reads.
+const BOUNDS_SAMPLE: usize = 4096;
 /// Widest digit of a second partition of a part too large for the cache (a plain scatter:
 /// 2048 buckets, whose destinations stay few enough for the TLB).
 const TOP_BITS: u32 = 11;
@@ -447,6 +451,38 @@ const fn per_line<W>() -> usize {
 #[derive(Clone, Copy)]
 struct Line([u8; 64]);
 
+/// Writes out the full write-combining line `kb`/`pb` that ends at output position `i`: whole,
+/// with streaming stores, or only its tail from `st` (this chunk's first position of the
+/// digit) where the line starts before it.
+///
+/// # Safety
+/// `kb`/`pb` hold a line; positions `max(i + 1 - l, st)..=i` of `kd`/`pd` are this chunk's.
+#[inline(always)]
+unsafe fn flush_line<W: Word, P: Copy>(
+    kb: *const W,
+    pb: *const P,
+    kd: *mut W,
+    pd: *mut P,
+    i: usize,
+    st: usize,
+    phase: usize,
+) {
+    let l = per_line::<W>();
+    // SAFETY: the caller's contract.
+    unsafe {
+        if i + 1 >= st + l {
+            stream::line(kb, kd.add(i + 1 - l));
+            std::ptr::copy_nonoverlapping(pb, pd.add(i + 1 - l), l);
+        } else {
+            for e in st..=i {
+                let s = (e + phase) % l;
+                *kd.add(e) = *kb.add(s);
+                *pd.add(e) = *pb.add(s);
+            }
+        }
+    }
+}
+
 /// `partition_chunk`, compiled for AVX2 where the CPU has it (the conversion to words
 /// vectorises).
 ///
@@ -533,32 +569,29 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
             *w = key(x);
             *dg = w.digit(shift, mask) as u16;
         }
-        for (jb, (&k, &dg)) in words.iter().zip(&digits).take(block.len()).enumerate() {
-            let j = b * 64 + jb;
-            let d = dg as usize;
-            // SAFETY: `d < r` indexes the cursors and the buffers; output positions are inside the
-            // chunk's ranges (the contract); the buffers are `r * l` elements.
+        let base = first + b * 64;
+        for jb in 0..block.len() {
+            // SAFETY: `jb < 64` indexes the block's words and digits; `d < r` indexes the
+            // cursors and the buffers; output positions are inside the chunk's ranges (the
+            // contract); the buffers are `r * l` elements.
             unsafe {
+                let k = *words.get_unchecked(jb);
+                let d = *digits.get_unchecked(jb) as usize;
                 let cur = *c.add(d) as usize;
                 let slot = cur % l;
                 *kb.add(d * l + slot) = k;
-                *pb.add(d * l + slot) = payload(first + j);
+                *pb.add(d * l + slot) = payload(base + jb);
                 *c.add(d) = (cur + 1) as u32;
                 if slot == l - 1 {
-                    // the line ending at position `i` is full, or starts before this chunk's
-                    // first position of the digit (then only its tail is ours)
-                    let i = cur - phase;
-                    let st = *start.get_unchecked(d);
-                    if i + 1 >= st + l {
-                        stream::line(kb.add(d * l), kd.add(i + 1 - l));
-                        std::ptr::copy_nonoverlapping(pb.add(d * l), pd.add(i + 1 - l), l);
-                    } else {
-                        for e in st..=i {
-                            let s = (e + phase) % l;
-                            *kd.add(e) = *kb.add(d * l + s);
-                            *pd.add(e) = *pb.add(d * l + s);
-                        }
-                    }
+                    flush_line(
+                        kb.add(d * l),
+                        pb.add(d * l),
+                        kd,
+                        pd,
+                        cur - phase,
+                        *start.get_unchecked(d),
+                        phase,
+                    );
                 }
             }
         }
@@ -584,42 +617,14 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
     stream::fence();
 }
 
-/// The smallest and largest word of the elements of `c`.
-fn key_bounds<T: Copy, W: Word>(c: &[T], key: &impl Fn(T) -> W) -> (W, W) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (checked above).
-        return unsafe { key_bounds_avx2(c, key) };
-    }
-    key_bounds_portable(c, key)
-}
-
-#[inline(always)]
-fn key_bounds_portable<T: Copy, W: Word>(c: &[T], key: &impl Fn(T) -> W) -> (W, W) {
-    c.iter().fold((W::ONES, W::ZERO), |(a, b), &x| {
-        let k = key(x);
-        (a.min(k), b.max(k))
-    })
-}
-
-/// `key_bounds_portable` compiled for AVX2, where the word conversion and the minimum and
-/// maximum vectorise eight lanes wide.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn key_bounds_avx2<T: Copy, W: Word>(c: &[T], key: &impl Fn(T) -> W) -> (W, W) {
-    key_bounds_portable(c, key)
-}
-
-/// How many elements of `c` have each value of the digit of their word at `shift`.
+/// How many elements of `c` have each value of the digit of their word at `shift`, and the
+/// smallest and largest word.
 fn digit_counts<T: Copy, W: Word>(
     c: &[T],
     key: &impl Fn(T) -> W,
     shift: u32,
     mask: usize,
-) -> Vec<usize> {
+) -> (Vec<usize>, W, W) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked above).
@@ -628,27 +633,34 @@ fn digit_counts<T: Copy, W: Word>(
     digit_counts_portable(c, key, shift, mask)
 }
 
-/// Counts in blocks: the digits of a block are computed first (a loop that vectorises), then
-/// counted.
+/// Counts in blocks: the words and digits of a block are computed first (a loop that
+/// vectorises, as do the bounds), then the digits counted.
 #[inline(always)]
 fn digit_counts_portable<T: Copy, W: Word>(
     c: &[T],
     key: &impl Fn(T) -> W,
     shift: u32,
     mask: usize,
-) -> Vec<usize> {
+) -> (Vec<usize>, W, W) {
     let mut counts = vec![0usize; mask + 1];
+    let (mut lo, mut hi) = (W::ONES, W::ZERO);
+    let mut words = [W::ZERO; 64];
     let mut digits = [0u16; 64];
     for block in c.chunks(64) {
-        for (d, &x) in digits.iter_mut().zip(block) {
-            *d = key(x).digit(shift, mask) as u16;
+        for ((w, d), &x) in words.iter_mut().zip(digits.iter_mut()).zip(block) {
+            *w = key(x);
+            *d = w.digit(shift, mask) as u16;
+        }
+        for &w in &words[..block.len()] {
+            lo = lo.min(w);
+            hi = hi.max(w);
         }
         for &d in &digits[..block.len()] {
             // SAFETY: a digit is at most `mask`, and `counts` has `mask + 1` entries.
             unsafe { *counts.get_unchecked_mut(d as usize) += 1 };
         }
     }
-    counts
+    (counts, lo, hi)
 }
 
 /// `digit_counts_portable` compiled for AVX2.
@@ -662,7 +674,7 @@ unsafe fn digit_counts_avx2<T: Copy, W: Word>(
     key: &impl Fn(T) -> W,
     shift: u32,
     mask: usize,
-) -> Vec<usize> {
+) -> (Vec<usize>, W, W) {
     digit_counts_portable(c, key, shift, mask)
 }
 
@@ -693,23 +705,31 @@ pub(crate) fn sort_words<T, W, P>(
     let threads = if parallel && n >= PARALLEL_MIN { rayon::current_num_threads() } else { 1 };
     let chunks = if threads > 1 { (4 * threads).min(n / 4096).max(1) } else { 1 };
     let chunk = n.div_ceil(chunks);
-    let bounds = |c: &[T]| key_bounds(c, &key);
-    let (lo, hi) = if chunks > 1 {
-        src.par_chunks(chunk)
-            .map(bounds)
-            .reduce(|| (W::ONES, W::ZERO), |a, b| (a.0.min(b.0), a.1.max(b.1)))
-    } else {
-        bounds(src)
-    };
-    let span = W::span_bits(lo, hi);
     let line_bytes = 64 + per_line::<W>() * std::mem::size_of::<P>();
-    let b = first_digit_bits(n, span, line_bytes);
-    let shift = span - b;
+    // The span of the words from a sample, checked by the read that counts the digits, which
+    // finds the exact bounds on the way: an equal span gives the same digits; a wider one (the
+    // sample missed an extreme) means counting again with it.
+    let step = (n / BOUNDS_SAMPLE).max(1);
+    let (mut lo, mut hi) = src
+        .iter()
+        .step_by(step)
+        .fold((W::ONES, W::ZERO), |(a, b), &x| (a.min(key(x)), b.max(key(x))));
+    let (shift, b, counts) = loop {
+        let span = W::span_bits(lo, hi);
+        let b = first_digit_bits(n, span, line_bytes);
+        let shift = span - b;
+        let mask = (1usize << b) - 1;
+        let count = |c: &[T]| digit_counts(c, &key, shift, mask);
+        let counted: Vec<(Vec<usize>, W, W)> =
+            if chunks > 1 { src.par_chunks(chunk).map(count).collect() } else { vec![count(src)] };
+        let (exact_lo, exact_hi) =
+            counted.iter().fold((W::ONES, W::ZERO), |(a, b), c| (a.min(c.1), b.max(c.2)));
+        if W::span_bits(exact_lo, exact_hi) == span {
+            break (shift, b, counted.into_iter().map(|c| c.0).collect::<Vec<_>>());
+        }
+        (lo, hi) = (exact_lo, exact_hi);
+    };
     let r = 1usize << b;
-    let mask = r - 1;
-    let count = |c: &[T]| digit_counts(c, &key, shift, mask);
-    let counts: Vec<Vec<usize>> =
-        if chunks > 1 { src.par_chunks(chunk).map(count).collect() } else { vec![count(src)] };
     // chunk c writes its first word of digit d after all smaller digits and after the same
     // digit of earlier chunks: this is what keeps the partition stable
     let mut offsets = vec![vec![0usize; r]; chunks];
@@ -842,5 +862,30 @@ mod tests {
         sort_words(&keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, true);
         let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
         assert_eq!(got, want);
+    }
+
+    /// The span of the words is first estimated from a sample; extremes the sample skips (a
+    /// smallest and a largest word at positions it does not read) are found by the counting
+    /// read, which then counts again with the true span.
+    #[test]
+    fn extremes_missed_by_the_bounds_sample_still_sort() {
+        let mut next = lcg(11);
+        for n in [100_000usize, 300_000] {
+            // the sample reads positions 0, step, 2 * step, ...
+            let step = (n / BOUNDS_SAMPLE).max(1);
+            assert!(step > 2, "n {n} is sampled too densely for this test");
+            for parallel in [false, true] {
+                let mut keys: Vec<u32> = (0..n).map(|_| 0x1000 + (next() as u32 & 0xfff)).collect();
+                keys[1] = u32::MAX - 5;
+                keys[n - 2] = 3;
+                let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+                want.sort_by_key(|p| p.0);
+                let mut words = vec![0u32; n];
+                let mut pos = vec![0u32; n];
+                sort_words(&keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, parallel);
+                let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
+                assert_eq!(got, want, "n {n} parallel {parallel}");
+            }
+        }
     }
 }
