@@ -195,24 +195,38 @@ fn every_prop_combination<T: Elem + GemmType>(seed: u64) {
     }
 }
 
+/// Shapes that cross each kind of block of the CPU's own f32 and f64 kernels (on AVX-512
+/// machines): `A` is packed in blocks of 480 rows by 384 (f64: 256) of the depth, `B` in
+/// blocks of the depth by 3072 columns, and tiles are 32 (f64: 16) x 12. Each shape crosses
+/// one kind of block and ends in partial tiles, and the larger side is split over the threads.
+fn products_cross_every_block_edge<T: Elem + GemmType>(seed: u64) {
+    let mut r = Rng64::seed_from_u64(seed);
+    let one = ([1, 1], [1, 1]);
+    product_case::<T>(&mut r, (513, 37, 400), (MatProp::NONE, MatProp::NONE), one);
+    product_case::<T>(&mut r, (45, 3085, 7), (MatProp::TRANS, MatProp::NONE), one);
+    product_case::<T>(&mut r, (97, 25, 770), (MatProp::TRANS, MatProp::TRANS), one);
+    product_case::<T>(&mut r, (1000, 3, 33), (MatProp::NONE, MatProp::TRANS), one);
+}
+
 #[test]
 fn f32_products_cross_every_block_edge() {
-    // The CPU's f32 kernels (on AVX-512 machines) pack A in blocks of 480 rows by 384 of the
-    // depth and B in blocks of 384 by 3072 columns, and multiply tiles of 32 x 12: each shape
-    // here crosses one kind of block and ends in partial tiles, and the larger side is split
-    // over the threads.
-    let mut r = Rng64::seed_from_u64(41);
-    let one = ([1, 1], [1, 1]);
-    product_case::<f32>(&mut r, (513, 37, 400), (MatProp::NONE, MatProp::NONE), one);
-    product_case::<f32>(&mut r, (45, 3085, 7), (MatProp::TRANS, MatProp::NONE), one);
-    product_case::<f32>(&mut r, (97, 25, 770), (MatProp::TRANS, MatProp::TRANS), one);
-    product_case::<f32>(&mut r, (1000, 3, 33), (MatProp::NONE, MatProp::TRANS), one);
+    products_cross_every_block_edge::<f32>(41);
+}
+
+#[test]
+fn f64_products_cross_every_block_edge() {
+    products_cross_every_block_edge::<f64>(42);
 }
 
 #[test]
 fn gemm_accumulates_across_depth_blocks_f32() {
     // beta scales C once, in the first block of the depth, and later blocks add to it
     gemm_shape_case::<f32>(43, (70, 30, 800));
+}
+
+#[test]
+fn gemm_accumulates_across_depth_blocks_f64() {
+    gemm_shape_case::<f64>(44, (70, 30, 600));
 }
 
 #[test]

@@ -1,13 +1,13 @@
-//! Matrix products on the CPU: f32 with kernels of our own where the processor has AVX-512
-//! (`gemm_avx512.rs`, which says why), else faer, which does f64, c32 and c64 too; the `gemm`
-//! crate for f16.
+//! Matrix products on the CPU: f32 and f64 with kernels of our own where the processor has
+//! AVX-512 (`gemm_avx512.rs`, which says why), else faer, which does c32 and c64 too; the
+//! `gemm` crate for f16.
 //!
 //! Why faer and `gemm`: both take any row and column strides and conjugation flags, so
 //! transposed, conjugated and strided operands are read where they are, with no copy (only
 //! lazy operands are evaluated first, by the caller), and both run on rayon. Both stop at AVX2
 //! in this build: their AVX-512 kernels need the `gemm` crate's `x86-v4` feature (shared with
 //! faer through `pulp`), which made the compiler crash here; on an AVX-512 machine that is
-//! half the width, hence the f32 kernels of our own. faer has no f16, so half-precision
+//! half the width, hence the f32 and f64 kernels of our own. faer has no f16, so half-precision
 //! products stay with `gemm`.
 //!
 //! Batches: one product per batch of the result. A batch large enough to thread runs on all
@@ -51,7 +51,9 @@ pub(crate) fn gemm(
     };
     match p.dtype {
         #[cfg(target_arch = "x86_64")]
-        DType::F32 if super::gemm_avx512::available() => with_avx512(a, b, dst, read_c, p),
+        DType::F32 if super::gemm_avx512::available() => with_avx512::<f32>(a, b, dst, read_c, p),
+        #[cfg(target_arch = "x86_64")]
+        DType::F64 if super::gemm_avx512::available() => with_avx512::<f64>(a, b, dst, read_c, p),
         DType::F32 => with_faer::<f32>(a, b, dst, read_c, p),
         DType::F64 => with_faer::<f64>(a, b, dst, read_c, p),
         DType::C32 => with_faer::<c32>(a, b, dst, read_c, p),
@@ -166,11 +168,17 @@ impl<'a, T: Element> Product<'a, T> {
     }
 }
 
-/// The f32 product through the AVX-512 kernels of `gemm_avx512.rs`.
+/// The f32 or f64 product through the AVX-512 kernels of `gemm_avx512.rs`.
 #[cfg(target_arch = "x86_64")]
-fn with_avx512(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: &GemmParams) {
-    use super::gemm_avx512::{sgemm, Operand};
-    let q = Product::<f32>::new(a, b, dst, p);
+fn with_avx512<T: Element + super::gemm_avx512::Avx512Gemm>(
+    a: &MatArg,
+    b: &MatArg,
+    dst: *mut u8,
+    read_c: bool,
+    p: &GemmParams,
+) {
+    use super::gemm_avx512::{gemm, Operand};
+    let q = Product::<T>::new(a, b, dst, p);
     let (m, n, k) = (q.m, q.n, q.k);
     for_batches(p, |batch, threaded| {
         let (pa, pb, pc) = q.at(batch, p);
@@ -181,7 +189,7 @@ fn with_avx512(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: &GemmParam
         // buffers; this batch's `m * n` elements of the destination are written by this batch
         // only; `available()` said the CPU has AVX-512.
         unsafe {
-            sgemm(
+            gemm(
                 m,
                 n,
                 k,

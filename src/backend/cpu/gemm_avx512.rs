@@ -1,10 +1,10 @@
-//! f32 matrix products with the AVX-512 kernels of the `emberfire-sgemm-avx512` crate (in this
-//! workspace), spread over the threads here.
+//! f32 and f64 matrix products with the AVX-512 kernels of the `emberfire-gemm-avx512` crate
+//! (in this workspace), spread over the threads here.
 //!
 //! Why our own kernels: faer's and the `gemm` crate's AVX-512 kernels come with the `gemm`
 //! crate's `x86-v4` feature, which made rustc 1.95 crash building this crate in release, so
-//! faer runs its AVX2 kernels here, half the vector width: 2048^2 f32 took 0.78 to 0.91 of
-//! OpenBLAS's time on the 2-core AVX-512 build machine. The kernels are a crate of their own
+//! faer runs its AVX2 kernels here, half the vector width: 2048^2 f32 ran at 0.78 to 0.91 of
+//! OpenBLAS's speed on the 2-core AVX-512 build machine. The kernels are a crate of their own
 //! because compiled inside this one they crashed rustc the same way (the crate's doc says
 //! more).
 //!
@@ -13,12 +13,63 @@
 //! summed in the same order whatever the split, so results do not depend on the number of
 //! threads.
 
-use emberfire_sgemm_avx512::{gemm, MR, NR};
+use emberfire_gemm_avx512::NR;
 
 use super::fork::for_each_task;
 use super::shared_ptr::SharedPtr;
 
-pub(crate) use emberfire_sgemm_avx512::{available, Operand};
+pub(crate) use emberfire_gemm_avx512::{available, Operand};
+
+/// A type with kernels: its micro-tile's rows and its single-threaded product
+/// (`m, n, k, alpha, A, B, beta, read_c, C, ldc`, as [`gemm`] takes them).
+pub(crate) trait Avx512Gemm: Copy + Send + Sync + 'static {
+    const MR: usize;
+    #[allow(clippy::type_complexity)]
+    const SERIAL: unsafe fn(
+        usize,
+        usize,
+        usize,
+        Self,
+        Operand<Self>,
+        Operand<Self>,
+        Self,
+        bool,
+        *mut Self,
+        usize,
+    );
+}
+
+impl Avx512Gemm for f32 {
+    const MR: usize = emberfire_gemm_avx512::f32::MR;
+    const SERIAL: unsafe fn(
+        usize,
+        usize,
+        usize,
+        f32,
+        Operand<f32>,
+        Operand<f32>,
+        f32,
+        bool,
+        *mut f32,
+        usize,
+    ) = emberfire_gemm_avx512::f32::gemm;
+}
+
+impl Avx512Gemm for f64 {
+    const MR: usize = emberfire_gemm_avx512::f64::MR;
+    const SERIAL: unsafe fn(
+        usize,
+        usize,
+        usize,
+        f64,
+        Operand<f64>,
+        Operand<f64>,
+        f64,
+        bool,
+        *mut f64,
+        usize,
+    ) = emberfire_gemm_avx512::f64::gemm;
+}
 
 /// The fewest multiply-adds worth a task of their own (a few hundred microseconds).
 const TASK_WORK: usize = 1 << 20;
@@ -31,16 +82,16 @@ const TASK_WORK: usize = 1 << 20;
 /// The operands address `m x k` and `k x n` readable elements, `C` `m x n` writable ones that
 /// overlap neither; the CPU has AVX-512 ([`available`]).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn sgemm(
+pub(crate) unsafe fn gemm<T: Avx512Gemm>(
     m: usize,
     n: usize,
     k: usize,
-    alpha: f32,
-    a: Operand,
-    b: Operand,
-    beta: f32,
+    alpha: T,
+    a: Operand<T>,
+    b: Operand<T>,
+    beta: T,
     read_c: bool,
-    c: *mut f32,
+    c: *mut T,
     ldc: usize,
     tasks: usize,
 ) {
@@ -48,8 +99,9 @@ pub(crate) unsafe fn sgemm(
         return;
     }
     // split the longer side into one range a task, in whole micro-tiles
-    let split_n = n.div_ceil(NR) >= m.div_ceil(MR);
-    let (tiles, tile) = if split_n { (n.div_ceil(NR), NR) } else { (m.div_ceil(MR), MR) };
+    let mr = T::MR;
+    let split_n = n.div_ceil(NR) >= m.div_ceil(mr);
+    let (tiles, tile) = if split_n { (n.div_ceil(NR), NR) } else { (m.div_ceil(mr), mr) };
     let tasks = tasks.min(tiles).min(m * n * k / TASK_WORK).max(1);
     let out = SharedPtr(c);
     for_each_task(tasks, |t| {
@@ -60,10 +112,21 @@ pub(crate) unsafe fn sgemm(
         unsafe {
             if split_n {
                 let hi = hi.min(n);
-                gemm(m, hi - lo, k, alpha, a, b.at(0, lo), beta, read_c, c.add(lo * ldc), ldc)
+                (T::SERIAL)(
+                    m,
+                    hi - lo,
+                    k,
+                    alpha,
+                    a,
+                    b.at(0, lo),
+                    beta,
+                    read_c,
+                    c.add(lo * ldc),
+                    ldc,
+                )
             } else {
                 let hi = hi.min(m);
-                gemm(hi - lo, n, k, alpha, a.at(lo, 0), b, beta, read_c, c.add(lo), ldc)
+                (T::SERIAL)(hi - lo, n, k, alpha, a.at(lo, 0), b, beta, read_c, c.add(lo), ldc)
             }
         }
     });
