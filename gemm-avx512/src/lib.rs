@@ -11,13 +11,13 @@
 //! emberfire: half the vector width, 0.78 to 0.91 of OpenBLAS's speed on 2048^2 f32 on a
 //! 2-core AVX-512 Xeon.
 //!
-//! The scheme is the usual blocked one, the same for both types ([`f32`] and [`f64`]). `B` is
-//! packed a block of `KC` rows by `NC` columns at a time into panels of `NR` columns, `A` a
-//! block of `MC` rows by `KC` columns at a time into panels of `MR` rows (two vectors), and the
-//! micro-kernel multiplies one panel of each into an `MR x NR` tile of `C` held in 24 vector
-//! registers. Each panel is read from the cache level its block was sized for. Tiles past the
-//! edges of `C` are computed whole (the packed panels are padded) into a scratch tile, and only
-//! their valid part is written.
+//! The scheme is the usual blocked one, the same for both types ([`mod@f32`] and
+//! [`mod@f64`]). `B` is packed a block of `KC` rows by `NC` columns at a time into panels of
+//! `NR` columns, `A` a block of `MC` rows by `KC` columns at a time into panels of `MR` rows
+//! (two vectors), and the micro-kernel multiplies one panel of each into an `MR x NR` tile of
+//! `C` held in 24 vector registers. Each panel is read from the cache level its block was
+//! sized for. Tiles past the edges of `C` are computed whole (the packed panels are padded)
+//! into a scratch tile, and only their valid part is written.
 //!
 //! ```
 //! use emberfire_gemm_avx512::{available, f32, f64, Operand};
