@@ -234,8 +234,8 @@ macro_rules! products {
             }
         }
 
-        /// Packs the `mc x kc` block of `A` into panels of `MR` rows: panel `r` holds, for each of
-        /// the `kc` columns in turn, its `MR` rows (zero past `mc`).
+        /// Packs the `mc x kc` block of `A` into panels of `MR` rows: panel `r` holds, for
+        /// each of the `kc` columns in turn, its `MR` rows (zero past `mc`).
         #[target_feature(enable = "avx512f")]
         unsafe fn pack_a(mc: usize, kc: usize, a: Operand<$t>, dst: *mut $t) {
             // SAFETY: the caller's block lies inside `A`; `dst` holds `mc` rounded up to `MR`
@@ -267,8 +267,9 @@ macro_rules! products {
             }
         }
 
-        /// Packs the `kc x nc` block of `B` into panels of `NR` columns: panel `q` holds, for each of
-        /// the `kc` rows in turn, its `NR` columns (zero past `nc`).
+        /// Packs the `kc x nc` block of `B` into panels of `NR` columns: panel `q` holds, for
+        /// each of the `kc` rows in turn, its `NR` columns (past `nc`, copies of the last one,
+        /// whose products land in the scratch tile and are dropped).
         #[target_feature(enable = "avx512f")]
         unsafe fn pack_b(kc: usize, nc: usize, b: Operand<$t>, dst: *mut $t) {
             // SAFETY: the caller's block lies inside `B`; `dst` holds `nc` rounded up to `NR`
@@ -277,7 +278,7 @@ macro_rules! products {
                 for (q, j0) in (0..nc).step_by(NR).enumerate() {
                     let cols = NR.min(nc - j0);
                     let panel = dst.add(q * NR * kc);
-                    // each of the panel's columns (past `nc`, the first again: its products are dropped)
+                    // each of the panel's columns (past `nc`, the last one again)
                     let src: [*const $t; NR] =
                         std::array::from_fn(|j| b.at(0, j0 + j.min(cols - 1)).ptr);
                     for p in 0..kc {

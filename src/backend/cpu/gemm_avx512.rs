@@ -20,55 +20,24 @@ use super::shared_ptr::SharedPtr;
 
 pub(crate) use emberfire_gemm_avx512::{available, Operand};
 
-/// A type with kernels: its micro-tile's rows and its single-threaded product
-/// (`m, n, k, alpha, A, B, beta, read_c, C, ldc`, as [`gemm`] takes them).
+/// One type's single-threaded product: `m, n, k, alpha, A, B, beta, read_c, C, ldc`, as
+/// [`gemm`] takes them.
+type Serial<T> = unsafe fn(usize, usize, usize, T, Operand<T>, Operand<T>, T, bool, *mut T, usize);
+
+/// A type with kernels: its micro-tile's rows and its single-threaded product.
 pub(crate) trait Avx512Gemm: Copy + Send + Sync + 'static {
     const MR: usize;
-    #[allow(clippy::type_complexity)]
-    const SERIAL: unsafe fn(
-        usize,
-        usize,
-        usize,
-        Self,
-        Operand<Self>,
-        Operand<Self>,
-        Self,
-        bool,
-        *mut Self,
-        usize,
-    );
+    const SERIAL: Serial<Self>;
 }
 
 impl Avx512Gemm for f32 {
     const MR: usize = emberfire_gemm_avx512::f32::MR;
-    const SERIAL: unsafe fn(
-        usize,
-        usize,
-        usize,
-        f32,
-        Operand<f32>,
-        Operand<f32>,
-        f32,
-        bool,
-        *mut f32,
-        usize,
-    ) = emberfire_gemm_avx512::f32::gemm;
+    const SERIAL: Serial<f32> = emberfire_gemm_avx512::f32::gemm;
 }
 
 impl Avx512Gemm for f64 {
     const MR: usize = emberfire_gemm_avx512::f64::MR;
-    const SERIAL: unsafe fn(
-        usize,
-        usize,
-        usize,
-        f64,
-        Operand<f64>,
-        Operand<f64>,
-        f64,
-        bool,
-        *mut f64,
-        usize,
-    ) = emberfire_gemm_avx512::f64::gemm;
+    const SERIAL: Serial<f64> = emberfire_gemm_avx512::f64::gemm;
 }
 
 /// The fewest multiply-adds worth a task of their own (a few hundred microseconds).
