@@ -804,6 +804,19 @@ mod tests {
         }
     }
 
+    /// Sorts `keys` with their positions as payload and checks words and positions against
+    /// the standard library's stable sort.
+    fn check_against_stable_sort(keys: &[u32], parallel: bool, case: &str) {
+        let n = keys.len();
+        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+        want.sort_by_key(|p| p.0);
+        let mut words = vec![0u32; n];
+        let mut pos = vec![0u32; n];
+        sort_words(keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, parallel);
+        let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
+        assert_eq!(got, want, "{case}");
+    }
+
     /// The engine against the standard library's stable sort, with positions as payload:
     /// sizes around every threshold, narrow and wide spans, many duplicates, both word sizes.
     #[test]
@@ -813,13 +826,11 @@ mod tests {
             for spread in [1u64, 3, 1000, 1 << 20, u64::MAX] {
                 for parallel in [false, true] {
                     let keys: Vec<u32> = (0..n).map(|_| (next() % spread.max(1)) as u32).collect();
-                    let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
-                    want.sort_by_key(|p| p.0);
-                    let mut words = vec![0u32; n];
-                    let mut pos = vec![0u32; n];
-                    sort_words(&keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, parallel);
-                    let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
-                    assert_eq!(got, want, "n {n} spread {spread} parallel {parallel}");
+                    check_against_stable_sort(
+                        &keys,
+                        parallel,
+                        &format!("n {n} spread {spread} parallel {parallel}"),
+                    );
 
                     // 64-bit words need three or more passes per part; `finish` must be
                     // applied exactly once, after the last
@@ -855,13 +866,7 @@ mod tests {
                     }
                 })
                 .collect();
-        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
-        want.sort_by_key(|p| p.0);
-        let mut words = vec![0u32; n];
-        let mut pos = vec![0u32; n];
-        sort_words(&keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, true);
-        let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
-        assert_eq!(got, want);
+        check_against_stable_sort(&keys, true, "a part of about 460 000 keys");
     }
 
     /// The span of the words is first estimated from a sample; extremes the sample skips (a
@@ -878,13 +883,7 @@ mod tests {
                 let mut keys: Vec<u32> = (0..n).map(|_| 0x1000 + (next() as u32 & 0xfff)).collect();
                 keys[1] = u32::MAX - 5;
                 keys[n - 2] = 3;
-                let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
-                want.sort_by_key(|p| p.0);
-                let mut words = vec![0u32; n];
-                let mut pos = vec![0u32; n];
-                sort_words(&keys, |x| x, |i| i as u32, |w| w, &mut words, &mut pos, parallel);
-                let got: Vec<(u32, u32)> = words.into_iter().zip(pos).collect();
-                assert_eq!(got, want, "n {n} parallel {parallel}");
+                check_against_stable_sort(&keys, parallel, &format!("n {n} parallel {parallel}"));
             }
         }
     }
