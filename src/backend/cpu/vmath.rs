@@ -11,20 +11,25 @@
 //!   trick, polynomial evaluation, exponent manipulation via
 //!   `to_bits`/`from_bits`, special cases resolved with selects). The slice
 //!   loop around it has no early exits, so LLVM turns it into SIMD code.
-//! * The crate is compiled for the x86-64 baseline (SSE2). To use AVX2 and
-//!   FMA when the machine has them, each body is `#[inline(always)]` and
-//!   generic over `const FMA: bool`; it is instantiated once as plain code and
-//!   once inside a `#[target_feature(enable = "avx2,fma")]` function. A
-//!   dispatcher checks the CPU once (cached in an atomic) and calls the right
-//!   instantiation. Fused multiply-adds are used only in the FMA
+//! * The crate is compiled for the x86-64 baseline (SSE2). To use the vector
+//!   width the machine has, each body is `#[inline(always)]` and generic over
+//!   `const FMA: bool`; it is instantiated as plain code, inside a
+//!   `#[target_feature(enable = "avx2,fma")]` function, and inside one that
+//!   adds AVX-512 (F, DQ, VL: 16 f32 or 8 f64 lanes a register, which halves
+//!   the instructions of `sin` and `cos`, whose arithmetic is in f64). A
+//!   dispatcher checks the CPU once (cached in an atomic) and calls the widest
+//!   instantiation it supports. Fused multiply-adds are used only in the FMA
 //!   instantiation: without hardware FMA, `mul_add` would call a slow
 //!   software routine, so the baseline uses `a * b + c`.
 //!
 //! Accuracy (f32): every function is within 1 ulp of the correctly rounded
-//! result for every input, on both instantiations. This was checked
+//! result for every input, on every instantiation. This was checked
 //! exhaustively against the f64 standard library rounded to f32 when the
 //! module was written (all 2^32 inputs; for sin/cos all |x| < 2^27, beyond
 //! which they call the f64 library routine); the unit tests re-check samples.
+//! The AVX-512 instantiation, added later, gave the same bits as the AVX2+FMA
+//! one for all 2^32 inputs of every f32 function (the same operations in the
+//! same order, only more lanes to a register).
 //! `sin`, `cos`, `tanh` and `sigmoid` do their arithmetic in f64 internally
 //! and round once; `exp` and `log` work in f32. NaN, infinities, zeros and
 //! subnormals are handled without flushing.
@@ -43,25 +48,43 @@ use std::f64::consts::{FRAC_1_PI, LN_2, LOG2_E};
 // Runtime dispatch
 // ---------------------------------------------------------------------------
 
-/// 0 = not yet checked, 1 = baseline only, 2 = AVX2 + FMA available.
+/// 0 = not yet checked, 1 = baseline only, 2 = AVX2 + FMA available, 3 = AVX-512 (F, DQ
+/// and VL) as well.
 #[cfg(target_arch = "x86_64")]
 static CPU_LEVEL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// The widest instantiation the running CPU supports (checked once, then cached): see
+/// `CPU_LEVEL`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn cpu_level() -> u8 {
+    use std::sync::atomic::Ordering;
+    match CPU_LEVEL.load(Ordering::Relaxed) {
+        0 => {
+            let level = if !(std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma"))
+            {
+                1
+            } else if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+            {
+                3
+            } else {
+                2
+            };
+            CPU_LEVEL.store(level, Ordering::Relaxed);
+            level
+        }
+        level => level,
+    }
+}
 
 /// Whether the running CPU supports AVX2 and FMA (checked once, then cached).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn has_avx2_fma() -> bool {
-    use std::sync::atomic::Ordering;
-    match CPU_LEVEL.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            let yes = std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma");
-            CPU_LEVEL.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-            yes
-        }
-    }
+    cpu_level() >= 2
 }
 
 /// Whether the baseline instantiation may use `mul_add`, i.e. FMA is
@@ -70,7 +93,8 @@ pub(crate) fn has_avx2_fma() -> bool {
 const BASELINE_FMA: bool = cfg!(any(target_arch = "aarch64", target_feature = "fma"));
 
 /// Defines the public dispatcher `$name` and, on x86-64, the AVX2+FMA
-/// instantiation `$avx` of the generic body `$body`.
+/// instantiation `$avx` of the generic body `$body` (and, inside the dispatcher, the AVX-512
+/// one, which the dispatcher's tests reach on machines that have it).
 macro_rules! dispatched {
     ($(#[$doc:meta])* $name:ident, $avx:ident, $body:ident, $t:ty) => {
         $(#[$doc])*
@@ -78,11 +102,18 @@ macro_rules! dispatched {
             assert_eq!(src.len(), dst.len());
             #[cfg(target_arch = "x86_64")]
             {
-                if has_avx2_fma() {
-                    // SAFETY: the CPU supports AVX2 and FMA (checked above).
-                    unsafe { $avx(src, dst) };
-                } else {
-                    $body::<false>(src, dst);
+                /// # Safety
+                /// The CPU must support AVX-512 (F, DQ, VL), AVX2 and FMA.
+                #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2,fma")]
+                unsafe fn wide(src: &[$t], dst: &mut [$t]) {
+                    $body::<true>(src, dst);
+                }
+                match cpu_level() {
+                    // SAFETY: the CPU supports AVX-512 F, DQ and VL, AVX2 and FMA (level 3).
+                    3 => unsafe { wide(src, dst) },
+                    // SAFETY: the CPU supports AVX2 and FMA (level 2).
+                    2 => unsafe { $avx(src, dst) },
+                    _ => $body::<false>(src, dst),
                 }
             }
             #[cfg(not(target_arch = "x86_64"))]
@@ -576,9 +607,10 @@ mod tests {
     /// bound).
     const MAX_ULP: u64 = 1;
 
-    /// Every way to run one f32 function: the dispatcher, the baseline body,
-    /// the FMA body compiled without target features, and the AVX2+FMA
-    /// instantiation when the CPU has it.
+    /// Every way to run one f32 function: the dispatcher (the AVX-512
+    /// instantiation where the CPU has it), the baseline body, the FMA body
+    /// compiled without target features, and the AVX2+FMA instantiation when
+    /// the CPU has it.
     macro_rules! paths {
         ($disp:ident, $body:ident, $avx:ident) => {{
             let v: Vec<(&'static str, Kernel)> = vec![
