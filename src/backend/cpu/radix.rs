@@ -701,19 +701,31 @@ const fn per_line<W>() -> usize {
     64 / std::mem::size_of::<W>()
 }
 
+/// Cache lines in a digit's slot of the write-combining buffer: two for bare words, one where
+/// payloads travel too (see `partition_chunk`). A constant of each instantiation, so that
+/// slot positions stay masks.
+const fn slot_lines<P>() -> usize {
+    if std::mem::size_of::<P>() == 0 {
+        2
+    } else {
+        1
+    }
+}
+
 /// A 64-byte-aligned line of the write-combining buffer (a digit's slot is one or more).
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
 struct Line([u8; 64]);
 
-/// Writes out the full write-combining slot `kb`/`pb` (`LINES` lines) that ends at output
-/// position `i`: whole, with streaming stores, or only its tail from `st` (this chunk's first
-/// position of the digit) where the slot starts before it.
+/// Writes out the full write-combining slot `kb`/`pb` (`slot_lines::<P>()` lines) that ends
+/// at output position `i`: whole, with streaming stores, or only its tail from `st` (this
+/// chunk's first position of the digit) where the slot starts before it.
 ///
 /// # Safety
-/// `kb`/`pb` hold a slot of `l = LINES * per_line::<W>()` elements; positions `max(i + 1 - l, st)..=i` of `kd`/`pd` are this chunk's.
+/// `kb`/`pb` hold a slot of `l = slot_lines::<P>() * per_line::<W>()` elements; positions
+/// `max(i + 1 - l, st)..=i` of `kd`/`pd` are this chunk's.
 #[inline(always)]
-unsafe fn flush_line<W: Word, P: Copy, const LINES: usize>(
+unsafe fn flush_line<W: Word, P: Copy>(
     kb: *const W,
     pb: *const P,
     kd: *mut W,
@@ -723,11 +735,12 @@ unsafe fn flush_line<W: Word, P: Copy, const LINES: usize>(
     phase: usize,
 ) {
     let pl = per_line::<W>();
-    let l = LINES * pl;
+    let lines = slot_lines::<P>();
+    let l = lines * pl;
     // SAFETY: the caller's contract.
     unsafe {
         if i + 1 >= st + l {
-            for q in 0..LINES {
+            for q in 0..lines {
                 stream::line(kb.add(q * pl), kd.add(i + 1 - l + q * pl));
             }
             std::ptr::copy_nonoverlapping(pb, pd.add(i + 1 - l), l);
@@ -747,7 +760,7 @@ unsafe fn flush_line<W: Word, P: Copy, const LINES: usize>(
 /// # Safety
 /// As for `partition_chunk`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn partition_chunk_best<T: Copy, W: Word, P: Copy, const LINES: usize>(
+unsafe fn partition_chunk_best<T: Copy, W: Word, P: Copy>(
     src: &[T],
     first: usize,
     key: &impl Fn(T) -> W,
@@ -760,12 +773,10 @@ unsafe fn partition_chunk_best<T: Copy, W: Word, P: Copy, const LINES: usize>(
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked above); the rest is the caller's contract.
-        return unsafe {
-            partition_chunk_avx2::<T, W, P, LINES>(src, first, key, payload, kd, pd, offsets, shift)
-        };
+        return unsafe { partition_chunk_avx2(src, first, key, payload, kd, pd, offsets, shift) };
     }
     // SAFETY: the caller's contract.
-    unsafe { partition_chunk::<T, W, P, LINES>(src, first, key, payload, kd, pd, offsets, shift) }
+    unsafe { partition_chunk(src, first, key, payload, kd, pd, offsets, shift) }
 }
 
 /// # Safety
@@ -773,7 +784,7 @@ unsafe fn partition_chunk_best<T: Copy, W: Word, P: Copy, const LINES: usize>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn partition_chunk_avx2<T: Copy, W: Word, P: Copy, const LINES: usize>(
+unsafe fn partition_chunk_avx2<T: Copy, W: Word, P: Copy>(
     src: &[T],
     first: usize,
     key: &impl Fn(T) -> W,
@@ -784,13 +795,13 @@ unsafe fn partition_chunk_avx2<T: Copy, W: Word, P: Copy, const LINES: usize>(
     shift: u32,
 ) {
     // SAFETY: the caller's contract.
-    unsafe { partition_chunk::<T, W, P, LINES>(src, first, key, payload, kd, pd, offsets, shift) }
+    unsafe { partition_chunk(src, first, key, payload, kd, pd, offsets, shift) }
 }
 
 /// The partitioning scatter of one chunk (source positions `first..`), through a
-/// write-combining buffer: a digit's words gather in a slot of `LINES` cache lines that goes
-/// out whole once it fills. `offsets[d]` is where the chunk's first word of digit `d` goes; on
-/// return, past its last.
+/// write-combining buffer: a digit's words gather in a slot of `slot_lines::<P>()` cache
+/// lines that goes out whole once it fills. `offsets[d]` is where the chunk's first word of
+/// digit `d` goes; on return, past its last.
 ///
 /// Why slots of two lines for bare words: whether an element fills its slot is a branch that
 /// no predictor learns (it is taken once a slot, at random), so a slot of 32 words instead of
@@ -804,7 +815,7 @@ unsafe fn partition_chunk_avx2<T: Copy, W: Word, P: Copy, const LINES: usize>(
 /// positions this chunk's offsets cover.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn partition_chunk<T: Copy, W: Word, P: Copy, const LINES: usize>(
+unsafe fn partition_chunk<T: Copy, W: Word, P: Copy>(
     src: &[T],
     first: usize,
     key: &impl Fn(T) -> W,
@@ -816,8 +827,8 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy, const LINES: usize>(
 ) {
     let r = offsets.len();
     let mask = r - 1;
-    let l = LINES * per_line::<W>();
-    let mut lines = vec![Line([0; 64]); r * LINES];
+    let l = slot_lines::<P>() * per_line::<W>();
+    let mut lines = vec![Line([0; 64]); r * slot_lines::<P>()];
     let kb = lines.as_mut_ptr() as *mut W;
     let mut pbuf: Vec<P> = part_scratch(r * l);
     let pb = pbuf.as_mut_ptr();
@@ -850,7 +861,7 @@ unsafe fn partition_chunk<T: Copy, W: Word, P: Copy, const LINES: usize>(
                 *pb.add(d * l + slot) = payload(base + jb);
                 *c.add(d) = (cur + 1) as u32;
                 if slot == l - 1 {
-                    flush_line::<W, P, LINES>(
+                    flush_line(
                         kb.add(d * l),
                         pb.add(d * l),
                         kd,
@@ -974,11 +985,8 @@ pub(crate) fn sort_words<T, W, P>(
     let threads = if parallel && n >= PARALLEL_MIN { rayon::current_num_threads() } else { 1 };
     let chunks = if threads > 1 { (4 * threads).min(n / 4096).max(1) } else { 1 };
     let chunk = n.div_ceil(chunks);
-    // Bare words gather two lines a digit before they go out, payloads one: see
-    // `partition_chunk`.
     let bare = std::mem::size_of::<P>() == 0;
-    let lines = if bare { 2 } else { 1 };
-    let line_bytes = lines * (64 + per_line::<W>() * std::mem::size_of::<P>());
+    let line_bytes = slot_lines::<P>() * (64 + per_line::<W>() * std::mem::size_of::<P>());
     // The span of the words from a sample, checked by the read that counts the digits, which
     // finds the exact bounds on the way: an equal span gives the same digits; a wider one (the
     // sample missed an extreme) means counting again with it.
@@ -1022,30 +1030,16 @@ pub(crate) fn sort_words<T, W, P>(
         // SAFETY: the offsets of all chunks partition 0..n, so each chunk writes its own
         // positions of `words` and `pay` (both n long).
         unsafe {
-            let (k, p) = (kd.get(), pd.get());
-            if bare {
-                partition_chunk_best::<T, W, P, 2>(
-                    part,
-                    c * chunk,
-                    &key,
-                    &payload,
-                    k,
-                    p,
-                    &mut off,
-                    shift,
-                )
-            } else {
-                partition_chunk_best::<T, W, P, 1>(
-                    part,
-                    c * chunk,
-                    &key,
-                    &payload,
-                    k,
-                    p,
-                    &mut off,
-                    shift,
-                )
-            }
+            partition_chunk_best(
+                part,
+                c * chunk,
+                &key,
+                &payload,
+                kd.get(),
+                pd.get(),
+                &mut off,
+                shift,
+            )
         };
     };
     if chunks > 1 {
