@@ -104,16 +104,39 @@ fn fill_words(draw: &Draw, first: u64, words: &mut [u32]) {
         unsafe { fill_words_avx2(draw, first, words) };
         return;
     }
-    fill_words_with(
-        draw,
-        first,
-        words,
-        philox::philox4x32_10_lanes,
-        threefry::threefry2x32_16_lanes,
-    )
+    fill_words_portable(draw, first, words)
 }
 
-/// [`fill_words`] with the generators written with AVX2 instructions.
+/// [`fill_words`] with the portable lane loops, four counters at a time: one 128-bit vector
+/// per counter word, which every baseline target has (SSE2, NEON).
+///
+/// Each generator runs in a function of its own, kept out of line. Both generators' rounds
+/// unrolled over eight lanes in one function (what this was before) needed several times the
+/// 16 vector registers of x86-64's baseline, and rustc 1.95's LLVM either crashed in the
+/// greedy register allocator (a segmentation fault in `RegAllocBase::postOptimization`) or
+/// spent minutes splitting live ranges, depending on what else shared the codegen unit.
+fn fill_words_portable(draw: &Draw, first: u64, words: &mut [u32]) {
+    match draw.generator {
+        Generator::Philox => philox_words_portable(draw, first, words),
+        Generator::Threefry => threefry_words_portable(draw, first, words),
+    }
+}
+
+/// [`philox_words`] with four portable lanes (see [`fill_words_portable`] for why out of line).
+#[inline(never)]
+fn philox_words_portable(draw: &Draw, first: u64, words: &mut [u32]) {
+    philox_words::<4>(draw, first, words, philox::philox4x32_10_lanes)
+}
+
+/// [`threefry_words`] with four portable lanes (see [`fill_words_portable`] for why out of
+/// line).
+#[inline(never)]
+fn threefry_words_portable(draw: &Draw, first: u64, words: &mut [u32]) {
+    threefry_words::<4>(draw, first, words, threefry::threefry2x32_16_lanes)
+}
+
+/// [`fill_words`] with the generators written with AVX2 instructions, eight counters at a
+/// time (one 256-bit register per counter word).
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -121,62 +144,71 @@ fn fill_words(draw: &Draw, first: u64, words: &mut [u32]) {
 #[target_feature(enable = "avx2")]
 unsafe fn fill_words_avx2(draw: &Draw, first: u64, words: &mut [u32]) {
     use super::random_avx2::{philox4x32_10_x8, threefry2x32_16_x8};
-    fill_words_with(
-        draw,
-        first,
-        words,
-        // SAFETY: the caller guarantees AVX2.
-        |c, rk| unsafe { philox4x32_10_x8(c, rk) },
-        // SAFETY: as above.
-        |c, inj| unsafe { threefry2x32_16_x8(c, inj) },
-    )
+    // SAFETY: the caller guarantees AVX2.
+    let philox = |c, rk: &_| unsafe { philox4x32_10_x8(c, rk) };
+    // SAFETY: as above.
+    let threefry = |c, inj: &_| unsafe { threefry2x32_16_x8(c, inj) };
+    match draw.generator {
+        Generator::Philox => philox_words::<8>(draw, first, words, philox),
+        Generator::Threefry => threefry_words::<8>(draw, first, words, threefry),
+    }
 }
 
-/// Fills `words` with blocks `first, first + 1, ...` of `draw`, computing eight Philox or
-/// Threefry counters at a time with the given functions (which take and return words stored
-/// by lane) and the rest one block at a time.
+/// Fills `words` with Philox blocks `first, first + 1, ...` of `draw`: `L` counters (`L`
+/// blocks) at a time through `philox` (which takes and returns words stored by lane), and the
+/// rest one block at a time.
 #[inline(always)]
-fn fill_words_with(
+fn philox_words<const L: usize>(
     draw: &Draw,
     first: u64,
     words: &mut [u32],
-    philox8: impl Fn([[u32; 8]; 4], &[u32; 20]) -> [[u32; 8]; 4],
-    threefry8: impl Fn([[u32; 8]; 2], &[u32; 20]) -> [[u32; 8]; 2],
+    philox: impl Fn([[u32; L]; 4], &[u32; 20]) -> [[u32; L]; 4],
 ) {
     let counter = |b: usize| draw.base.wrapping_add(first).wrapping_add(b as u64);
-    // blocks per group: eight Philox counters are eight blocks, eight Threefry counters four
-    let group = match draw.generator {
-        Generator::Philox => 8,
-        Generator::Threefry => 4,
-    };
-    let whole = words.len() / (4 * group) * (4 * group);
+    let whole = words.len() / (4 * L) * (4 * L);
     let (head, tail) = words.split_at_mut(whole);
-    for (k, out) in head.chunks_exact_mut(4 * group).enumerate() {
-        let b = k * group;
-        match draw.generator {
-            Generator::Philox => {
-                let g: [u64; 8] = std::array::from_fn(|l| counter(b + l));
-                let c = [g.map(|g| g as u32), g.map(|g| (g >> 32) as u32), [draw.lane; 8], [0; 8]];
-                let r = philox8(c, &draw.keys);
-                for (l, w) in out.chunks_exact_mut(4).enumerate() {
-                    w.copy_from_slice(&[r[0][l], r[1][l], r[2][l], r[3][l]]);
-                }
-            }
-            Generator::Threefry => {
-                // lane j computes counter 2g + j % 2 of block b + j / 2
-                let t: [u64; 8] = std::array::from_fn(|j| {
-                    counter(b + j / 2).wrapping_mul(2).wrapping_add((j % 2) as u64)
-                });
-                let r = threefry8([t.map(|t| t as u32), t.map(|t| (t >> 32) as u32)], &draw.keys);
-                for (j, w) in out.chunks_exact_mut(2).enumerate() {
-                    w.copy_from_slice(&[r[0][j], r[1][j]]);
-                }
-            }
+    for (k, out) in head.chunks_exact_mut(4 * L).enumerate() {
+        let g: [u64; L] = std::array::from_fn(|l| counter(k * L + l));
+        let c = [g.map(|g| g as u32), g.map(|g| (g >> 32) as u32), [draw.lane; L], [0; L]];
+        let r = philox(c, &draw.keys);
+        for (l, w) in out.chunks_exact_mut(4).enumerate() {
+            w.copy_from_slice(&[r[0][l], r[1][l], r[2][l], r[3][l]]);
         }
     }
-    for (k, w) in tail.chunks_exact_mut(4).enumerate() {
-        let b = whole / 4 + k;
-        w.copy_from_slice(&draw.block(first.wrapping_add(b as u64)));
+    fill_blocks_one_by_one(draw, first, whole / 4, tail);
+}
+
+/// Fills `words` with Threefry blocks `first, first + 1, ...` of `draw`: `L` counters (`L / 2`
+/// blocks, a block being two counters) at a time through `threefry` (which takes and returns
+/// words stored by lane), and the rest one block at a time.
+#[inline(always)]
+fn threefry_words<const L: usize>(
+    draw: &Draw,
+    first: u64,
+    words: &mut [u32],
+    threefry: impl Fn([[u32; L]; 2], &[u32; 20]) -> [[u32; L]; 2],
+) {
+    let counter = |b: usize| draw.base.wrapping_add(first).wrapping_add(b as u64);
+    let whole = words.len() / (2 * L) * (2 * L);
+    let (head, tail) = words.split_at_mut(whole);
+    for (k, out) in head.chunks_exact_mut(2 * L).enumerate() {
+        // lane j computes counter 2g + j % 2 of block k L / 2 + j / 2
+        let t: [u64; L] = std::array::from_fn(|j| {
+            counter(k * L / 2 + j / 2).wrapping_mul(2).wrapping_add((j % 2) as u64)
+        });
+        let r = threefry([t.map(|t| t as u32), t.map(|t| (t >> 32) as u32)], &draw.keys);
+        for (j, w) in out.chunks_exact_mut(2).enumerate() {
+            w.copy_from_slice(&[r[0][j], r[1][j]]);
+        }
+    }
+    fill_blocks_one_by_one(draw, first, whole / 4, tail);
+}
+
+/// Fills `words` with the blocks `first + skip, first + skip + 1, ...` of `draw`, one at a
+/// time: the few blocks after the last whole group of lanes.
+fn fill_blocks_one_by_one(draw: &Draw, first: u64, skip: usize, words: &mut [u32]) {
+    for (k, w) in words.chunks_exact_mut(4).enumerate() {
+        w.copy_from_slice(&draw.block(first.wrapping_add((skip + k) as u64)));
     }
 }
 
@@ -354,15 +386,34 @@ mod tests {
         Draw::new(generator, 0, 0x0123_4567_89ab_cdef, base, Distribution::Uniform)
     }
 
+    /// Every form of the lane loops (the one this CPU runs, the portable one, and AVX2 where
+    /// the CPU has it) writes the blocks that `Draw::block` computes one at a time, for every
+    /// length up to a few groups of lanes (whole groups, a tail, and nothing at all).
     #[test]
     fn vector_loops_match_one_block_at_a_time() {
+        type Fill = fn(&Draw, u64, &mut [u32]);
+        let mut forms: Vec<(&str, Fill)> =
+            vec![("dispatched", fill_words), ("portable", fill_words_portable)];
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked above).
+            forms.push(("avx2", |d, first, w| unsafe { fill_words_avx2(d, first, w) }));
+        }
         for generator in [Generator::Philox, Generator::Threefry] {
             // a base near the 32-bit boundary exercises the carry into the high counter word
             let d = draw(generator, (1 << 32) - 5);
-            let mut words = vec![0u32; 4 * 21];
-            fill_words(&d, 3, &mut words);
-            for b in 0..21 {
-                assert_eq!(words[4 * b..4 * b + 4], d.block(3 + b as u64), "{generator:?} {b}");
+            for blocks in 0..=21 {
+                for (name, fill) in &forms {
+                    let mut words = vec![0u32; 4 * blocks];
+                    fill(&d, 3, &mut words);
+                    for b in 0..blocks {
+                        assert_eq!(
+                            words[4 * b..4 * b + 4],
+                            d.block(3 + b as u64),
+                            "{name} {generator:?}: block {b} of {blocks}"
+                        );
+                    }
+                }
             }
         }
     }
