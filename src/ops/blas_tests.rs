@@ -1,7 +1,7 @@
 //! Products of views (operands with offsets, padding, transposed or arbitrary strides, and
 //! broadcast batches) on the active backend, against references computed here by the
 //! definition. Views are made directly from `Data` because no public operation makes them yet;
-//! the integration tests in `tests/blas.rs` cover everything else.
+//! the integration tests in `tests/linalg/blas.rs` cover everything else.
 
 use super::*;
 use crate::device::active_kind;

@@ -766,8 +766,8 @@ fn run_task<T: Widen, F: Fold<T>>(p: &Producer, f: &F, sh: Shape, t: &Task) -> (
     }
 }
 
-// The accumulators are exercised through every element type by tests/reduce.rs; these pin the
-// two rules that are easy to get wrong.
+// The accumulators are exercised through every element type by tests/algorithms/reduce.rs;
+// these pin the two rules that are easy to get wrong.
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -532,8 +532,8 @@ fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Result<Vec<T>, Error> {
     Ok(out)
 }
 
-// The scans are exercised through every element type, operation and path by tests/scan.rs;
-// these pin the task plan, which decides the paths.
+// The scans are exercised through every element type, operation and path by
+// tests/algorithms/scan.rs; these pin the task plan, which decides the paths.
 #[cfg(test)]
 mod tests {
     use super::*;
