@@ -52,29 +52,6 @@ pub(crate) fn philox4x32_10(ctr: [u32; 4], rk: &[u32; 2 * ROUNDS]) -> [u32; 4] {
     c
 }
 
-/// Philox4x32-10 of `L` counters at once, stored by word (`c[w][lane]`): the same rounds
-/// written lane by lane, so that the compiler turns each step into vector instructions.
-#[inline(always)]
-pub(crate) fn philox4x32_10_lanes<const L: usize>(
-    mut c: [[u32; L]; 4],
-    rk: &[u32; 2 * ROUNDS],
-) -> [[u32; L]; 4] {
-    for r in 0..ROUNDS {
-        let (k0, k1) = (rk[2 * r], rk[2 * r + 1]);
-        let mut next = [[0u32; L]; 4];
-        for l in 0..L {
-            let (hi0, lo0) = mulhilo(M0, c[0][l]);
-            let (hi1, lo1) = mulhilo(M1, c[2][l]);
-            next[0][l] = hi1 ^ c[1][l] ^ k0;
-            next[1][l] = lo1;
-            next[2][l] = hi0 ^ c[3][l] ^ k1;
-            next[3][l] = lo0;
-        }
-        c = next;
-    }
-    c
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,18 +72,6 @@ mod tests {
     fn known_answers() {
         for (ctr, key, want) in KAT {
             assert_eq!(philox4x32_10(ctr, &round_keys(key)), want, "ctr {ctr:x?} key {key:x?}");
-        }
-    }
-
-    #[test]
-    fn lanes_match_the_scalar_form() {
-        let rk = round_keys([0x1234_5678, 0x9abc_def0]);
-        let lane: [u32; 8] = std::array::from_fn(|l| l as u32);
-        let c = [lane.map(|l| l * 0x0101_0101), lane.map(|l| !l), [7; 8], lane];
-        let got = philox4x32_10_lanes(c, &rk);
-        for l in 0..8 {
-            let want = philox4x32_10([c[0][l], c[1][l], c[2][l], c[3][l]], &rk);
-            assert_eq!([got[0][l], got[1][l], got[2][l], got[3][l]], want);
         }
     }
 }

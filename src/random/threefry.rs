@@ -44,35 +44,6 @@ pub(crate) fn threefry2x32<const R: usize>(ctr: [u32; 2], inj: &[u32; 20]) -> [u
     [x0, x1]
 }
 
-/// Threefry2x32-16 of `L` counters at once, stored by word (`c[w][lane]`), written lane by lane
-/// so that the compiler turns each step into vector instructions.
-#[inline(always)]
-pub(crate) fn threefry2x32_16_lanes<const L: usize>(
-    c: [[u32; L]; 2],
-    inj: &[u32; 20],
-) -> [[u32; L]; 2] {
-    let [mut x0, mut x1] = c;
-    for l in 0..L {
-        x0[l] = x0[l].wrapping_add(inj[0]);
-        x1[l] = x1[l].wrapping_add(inj[1]);
-    }
-    for r in 0..ROUNDS {
-        let rot = ROTATIONS[r % 8];
-        for l in 0..L {
-            x0[l] = x0[l].wrapping_add(x1[l]);
-            x1[l] = x1[l].rotate_left(rot) ^ x0[l];
-        }
-        if r % 4 == 3 {
-            let s = (r + 1) / 4;
-            for l in 0..L {
-                x0[l] = x0[l].wrapping_add(inj[2 * s]);
-                x1[l] = x1[l].wrapping_add(inj[2 * s + 1]);
-            }
-        }
-    }
-    [x0, x1]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,17 +80,5 @@ mod tests {
             (f, f, [0x6e2f_e0d0, 0xb1b7_6f82]),
             (PI_CTR, PI_KEY, [0xe282_7716, 0xc3c0_5cdf]),
         ]);
-    }
-
-    #[test]
-    fn lanes_match_the_scalar_form() {
-        let inj = injections([0xdead_beef, 0x0bad_f00d]);
-        let lane: [u32; 8] = std::array::from_fn(|l| l as u32);
-        let c = [lane.map(|l| l * 0x1357_9bdf), lane.map(|l| 0xffff_fff0 + l)];
-        let got = threefry2x32_16_lanes(c, &inj);
-        for l in 0..8 {
-            let want = threefry2x32::<ROUNDS>([c[0][l], c[1][l]], &inj);
-            assert_eq!([got[0][l], got[1][l]], want);
-        }
     }
 }

@@ -2,9 +2,9 @@
 //!
 //! The output is cut into chunks of [`CHUNK_BLOCKS`] blocks (16 KiB), filled in parallel on
 //! rayon's pool. A chunk computes the counters of its own blocks directly (that is what a
-//! counter-based generator allows), runs the generator over them several blocks at a time in
-//! lane-by-lane loops that the compiler vectorises (with AVX2 where the CPU has it), and turns
-//! the words into elements while they are still in cache.
+//! counter-based generator allows), runs the generator over them eight counters at a time with
+//! AVX2 where the CPU has it (one block at a time elsewhere), and turns the words into elements
+//! while they are still in cache.
 
 use std::mem::{size_of, MaybeUninit};
 
@@ -18,7 +18,6 @@ use crate::random::stream::{
     unit_f16_as_f32, unit_f32, unit_f64, Distribution, Draw, Generator, BLOCK_BYTES, F32_STEP,
     F64_STEP,
 };
-use crate::random::{philox, threefry};
 use crate::storage::{alloc_uninit, HostVec};
 
 /// Blocks per chunk: 16 KiB of output, and as many bytes of words, stay in L1/L2.
@@ -107,32 +106,19 @@ fn fill_words(draw: &Draw, first: u64, words: &mut [u32]) {
     fill_words_portable(draw, first, words)
 }
 
-/// [`fill_words`] with the portable lane loops, four counters at a time: one 128-bit vector
-/// per counter word, which every baseline target has (SSE2, NEON).
+/// [`fill_words`] without AVX2: one block at a time, with the scalar generators.
 ///
-/// Each generator runs in a function of its own, kept out of line. Both generators' rounds
-/// unrolled over eight lanes in one function (what this was before) needed several times the
-/// 16 vector registers of x86-64's baseline, and rustc 1.95's LLVM either crashed in the
-/// greedy register allocator (a segmentation fault in `RegAllocBase::postOptimization`) or
-/// spent minutes splitting live ranges, depending on what else shared the codegen unit.
+/// Why not lane-by-lane loops left to the compiler's vectoriser, as the AVX2 path's shape
+/// would suggest: on x86-64's baseline (SSE2), rustc 1.95's LLVM got them wrong both ways it
+/// was tried. Both generators unrolled over eight lanes in one function crashed its greedy
+/// register allocator (a segmentation fault in `RegAllocBase::postOptimization`, which broke
+/// every release build of a crate depending on emberfire) or spent minutes splitting live
+/// ranges; Philox over four lanes compiled, but its SLP vectoriser produced a wrong third word
+/// (correct at opt-level 0, with the SLP vectoriser off, with rustc 1.89's LLVM, and on
+/// x86-64-v3). The AVX2 path spells its instructions out with intrinsics; this one asks the
+/// compiler for nothing clever, and only CPUs without AVX2 (and other architectures) run it.
 fn fill_words_portable(draw: &Draw, first: u64, words: &mut [u32]) {
-    match draw.generator {
-        Generator::Philox => philox_words_portable(draw, first, words),
-        Generator::Threefry => threefry_words_portable(draw, first, words),
-    }
-}
-
-/// [`philox_words`] with four portable lanes (see [`fill_words_portable`] for why out of line).
-#[inline(never)]
-fn philox_words_portable(draw: &Draw, first: u64, words: &mut [u32]) {
-    philox_words::<4>(draw, first, words, philox::philox4x32_10_lanes)
-}
-
-/// [`threefry_words`] with four portable lanes (see [`fill_words_portable`] for why out of
-/// line).
-#[inline(never)]
-fn threefry_words_portable(draw: &Draw, first: u64, words: &mut [u32]) {
-    threefry_words::<4>(draw, first, words, threefry::threefry2x32_16_lanes)
+    fill_blocks_one_by_one(draw, first, 0, words)
 }
 
 /// [`fill_words`] with the generators written with AVX2 instructions, eight counters at a
@@ -205,7 +191,7 @@ fn threefry_words<const L: usize>(
 }
 
 /// Fills `words` with the blocks `first + skip, first + skip + 1, ...` of `draw`, one at a
-/// time: the few blocks after the last whole group of lanes.
+/// time: the few blocks after the last whole group of lanes, or every block without AVX2.
 fn fill_blocks_one_by_one(draw: &Draw, first: u64, skip: usize, words: &mut [u32]) {
     for (k, w) in words.chunks_exact_mut(4).enumerate() {
         w.copy_from_slice(&draw.block(first.wrapping_add((skip + k) as u64)));
@@ -386,8 +372,8 @@ mod tests {
         Draw::new(generator, 0, 0x0123_4567_89ab_cdef, base, Distribution::Uniform)
     }
 
-    /// Every form of the lane loops (the one this CPU runs, the portable one, and AVX2 where
-    /// the CPU has it) writes the blocks that `Draw::block` computes one at a time, for every
+    /// Every form of the loops (the one this CPU runs, the portable one, and AVX2 where the
+    /// CPU has it) writes the blocks that `Draw::block` computes one at a time, for every
     /// length up to a few groups of lanes (whole groups, a tail, and nothing at all).
     #[test]
     fn vector_loops_match_one_block_at_a_time() {
