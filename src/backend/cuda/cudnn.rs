@@ -1,8 +1,9 @@
 //! cuDNN 9, loaded at run time: finding the library and its sub-libraries, and the legacy
 //! convolution entry points emberfire calls (`cuda::ml` uses them).
 //!
-//! Why bound here rather than through cudarc's `cudnn` module, as cuFFT and cuSOLVER are:
-//! cudarc's bindings type cuDNN's status and algorithm codes as Rust enums, and a value from
+//! Why bound here rather than through cudarc's `cudnn` module (the reason cuFFT and cuSOLVER
+//! are bound here too, in `cufft.rs` and `cusolver.rs`): cudarc's bindings type cuDNN's
+//! status and algorithm codes as Rust enums, and a value from
 //! another cuDNN release (cuDNN 9 added statuses) would be undefined behaviour; they also
 //! panic where the library is missing. Here every entry point returns a plain `c_int`, and a
 //! missing library or symbol is an [`Error::BackendUnavailable`] after which the convolutions

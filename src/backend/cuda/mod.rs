@@ -14,8 +14,9 @@
 //! builds and runs on machines without a GPU; [`runtime::device_count`] says why CUDA is not
 //! usable instead of panicking.
 
-// The layers below are used by the code generator and the backend glue as those land; until
-// then parts of them are only reached from tests.
+// A few accessors of these two (a block's home stream, the pool's open streams, a device's
+// multiprocessor count, ...) are read only by their unit tests, which drive the pool with fake
+// drivers and check its bookkeeping; the library itself never needs them.
 #[allow(dead_code)]
 pub(crate) mod memory;
 #[allow(dead_code)]
