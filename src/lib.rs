@@ -33,6 +33,7 @@ mod dtype;
 pub mod error;
 mod error_handler;
 mod event;
+mod graphics;
 mod interop;
 mod jit;
 mod macros;
@@ -94,10 +95,10 @@ pub use random::{
     RandomEngineType, DEFAULT_RANDOM_ENGINE, MERSENNE, PHILOX, THREEFRY,
 };
 
+pub use graphics::{ColorMap, Frame, MarkerType, Window};
 pub use ops::assign::{
     assign_gen, assign_seq, set_col, set_cols, set_row, set_rows, set_slice, set_slices,
 };
-pub use ops::graphics::{ColorMap, Frame, MarkerType, Window};
 pub use ops::image::*;
 pub use ops::index::{col, cols, index, row, rows, slice, slices};
 pub use ops::indexer::{index_gen, lookup, Indexable, Indexer};

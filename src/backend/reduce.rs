@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::jit::{Data, Node, Program};
 use crate::storage::HostVec;
 
-use cuda::reduce_codegen::Fold;
+use cuda::codegen::reduce::Fold;
 
 /// What a reduction computes.
 #[derive(Clone, Copy, Debug, PartialEq)]

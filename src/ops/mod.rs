@@ -5,7 +5,6 @@ pub(crate) mod blas;
 pub(crate) mod build;
 pub(crate) mod by_key;
 pub(crate) mod data;
-pub(crate) mod graphics;
 pub(crate) mod image;
 pub(crate) mod movement;
 pub(crate) mod ragged;

@@ -74,7 +74,7 @@ fn copy_block(
     let entry = if long { "ef_copy_columns" } else { "ef_copy_elements" };
     let key = KernelKey::new(Family::Copy, [size as u8, long as u8]);
     let k = dev.kernels().kernel(dev, key, entry, || format!("#define EF_T {ty}\n{SOURCE}"))?;
-    let src = super::launch::input_ptr(data, size);
+    let src = super::dense::input_ptr(data, size);
     let s = data.strides.map(|x| x as u64);
     let columns = dims[1] * dims[2] * dims[3];
     let (grid, count) = if long {

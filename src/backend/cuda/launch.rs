@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
-use super::codegen::{self, Access};
+use super::codegen::{
+    self,
+    args::{aligned_for, linear_inputs, push_coord_args, push_step_args},
+};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
-use super::mapped;
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
@@ -16,20 +18,6 @@ use crate::jit::{Instr, Program};
 const BLOCK: u32 = 256;
 /// Resident blocks per multiprocessor the grid is sized for; more would only add scheduling.
 const BLOCKS_PER_SM: u32 = 16;
-
-/// The device pointer and element offset of an input step.
-pub(crate) fn input_ptr(d: &crate::jit::Data, size: usize) -> u64 {
-    match &*d.buf {
-        Buffer::Cuda(m) => m.ptr() + (d.offset * size) as u64,
-        Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA program"),
-    }
-}
-
-/// Whether the first element of `d` (elements of `size` bytes) is aligned for loads of `w`
-/// elements.
-pub(crate) fn first_aligned(d: &crate::jit::Data, size: usize, w: usize) -> bool {
-    input_ptr(d, size).is_multiple_of((w * size) as u64)
-}
 
 /// Evaluates `p` on device `ordinal`, returning one new buffer per output.
 pub(crate) fn run(ordinal: usize, p: &Program) -> Result<Vec<DeviceMem>, Error> {
@@ -110,87 +98,6 @@ fn launch(
 fn kernel(dev: &Device, p: &Program, plan: &codegen::Plan) -> Result<Arc<KernelFn>, Error> {
     let key = KernelKey::new(Family::Elementwise, codegen::key(p, plan));
     dev.kernels().kernel(dev, key, codegen::ENTRY, || codegen::source(p, plan))
-}
-
-/// For each step, whether it is an input read linearly: laid out exactly like the program's
-/// output (same shape, contiguous), so element `i` of the output reads its element `i`.
-pub(crate) fn linear_inputs(p: &Program) -> Vec<bool> {
-    p.steps
-        .iter()
-        .map(|s| match &s.instr {
-            Instr::Input(d) => s.dims == p.dims && d.is_contiguous(s.dims),
-            // element e of the leaf is element e of its request
-            Instr::Random(_) => s.dims == p.dims,
-            _ => false,
-        })
-        .collect()
-}
-
-/// Whether every linearly read input's first element, and every row of each mapped leaf that
-/// reads whole rows (`mapped::reads_rows`), is aligned for loads of `w` elements.
-pub(crate) fn aligned_for(p: &Program, linear: &[bool], w: usize) -> bool {
-    p.steps.iter().zip(linear).all(|(s, &lin)| match &s.instr {
-        Instr::Input(d) if lin => first_aligned(d, s.dtype.size(), w),
-        Instr::Mapped(d, m) if mapped::reads_rows(s.dims, m) => {
-            mapped::rows_aligned(d, s.dtype, s.dims, m, w)
-        }
-        _ => true,
-    })
-}
-
-/// Appends what a kernel that needs coordinates takes to compute them: the extents `d0..d2`,
-/// then in a narrow kernel the packed divisors (`codegen::index`).
-pub(crate) fn push_coord_args(p: &Program, plan: &codegen::Plan, args: &mut KernelArgs) {
-    if plan.coords {
-        for k in 0..3 {
-            args.u64(p.dims[k]);
-        }
-        if plan.narrow {
-            for m in codegen::index::divisor_values(p.dims, plan.rank) {
-                args.u64(m);
-            }
-        }
-    }
-}
-
-/// Appends the values of the parameters `codegen::step_params` declares, in the same order.
-pub(crate) fn push_step_args(p: &Program, plan: &codegen::Plan, args: &mut KernelArgs) {
-    for (i, s) in p.steps.iter().enumerate() {
-        match &s.instr {
-            Instr::Input(d) => {
-                args.u64(input_ptr(d, s.dtype.size()));
-                if plan.access[i] == Some(Access::Strided) {
-                    for k in 0..4 {
-                        args.i64(if s.dims[k] == 1 { 0 } else { d.strides[k] });
-                    }
-                }
-            }
-            Instr::Scalar(h) => {
-                args.bytes(h.as_bytes());
-            }
-            Instr::Iota(b) => {
-                for &size in b {
-                    args.u64(size);
-                }
-            }
-            Instr::Mapped(d, m) => {
-                for v in mapped::values(d, s.dtype, s.dims, m) {
-                    args.u64(v);
-                }
-            }
-            Instr::Random(r) => {
-                args.value(r.keys).u64(r.base).u32(r.lane);
-                if plan.access[i] == Some(Access::Strided) {
-                    // the leaf's own dense strides, 0 where it is broadcast
-                    let dense = s.dims.strides();
-                    for k in 0..4 {
-                        args.i64(if s.dims[k] == 1 { 0 } else { dense[k] as i64 });
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Orders the launch about to be queued on the current stream after the last use of each input

@@ -7,8 +7,9 @@
 //! - [`kernel`]: every kernel's key, the one kernel cache per device (in memory and on disk),
 //!   compiling CUDA C at run time with NVRTC for the device's own architecture, and launch
 //!   arguments; the hand-written kernels' sources are the `.cu` files of `kernels/`;
-//! - [`codegen`] and [`launch`]: kernels for expression-graph programs, and running them;
-//! - [`reduce_codegen`] and [`reduce`]: reductions fused with their producer program.
+//! - [`codegen`]: every generated kernel: its plan, key, CUDA C source and argument values, for
+//!   element-wise programs, mapped leaves, random leaves and reductions fused with their producer;
+//! - [`launch`] and [`reduce`]: running an element-wise program, and a fused reduction.
 //!
 //! CUDA is loaded with `dlopen` when first needed (cudarc's `dynamic-loading`), so the crate
 //! builds and runs on machines without a GPU; [`runtime::device_count`] says why CUDA is not
@@ -34,14 +35,12 @@ pub(crate) mod image;
 pub(crate) mod index_copy;
 pub(crate) mod kernel;
 pub(crate) mod launch;
-pub(crate) mod mapped;
 pub(crate) mod ml;
 pub(crate) mod nccl;
 pub(crate) mod nearest;
 pub(crate) mod peer;
 pub(crate) mod random;
 pub(crate) mod reduce;
-pub(crate) mod reduce_codegen;
 pub(crate) mod scan;
 pub(crate) mod signal;
 pub(crate) mod skinny;

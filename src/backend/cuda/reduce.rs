@@ -1,15 +1,16 @@
 //! Running a reduction on a CUDA device: choose the kernel's layout from the shape, find or
-//! compile it (`reduce_codegen`), size the grid from the device and the kernel's occupancy,
+//! compile it (`codegen::reduce`), size the grid from the device and the kernel's occupancy,
 //! and launch it on the device's emberfire stream. One launch per reduction.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::codegen;
+use super::codegen::args::{aligned_for, linear_inputs, push_coord_args, push_step_args};
+use super::codegen::reduce::{self as rc, Fold, Layout, BLOCKS_PER_SM};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
-use super::launch::{aligned_for, linear_inputs, order_inputs, push_coord_args, push_step_args};
+use super::launch::order_inputs;
 use super::memory::DeviceMem;
-use super::reduce_codegen::{self as rc, Fold, Layout};
 use super::runtime::{self, Device};
 use crate::dtype::DType;
 use crate::error::Error;
@@ -20,12 +21,7 @@ use crate::sync::lock;
 const THREADS: u32 = 256;
 /// Lanes of a warp.
 const WARP: u32 = 32;
-/// Blocks per multiprocessor a grid is sized for. The kernels are compiled to fit at least this
-/// many (`__launch_bounds__`), 1024 threads per multiprocessor, which keeps enough loads in
-/// flight to saturate memory. It is a constant rather than the compiled kernel's occupancy so
-/// that how the work is split, and hence the rounding of the result, depends only on the shape
-/// and the device: a fused producer and its evaluated form reduce to the same bits.
-pub(crate) const BLOCKS_PER_SM: u32 = 4;
+
 /// Wide loads each thread should make at least, per split, before splitting a row further
 /// pays for the partials.
 const MIN_LOADS: usize = 8;
@@ -209,7 +205,7 @@ pub(crate) fn reduce(
     args.u64(part.as_ref().map_or(0, |m| m.ptr()));
     args.u64(ticket);
     let l = grid.layout;
-    // SAFETY: the parameters match `reduce_codegen::source`'s signature in order and size;
+    // SAFETY: the parameters match `codegen::reduce::source`'s signature in order and size;
     // every pointer is live device memory of this device held by `p`, the outputs, the
     // partials (sized `splits * nout` accumulators) or the tickets (at least `groups`
     // counters, all zero between launches on this stream); the launch is ordered on the

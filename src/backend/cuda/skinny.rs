@@ -24,8 +24,8 @@
 //! contiguous (`A` not transposed for tall; `A` transposed and `B` not for long, both
 //! contiguous along the long dimension); everything else goes to cuBLAS.
 
+use super::dense::input_ptr;
 use super::kernel::{Family, KernelArgs, KernelKey};
-use super::launch::input_ptr;
 use super::runtime::{self, Device};
 use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::Buffer;

@@ -7,8 +7,8 @@
 //! PyTorch's transposes in 0.59 ms. Elements of 16 bytes use 32 x 32 tiles, which keeps the
 //! tile within the 48 KiB of static shared memory.
 
+use super::dense::input_ptr;
 use super::kernel::{Family, KernelArgs, KernelKey};
-use super::launch::input_ptr;
 use super::memory::DeviceMem;
 use super::runtime;
 use crate::dim4::Dim4;

@@ -19,9 +19,12 @@
 //! - `random.rs`: random leaves, whose numbers are computed where they are read;
 //! - `kernels/elementwise_prelude.cu`: the device functions every kernel starts with.
 
+pub(crate) mod args;
 pub(crate) mod index;
+pub(crate) mod mapped;
 mod ops;
 pub(crate) mod random;
+pub(crate) mod reduce;
 pub(crate) mod runs;
 mod types;
 
@@ -163,7 +166,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
             Instr::Binary(op, _, _) => k.extend([6, *op as u8]),
             Instr::Cast(_) => k.push(7),
             Instr::Select(..) => k.push(8),
-            Instr::Mapped(..) => super::mapped::push_key(p, i, &mut k),
+            Instr::Mapped(..) => mapped::push_key(p, i, &mut k),
             Instr::Random(d) => {
                 k.extend([
                     10,
@@ -284,7 +287,7 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
 
 /// The shared device functions a program's kernel needs: the prelude, and integer powers for
 /// each integer type the program raises to a power. Every kernel made from a program (the
-/// element-wise one here, the reductions in `reduce_codegen`) starts with this.
+/// element-wise one here, the reductions in `reduce.rs`) starts with this.
 pub(crate) fn helpers(p: &Program) -> String {
     let mut s = String::with_capacity(4096);
     s.push_str(PRELUDE);
@@ -310,7 +313,7 @@ pub(crate) fn helpers(p: &Program) -> String {
 
 /// The kernel parameters of a program's steps, in step order: each input's pointer (and its
 /// four strides when strided), each scalar's value, each iota's four block sizes.
-/// each mapped leaf's parameters (`mapped::params`). `launch::push_step_args` passes the
+/// each mapped leaf's parameters (`mapped::params`). `args::push_step_args` passes the
 /// matching values.
 pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
     let mut params = Vec::new();
@@ -330,7 +333,7 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
                 }
             }
             Instr::Scalar(_) => params.push(format!("const {ty} k{i}")),
-            Instr::Mapped(_, m) => params.extend(super::mapped::params(i, st.dtype, m)),
+            Instr::Mapped(_, m) => params.extend(mapped::params(i, st.dtype, m)),
             Instr::Iota(_) => {
                 for k in 0..4 {
                     params.push(format!("const long long b{i}_{k}"));
@@ -347,7 +350,7 @@ pub(crate) fn step_params(p: &Program, plan: &Plan) -> Vec<String> {
 pub(crate) fn element_read(p: &Program, plan: &Plan, i: usize) -> String {
     let st = &p.steps[i];
     if let Instr::Mapped(..) = &st.instr {
-        return super::mapped::element(p, i, plan);
+        return mapped::element(p, i, plan);
     }
     let at = if plan.access[i] == Some(Access::Strided) {
         // only the dimensions the read moves along: below the rank, not broadcast

@@ -4,7 +4,7 @@
 //!
 //! A leaf is read like an input: linearly when it has the program's shape (element `i` of the
 //! program is element `i` of the request), otherwise through the strides of its own dense
-//! shape, 0 along the dimensions it is broadcast over (`launch::push_step_args`). Wide reads
+//! shape, 0 along the dimensions it is broadcast over (`args::push_step_args`). Wide reads
 //! of `w` elements from a multiple of `w` compute each 16-byte block once.
 //!
 //! Why: a program that draws numbers and reduces them at once (a Monte Carlo estimate) would
@@ -89,8 +89,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::backend::cuda::codegen::reduce::{self as reduce_codegen, Fold, Layout};
     use crate::backend::cuda::codegen::{key, plan, source, Access, ENTRY};
-    use crate::backend::cuda::reduce_codegen::{self, Fold, Layout};
     use crate::backend::Buffer;
     use crate::dim4::Dim4;
     use crate::jit::index_map::{Axis, IndexMap};

@@ -23,8 +23,8 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
+use super::mapped;
 use super::{body, element_read, index, storage_type, store_expr, wide_read, Access, Plan};
-use crate::backend::cuda::mapped;
 use crate::jit::index_map::Axis;
 use crate::jit::{Instr, Program};
 
@@ -50,7 +50,7 @@ pub(crate) enum LaneRead {
 
 /// How read step `i` of `p` is read in the blocked layout with `w` elements a lane; `None` for
 /// a step that reads nothing. Structural: whether a wide mapped read is aligned is a launch's
-/// question (`launch::aligned_for`).
+/// question (`args::aligned_for`).
 pub(crate) fn lane_read(
     p: &Program,
     access: &[Option<Access>],

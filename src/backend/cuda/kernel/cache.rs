@@ -45,7 +45,7 @@ use crate::sync::lock;
 pub(crate) enum Family {
     /// Fused element-wise programs (`codegen`).
     Elementwise,
-    /// Reductions fused with their element-wise producer (`reduce_codegen`).
+    /// Reductions fused with their element-wise producer (`codegen::reduce`).
     Reduce,
     /// The tiled transpose (`kernels/transpose.cu`).
     Transpose,

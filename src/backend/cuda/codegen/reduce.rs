@@ -40,10 +40,17 @@
 
 use std::fmt::Write;
 
-use super::codegen::{self, Plan};
+use super::{self as codegen, Plan};
 use crate::backend::reduce::{IndexOp, ReduceOp};
 use crate::dtype::DType;
 use crate::jit::{Instr, Program};
+
+/// Blocks per multiprocessor a grid is sized for. The kernels are compiled to fit at least this
+/// many (`__launch_bounds__`), 1024 threads per multiprocessor, which keeps enough loads in
+/// flight to saturate memory. It is a constant rather than the compiled kernel's occupancy so
+/// that how the work is split, and hence the rounding of the result, depends only on the shape
+/// and the device: a fused producer and its evaluated form reduce to the same bits.
+pub(crate) const BLOCKS_PER_SM: u32 = 4;
 
 /// The entry point's name in every generated reduction kernel.
 pub(crate) const ENTRY: &str = "ef_reduce";
@@ -495,7 +502,7 @@ pub(crate) fn source(
         s,
         "extern \"C\" __global__ void __launch_bounds__({}, {}) {ENTRY}({}) {{",
         l.threads(),
-        super::reduce::BLOCKS_PER_SM,
+        BLOCKS_PER_SM,
         params.join(", ")
     );
     let shared = l.ty > 1 && l.tx * l.ty > 32;

@@ -19,8 +19,8 @@
 //! this takes the loop of its kernel from 73 to 53 instructions an element (NVRTC 12.9,
 //! sm_90).
 
-use super::codegen::{index, storage_type, Plan};
-use super::launch::{first_aligned, input_ptr};
+use super::{index, storage_type, Plan};
+use crate::backend::cuda::dense::{first_aligned, input_ptr};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::jit::index_map::{Axis, IndexMap};
@@ -260,7 +260,7 @@ mod tests {
                     for w in &want {
                         assert!(sig.contains(w.as_str()), "{w} missing from {sig}");
                     }
-                    keys.insert(super::super::codegen::key(&p, &plan));
+                    keys.insert(super::super::key(&p, &plan));
                     n += 1;
                     let at = src.find("extern \"C\"").unwrap();
                     if all.is_empty() {
