@@ -9,198 +9,16 @@
 //! emberfire forgets it (ArrayFire's interop pattern, where the application locks an adopted
 //! buffer so that the library does not free what the application frees itself).
 
-use std::any::Any;
-use std::collections::{HashMap, HashSet};
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use crate::array::Array;
-use crate::backend::{cuda, BackendKind, Buffer};
+use crate::backend::cpu::host_table;
+use crate::backend::{buffer_addr, buffer_locked, cuda, BackendKind, Buffer};
 use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
 use crate::error_handler::OrRaise;
 use crate::jit::{Data, Node};
-use crate::storage::HostVec;
-use crate::sync::lock;
-
-/// Host buffers locked by the user and host buffers adopted from the user, by address of their
-/// first element (the CPU backend has no memory manager to keep flags in), and the buffers
-/// whose last array was dropped while locked: they are kept, not freed, so the user's pointer
-/// stays valid and the address cannot be handed to another buffer (which would then look
-/// locked).
-///
-/// Records are by address, so every address here must be memory emberfire holds (a live
-/// buffer or an orphan): a record leaves the table before its memory is freed or goes back to
-/// the user, never after, so an address the allocator hands out again has no record.
-/// Buffers of no elements have no address of their own and are never recorded.
-#[derive(Default)]
-struct HostLocks {
-    /// Address -> bytes of every locked buffer, orphaned or not.
-    locked: HashMap<usize, usize>,
-    orphans: HashMap<usize, HostVec>,
-    /// Live buffers adopted with `new_from_device_ptr`: at their drop, a locked one goes back
-    /// to the user instead of becoming an orphan.
-    adopted: HashSet<usize>,
-    /// Live buffers over memory borrowed from another library (a DLPack import), by address:
-    /// never freed by emberfire; at their drop the vector is forgotten and its owner dropped
-    /// (which hands the memory back to its producer). A list, because the same memory can be
-    /// borrowed twice.
-    borrowed: HashMap<usize, Vec<BorrowedHost>>,
-    /// Owners of borrowed buffers whose last array was dropped while locked: kept with the
-    /// orphan, for the user's pointer.
-    kept_owners: Vec<Box<dyn Any + Send>>,
-}
-
-/// What keeps a borrowed host buffer alive, and whether its producer allows writes.
-struct BorrowedHost {
-    owner: Box<dyn Any + Send>,
-    read_only: bool,
-}
-
-fn host_locks() -> &'static Mutex<HostLocks> {
-    static L: std::sync::OnceLock<Mutex<HostLocks>> = std::sync::OnceLock::new();
-    L.get_or_init(Default::default)
-}
-
-/// How many records `locked` and `adopted` hold together: lets dropping a buffer skip the table
-/// when both are empty. Changed only under the table's lock; read without it on a drop, which
-/// sees every change made before the buffer's last reference went (`Arc`'s drop orders them).
-static HOST_TRACKED: AtomicUsize = AtomicUsize::new(0);
-
-/// Bytes and buffers of host memory locked by the user.
-pub(crate) fn host_locked() -> (usize, usize) {
-    let locks = lock(host_locks());
-    (locks.locked.values().sum(), locks.locked.len())
-}
-
-/// What becomes of a host buffer as its last reference drops (see [`release_host`]).
-pub(crate) enum HostRelease {
-    /// Not locked: the caller stops counting it and frees (or caches) it.
-    Free(HostVec),
-    /// Locked: kept for the user's pointer, and still counted, until the process ends.
-    Kept,
-    /// Adopted and locked: the user's again. It was not freed; the caller stops counting it.
-    GivenBack,
-}
-
-/// Called as host buffer `h` is dropped: decides whether its memory is freed, kept for the
-/// user's lock, or handed back to the user (adopted memory still locked).
-pub(crate) fn release_host(h: HostVec) -> HostRelease {
-    if HOST_TRACKED.load(Ordering::Acquire) == 0 || h.len() == 0 {
-        return HostRelease::Free(h);
-    }
-    let mut table = lock(host_locks());
-    let addr = h.as_bytes().as_ptr() as usize;
-    if let Some(b) = take_borrowed(&mut table, addr) {
-        if table.locked.contains_key(&addr) {
-            table.orphans.insert(addr, h);
-            table.kept_owners.push(b.owner);
-            return HostRelease::Kept;
-        }
-        // Not ours to free: forget the vector, then release the owner outside the table's lock
-        // (its drop runs the producer's code, which may call back into emberfire).
-        std::mem::forget(h);
-        drop(table);
-        drop(b.owner);
-        return HostRelease::GivenBack;
-    }
-    let adopted = table.adopted.remove(&addr);
-    if adopted {
-        HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
-    }
-    if !table.locked.contains_key(&addr) {
-        return HostRelease::Free(h);
-    }
-    if adopted {
-        // The user's allocation again (a `Box<[T]>` they rebuild to free it): forget the
-        // vector without freeing it, and the record with it, before the user can free the
-        // memory and the allocator hand the address to another buffer.
-        table.locked.remove(&addr);
-        HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
-        std::mem::forget(h);
-        return HostRelease::GivenBack;
-    }
-    table.orphans.insert(addr, h);
-    HostRelease::Kept
-}
-
-/// Removes one borrowed record at `addr`, if any.
-fn take_borrowed(table: &mut HostLocks, addr: usize) -> Option<BorrowedHost> {
-    let list = table.borrowed.get_mut(&addr)?;
-    let b = list.pop();
-    if list.is_empty() {
-        table.borrowed.remove(&addr);
-    }
-    if b.is_some() {
-        HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
-    }
-    b
-}
-
-/// A host buffer over `n` elements of `T` at `ptr` that another library owns: emberfire never
-/// frees, grows or caches it; when the buffer drops, `owner` is dropped (on the thread that
-/// drops the last array), unless the buffer is locked then. With `read_only`, emberfire never
-/// writes it in place (see [`buffer_locked`]).
-///
-/// # Safety
-///
-/// `n > 0`; `ptr` is non-null, aligned for `T` and holds `n` initialised elements of `T`
-/// (bools 0 or 1), valid while `owner` lives and not freed by anything else meanwhile.
-pub(crate) unsafe fn borrow_host<T: crate::storage::Element>(
-    ptr: *mut T,
-    n: usize,
-    owner: Box<dyn Any + Send>,
-    read_only: bool,
-) -> Buffer {
-    debug_assert!(n > 0 && !ptr.is_null());
-    // SAFETY: the caller vouches for `n` initialised, aligned elements. The vector is not from
-    // Rust's allocator, which is why it must never reach it: `release_host` forgets it (never
-    // drops it), and no code grows or shrinks a buffer's vector (buffers hold their final
-    // length; outputs are new vectors).
-    let v = unsafe { Vec::from_raw_parts(ptr, n, n) };
-    let h = T::wrap(v);
-    // Recorded before any array uses it, so the drop of the last one finds it.
-    let mut table = lock(host_locks());
-    table.borrowed.entry(ptr as usize).or_default().push(BorrowedHost { owner, read_only });
-    HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
-    drop(table);
-    Buffer::host(h)
-}
-
-/// Whether `b` is memory borrowed read-only from another library (a DLPack import whose
-/// producer forbids writes): emberfire then treats it as locked, never writing it in place.
-fn borrowed_read_only(b: &Buffer) -> bool {
-    match b {
-        Buffer::Host(h) => {
-            if HOST_TRACKED.load(Ordering::Acquire) == 0 || h.len() == 0 {
-                return false;
-            }
-            let table = lock(host_locks());
-            table.borrowed.get(&buffer_addr(b)).is_some_and(|l| l.iter().any(|r| r.read_only))
-        }
-        Buffer::Cuda(m) => crate::interop::dlpack::owner_is_read_only(m.borrowed_owner()),
-    }
-}
-
-fn buffer_addr(b: &Buffer) -> usize {
-    match b {
-        Buffer::Host(h) => h.as_bytes().as_ptr() as usize,
-        Buffer::Cuda(m) => m.ptr() as usize,
-    }
-}
-
-/// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer),
-/// or `b` is memory another library lent read-only: either way emberfire must not write it in
-/// place.
-pub(crate) fn buffer_locked(b: &Buffer) -> bool {
-    let locked = match b {
-        Buffer::Host(_) => lock(host_locks()).locked.contains_key(&buffer_addr(b)),
-        Buffer::Cuda(m) => m.is_locked(),
-    };
-    locked || borrowed_read_only(b)
-}
 
 impl<T: HasAfEnum> Array<T> {
     /// The evaluated data, made contiguous and owned by this array if it was a view.
@@ -237,7 +55,7 @@ impl<T: HasAfEnum> Array<T> {
     pub fn device_ptr(&self) -> *mut c_void {
         let d = self.own_data();
         self.lock();
-        (buffer_addr(&d.buf) + d.offset * T::DTYPE.size()) as *mut c_void
+        (buffer_addr(d.buffer()) + d.offset * T::DTYPE.size()) as *mut c_void
     }
 
     /// Locks the array's memory: emberfire will neither reuse nor free it until
@@ -260,15 +78,11 @@ impl<T: HasAfEnum> Array<T> {
     /// ```
     pub fn lock(&self) {
         let d = self.own_data();
-        match &*d.buf {
+        match d.buffer() {
             // Empty memory has no address to keep.
             Buffer::Host(h) if h.len() == 0 => {}
             Buffer::Host(h) => {
-                let bytes = h.as_bytes().len();
-                let mut table = lock(host_locks());
-                if table.locked.insert(buffer_addr(&d.buf), bytes).is_none() {
-                    HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
-                }
+                host_table::lock(h.as_bytes().as_ptr() as usize, h.as_bytes().len());
             }
             Buffer::Cuda(m) => m.lock(),
         }
@@ -287,13 +101,8 @@ impl<T: HasAfEnum> Array<T> {
     /// ```
     pub fn unlock(&self) {
         let d = self.node().eval();
-        match &*d.buf {
-            Buffer::Host(_) => {
-                let mut table = lock(host_locks());
-                if table.locked.remove(&buffer_addr(&d.buf)).is_some() {
-                    HOST_TRACKED.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
+        match d.buffer() {
+            Buffer::Host(h) => host_table::unlock(h.as_bytes().as_ptr() as usize),
             Buffer::Cuda(m) => m.unlock(),
         }
     }
@@ -305,7 +114,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert!(!Array::new(&[1u8], dim4!(1)).is_locked());
     /// ```
     pub fn is_locked(&self) -> bool {
-        self.node().data().is_some_and(|d| buffer_locked(&d.buf))
+        self.node().data().is_some_and(|d| buffer_locked(d.buffer()))
     }
 
     /// The size in bytes of the buffer that holds the array's elements. For a view of another
@@ -324,7 +133,7 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(lazy.get_allocated_bytes(), 48);
     /// ```
     pub fn get_allocated_bytes(&self) -> usize {
-        self.node().data().map_or(0, |d| match &*d.buf {
+        self.node().data().map_or(0, |d| match d.buffer() {
             Buffer::Host(h) => h.len() * h.dtype().size(),
             Buffer::Cuda(m) => m.len(),
         })
@@ -389,10 +198,7 @@ impl<T: HasAfEnum> Array<T> {
                 if n > 0 {
                     // Recorded before any array uses it, so that the drop of the last one
                     // finds it (an empty box has no allocation to give back).
-                    let mut table = lock(host_locks());
-                    if table.adopted.insert(h.as_bytes().as_ptr() as usize) {
-                        HOST_TRACKED.fetch_add(1, Ordering::AcqRel);
-                    }
+                    host_table::adopt(h.as_bytes().as_ptr() as usize);
                 }
                 Buffer::host(h)
             }

@@ -1,7 +1,6 @@
 //! Backends and devices: choosing where arrays live, and what the machine offers.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::backend::{cuda, BackendKind};
@@ -416,9 +415,6 @@ pub fn is_half_available(_device: i32) -> bool {
     true
 }
 
-pub(crate) static HOST_BYTES: AtomicUsize = AtomicUsize::new(0);
-pub(crate) static HOST_BUFFERS: AtomicUsize = AtomicUsize::new(0);
-
 /// Memory held by arrays on the active device: (allocated bytes, allocated buffers, locked
 /// bytes, locked buffers). Memory cached for reuse is not counted, on either backend.
 ///
@@ -432,13 +428,9 @@ pub(crate) static HOST_BUFFERS: AtomicUsize = AtomicUsize::new(0);
 pub fn device_mem_info() -> (usize, usize, usize, usize) {
     match active_kind() {
         BackendKind::Cpu => {
-            let (lbytes, lbuffers) = crate::array_memory::host_locked();
-            (
-                HOST_BYTES.load(Ordering::Relaxed),
-                HOST_BUFFERS.load(Ordering::Relaxed),
-                lbytes,
-                lbuffers,
-            )
+            let (bytes, buffers) = crate::backend::cpu::host_table::counted();
+            let (lbytes, lbuffers) = crate::backend::cpu::host_table::host_locked();
+            (bytes, buffers, lbytes, lbuffers)
         }
         BackendKind::Cuda(d) => {
             cuda::runtime::device(d).map(|dev| dev.memory().info()).unwrap_or((0, 0, 0, 0))
@@ -469,7 +461,7 @@ pub fn print_mem_info(msg: String, device: i32) {
 pub fn device_gc() {
     match active_kind() {
         BackendKind::Cpu => {
-            crate::backend::cpu::cache::clear();
+            crate::storage::cache::clear();
             crate::backend::cpu::fft::release_scratch();
         }
         BackendKind::Cuda(d) => {

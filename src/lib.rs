@@ -38,6 +38,7 @@ mod interop;
 mod jit;
 mod macros;
 mod ops;
+mod place;
 mod print_format;
 mod random;
 mod sharded;

@@ -44,7 +44,7 @@ impl Dense {
 
     /// The elements as a host slice (CPU data only).
     pub(crate) fn host<T: Element>(&self) -> &[T] {
-        match &*self.data.buf {
+        match self.data.buffer() {
             Buffer::Host(h) => {
                 let n = self.dims.elements() as usize;
                 &h.as_slice::<T>()[self.data.offset..self.data.offset + n]
@@ -60,10 +60,10 @@ impl Dense {
     pub(crate) fn bytes_as_bool(mut self) -> Dense {
         assert_eq!(self.dtype, DType::U8, "internal error: bytes_as_bool of {:?}", self.dtype);
         self.dtype = DType::B8;
-        if let Some(Buffer::Host(h)) = Arc::get_mut(&mut self.data.buf) {
+        if let Some(Buffer::Host(h)) = self.data.buffer_mut() {
             let v = std::mem::replace(h, HostVec::U8(Vec::new())).into_vec::<u8>();
             *h = HostVec::B8(u8_to_bool_bytes(v));
-        } else if let Buffer::Host(h) = &*self.data.buf {
+        } else if let Buffer::Host(h) = self.data.buffer() {
             let v = u8_to_bool_bytes(h.as_slice::<u8>().to_vec());
             self.data = Data { buf: Arc::new(Buffer::host(HostVec::B8(v))), ..self.data };
         }

@@ -136,7 +136,7 @@ fn check_side(what: &str, buf: &Buffer, dtype: DType, block: Dim4, side: &Side) 
                 assert!(
                     d.is_contiguous(dims)
                         && address_range(dims, d.offset, [1, 1, 1, 1]).is_some_and(|(_, hi)| {
-                            hi < buffer_elements(&d.buf, DType::S64) as i64
+                            hi < buffer_elements(d.buffer(), DType::S64) as i64
                         }),
                     "internal error: {what}: index array along dimension {k} is shorter than \
                      the block's {n}"

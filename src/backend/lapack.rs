@@ -60,7 +60,7 @@ pub(crate) fn batched_dims(rows: usize, cols: usize, like: Dim4) -> Dim4 {
 
 /// A copy of CPU data's elements, or [`Error::OutOfMemory`].
 fn host_vec<T: Element>(d: &Dense) -> Result<Vec<T>, Error> {
-    match &*d.data.buf {
+    match d.data.buffer() {
         Buffer::Host(h) => {
             let n = d.dims.elements() as usize;
             try_copied(&h.as_slice::<T>()[d.data.offset..d.data.offset + n])

@@ -24,21 +24,15 @@ pub(crate) mod write_into;
 pub(crate) mod lapack;
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
-use crate::array_memory::HostRelease;
-use crate::device::{HOST_BUFFERS, HOST_BYTES};
 use crate::dim4::Dim4;
 use crate::error::Error;
+use crate::jit::memory::Memory;
 use crate::jit::{Data, Program};
+pub(crate) use crate::place::BackendKind;
 use crate::storage::HostVec;
-
-/// The backend (and device) an array lives on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum BackendKind {
-    Cpu,
-    /// A CUDA device, by ordinal.
-    Cuda(usize),
-}
+use cpu::host_table::{self, HostRelease, HOST_BUFFERS, HOST_BYTES};
 
 /// Memory owned by a backend.
 #[derive(Debug)]
@@ -64,6 +58,46 @@ impl Buffer {
     }
 }
 
+impl Memory for Buffer {
+    fn byte_len(&self) -> usize {
+        Buffer::byte_len(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
+}
+
+/// The backends' view of ready data: the graph holds a buffer as `dyn Memory`, and `Buffer` is
+/// the only type that implements it.
+impl Data {
+    /// The buffer the data lives in.
+    pub(crate) fn buffer(&self) -> &Buffer {
+        self.buf.as_any().downcast_ref().expect("internal error: data in memory of no backend")
+    }
+
+    /// The buffer, mutably, if this is its only reference.
+    pub(crate) fn buffer_mut(&mut self) -> Option<&mut Buffer> {
+        Arc::get_mut(&mut self.buf).map(|m| {
+            m.as_any_mut().downcast_mut().expect("internal error: data in memory of no backend")
+        })
+    }
+
+    /// The buffer itself if this was its last reference; the data again otherwise.
+    pub(crate) fn into_buffer(self) -> Result<Buffer, Data> {
+        let Data { buf, offset, strides } = self;
+        let any = buf.into_any();
+        let shared: Arc<Buffer> =
+            any.downcast().expect("internal error: data in memory of no backend");
+        Arc::try_unwrap(shared).map_err(|shared| Data { buf: shared, offset, strides })
+    }
+}
+
 impl Drop for Buffer {
     fn drop(&mut self) {
         if let Buffer::Host(h) = self {
@@ -75,15 +109,37 @@ impl Drop for Buffer {
                 HOST_BYTES.fetch_sub(bytes, Ordering::Relaxed);
                 HOST_BUFFERS.fetch_sub(1, Ordering::Relaxed);
             };
-            match crate::array_memory::release_host(h) {
+            match host_table::release_host(h) {
                 HostRelease::Free(h) => {
                     uncount();
-                    cpu::cache::give(h);
+                    crate::storage::cache::give(h);
                 }
                 HostRelease::GivenBack => uncount(),
                 HostRelease::Kept => {}
             }
         }
+    }
+}
+
+/// The address of `b`'s memory (host or device): what identifies a buffer to the user's
+/// pointer and to the records of locked host buffers.
+pub(crate) fn buffer_addr(b: &Buffer) -> usize {
+    match b {
+        Buffer::Host(h) => h.as_bytes().as_ptr() as usize,
+        Buffer::Cuda(m) => m.ptr() as usize,
+    }
+}
+
+/// Whether the user holds a lock on `b` (and may be reading or writing it through a pointer),
+/// or `b` is memory another library lent read-only: either way emberfire must not write it in
+/// place.
+pub(crate) fn buffer_locked(b: &Buffer) -> bool {
+    match b {
+        Buffer::Host(h) => {
+            let addr = buffer_addr(b);
+            host_table::is_locked(addr) || host_table::is_read_only(addr, h.len())
+        }
+        Buffer::Cuda(m) => m.is_locked() || m.is_read_only(),
     }
 }
 
@@ -119,14 +175,14 @@ pub(crate) fn download(d: &Data, dims: Dim4, dtype: crate::dtype::DType) -> Resu
     if !d.is_contiguous(dims) {
         // gather into a contiguous buffer on the data's own backend first
         let p = Program::copy_of(d.clone(), dtype, dims);
-        let kind = match &*d.buf {
+        let kind = match d.buffer() {
             Buffer::Host(_) => BackendKind::Cpu,
             Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
         };
         let buf = kind.run(&p)?.pop().expect("one output");
         return download(&Data::dense(buf, dims), dims, dtype);
     }
-    match &*d.buf {
+    match d.buffer() {
         Buffer::Host(h) => h.try_sub(d.offset..d.offset + n),
         Buffer::Cuda(m) => {
             let dev = cuda::runtime::device(m.ordinal())?;

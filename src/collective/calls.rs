@@ -40,7 +40,7 @@ struct Part {
 
 impl Part {
     fn mem(&self) -> &DeviceMem {
-        match &*self.dense.data.buf {
+        match self.dense.data.buffer() {
             Buffer::Cuda(m) => m,
             Buffer::Host(_) => unreachable!("a CUDA rank's array is on the device"),
         }

@@ -270,7 +270,7 @@ pub fn array_memory<T: HasAfEnum>(array: &Array<T>) -> Result<ArrayMemory> {
         ));
     }
     let data = array.try_own_data()?;
-    let (ordinal, ptr, bytes) = match &*data.buf {
+    let (ordinal, ptr, bytes) = match data.buffer() {
         Buffer::Cuda(m) => {
             let size = T::DTYPE.size();
             (m.ordinal(), m.ptr() + (data.offset * size) as u64, array.elements() * size)
@@ -282,7 +282,7 @@ pub fn array_memory<T: HasAfEnum>(array: &Array<T>) -> Result<ArrayMemory> {
 
 impl ArrayMemory {
     fn mem(&self) -> &DeviceMem {
-        match &*self.data.buf {
+        match self.data.buffer() {
             Buffer::Cuda(m) => m,
             Buffer::Host(_) => unreachable!("internal error: host memory in a CUDA array"),
         }
@@ -366,7 +366,7 @@ pub unsafe fn borrow_device_memory<T: HasAfEnum>(
         panic!("borrow_device_memory: {dims} elements of {:?} do not fit in memory", T::DTYPE)
     });
     // SAFETY: the caller's contract above.
-    let mem = unsafe { dev.memory().borrow(ptr, bytes, owner) };
+    let mem = unsafe { dev.memory().borrow(ptr, bytes, owner, false) };
     let data = Data::dense(Buffer::Cuda(mem), dims);
     Ok(Array::from_node(Node::ready(T::DTYPE, dims, BackendKind::Cuda(ordinal), data)))
 }

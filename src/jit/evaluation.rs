@@ -311,7 +311,7 @@ mod tests {
 
     fn value(n: &Arc<Node>) -> Vec<f32> {
         let d = n.eval();
-        let Buffer::Host(h) = &*d.buf else { unreachable!() };
+        let Buffer::Host(h) = d.buffer() else { unreachable!() };
         h.as_slice::<f32>()[d.offset..d.offset + LEN].to_vec()
     }
 

@@ -3,6 +3,7 @@
 
 pub(crate) mod evaluation;
 pub(crate) mod index_map;
+pub(crate) mod memory;
 pub(crate) mod node;
 pub(crate) mod node_map;
 pub(crate) mod op;

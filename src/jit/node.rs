@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use super::index_map::IndexMap;
+use super::memory::Memory;
 use super::op::{BinOp, UnOp};
 use super::sparse::{dense_only_message, SparseParts};
-use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error_handler::OrRaise;
+use crate::place::BackendKind;
 use crate::random::stream::Draw;
 use crate::storage::HostVec;
 use crate::sync::{read, write};
@@ -26,7 +27,8 @@ use crate::sync::{read, write};
 /// Ready data: a buffer and the position of this array's elements inside it.
 #[derive(Clone, Debug)]
 pub(crate) struct Data {
-    pub buf: Arc<Buffer>,
+    /// The backend's buffer (`Data::buffer` gives it back to the backend).
+    pub buf: Arc<dyn Memory>,
     /// Offset of element (0,0,0,0), in elements.
     pub offset: usize,
     /// Distance in elements between neighbours along each dimension.
@@ -35,7 +37,7 @@ pub(crate) struct Data {
 
 impl Data {
     /// A whole buffer holding an array of shape `dims` densely in column-major order.
-    pub(crate) fn dense(buf: Buffer, dims: Dim4) -> Data {
+    pub(crate) fn dense(buf: impl Memory, dims: Dim4) -> Data {
         let c = dims.strides();
         Data { buf: Arc::new(buf), offset: 0, strides: std::array::from_fn(|k| c[k] as i64) }
     }

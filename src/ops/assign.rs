@@ -23,7 +23,7 @@ use super::index::{along, check_index_count, flattens, resolve_seqs};
 use super::indexer::Indexer;
 use super::seq::SeqF;
 use crate::array::Array;
-use crate::array_memory::buffer_locked;
+use crate::backend::buffer_locked;
 use crate::backend::index_copy::{Axis, Side};
 use crate::backend::write_into::Dest;
 use crate::backend::Buffer;
@@ -40,8 +40,8 @@ fn exclusive_buffer(node: &mut Arc<Node>) -> Option<&mut Buffer> {
     let n = Arc::get_mut(node)?;
     let dims = n.dims;
     match n.state_mut() {
-        State::Ready(d) if d.offset == 0 && d.is_contiguous(dims) && !buffer_locked(&d.buf) => {
-            Arc::get_mut(&mut d.buf)
+        State::Ready(d) if d.offset == 0 && d.is_contiguous(dims) && !buffer_locked(d.buffer()) => {
+            d.buffer_mut()
         }
         _ => None,
     }
@@ -226,7 +226,7 @@ pub fn assign_gen<T: HasAfEnum>(lhs: &mut Array<T>, indices: &Indexer, rhs: &Arr
     let dst =
         Side { dims: layout, offset: 0, strides: std::array::from_fn(|k| dense[k] as i64), axes };
     let buf = writable_buffer(func, lhs);
-    backend.index_copy(T::DTYPE, region, &value.buf, &src, buf, &dst).or_raise(func);
+    backend.index_copy(T::DTYPE, region, value.buffer(), &src, buf, &dst).or_raise(func);
 }
 
 /// Writes `new_row` into row `row_num` of `inout` (negative counts from the last row); see

@@ -527,9 +527,9 @@ fn take_buffer<T: GemmType>(output: &mut Array<T>, keep_values: bool) -> Result<
     // program or another array's node also holds it.
     drop(std::mem::replace(output, filled(T::default(), dims, backend)));
     let data = if whole && sole_user {
-        match Arc::try_unwrap(data.buf) {
+        match data.into_buffer() {
             Ok(buf) => return Ok(Some(buf)),
-            Err(buf) => Data { buf, ..data },
+            Err(data) => data,
         }
     } else {
         data

@@ -261,7 +261,7 @@ fn gather<T: HasAfEnum>(
     let src = Side { dims, offset: data.offset, strides: data.strides, axes };
     let mut out = backend.alloc_for_overwrite(T::DTYPE, block.elements() as usize).or_raise(func);
     backend
-        .index_copy(T::DTYPE, block, &data.buf, &src, &mut out, &Side::dense(block))
+        .index_copy(T::DTYPE, block, data.buffer(), &src, &mut out, &Side::dense(block))
         .or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, block, backend, Data::dense(out, block)))
 }

@@ -60,7 +60,7 @@ impl<T: HasAfEnum> Array<T> {
                     return Ok(self.clone());
                 }
                 let dense = Dense::of(node)?;
-                let Buffer::Cuda(src) = &*dense.data.buf else {
+                let Buffer::Cuda(src) = dense.data.buffer() else {
                     unreachable!("a CUDA array's memory is on the device")
                 };
                 let size = T::DTYPE.size();

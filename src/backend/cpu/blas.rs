@@ -68,7 +68,7 @@ pub(crate) fn gemm(
 /// every element the operand's shape and strides address lies in the buffer (the products
 /// below read through raw pointers).
 fn host_ptr<T: Element>(x: &MatArg) -> *const T {
-    let slice = match &*x.data.buf {
+    let slice = match x.data.buffer() {
         Buffer::Host(h) => h.as_slice::<T>(),
         Buffer::Cuda(_) => unreachable!("internal error: device buffer in a CPU product"),
     };

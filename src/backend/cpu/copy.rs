@@ -38,7 +38,7 @@ fn place<T: Element>(parts: &[(Data, Dim4)], dim: usize, out: Dim4) -> Result<Ve
     let os = out.strides().get().map(|x| x as usize);
     let mut at = 0usize; // where the current part starts along `dim`
     for (data, dims) in parts {
-        let Buffer::Host(h) = &*data.buf else {
+        let Buffer::Host(h) = data.buffer() else {
             unreachable!("internal error: device buffer on the CPU backend")
         };
         let src = h.as_slice::<T>();

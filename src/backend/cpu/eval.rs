@@ -301,7 +301,7 @@ pub(crate) fn for_runs(
 /// Reads the elements of a ready input for an output chunk, in place when it is laid out like
 /// the output.
 fn load<'a>(d: &'a Data, dims: Dim4, out: Dim4, start: usize, len: usize) -> Val<'a> {
-    let Buffer::Host(h) = &*d.buf else {
+    let Buffer::Host(h) = d.buffer() else {
         unreachable!("internal error: device buffer in a CPU program")
     };
     if dims.elements() == 1 {

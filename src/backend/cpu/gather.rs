@@ -19,7 +19,7 @@ pub(crate) fn load_mapped<'a>(
     start: usize,
     len: usize,
 ) -> Val<'a> {
-    let Buffer::Host(h) = &*d.buf else {
+    let Buffer::Host(h) = d.buffer() else {
         unreachable!("internal error: device buffer in a CPU program")
     };
     with_vec!(h, v, T => {

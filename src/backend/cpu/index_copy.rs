@@ -26,7 +26,7 @@ fn offset_tables(block: Dim4, side: &Side) -> [Vec<i64>; 4] {
                 (0..n as i64).map(|c| (start + c * step) * stride).collect()
             }
             Axis::Indices(d) => {
-                let Buffer::Host(HostVec::S64(v)) = &*d.buf else {
+                let Buffer::Host(HostVec::S64(v)) = d.buffer() else {
                     unreachable!("internal error: CPU index array that is not i64 host data")
                 };
                 let len = side.dims[k] as i64;

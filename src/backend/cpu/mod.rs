@@ -2,7 +2,6 @@
 
 mod acc;
 pub(crate) mod blas;
-pub(crate) mod cache;
 pub(crate) mod copy;
 pub(crate) mod eval;
 pub(crate) mod fft;
@@ -10,6 +9,7 @@ mod fork;
 pub(crate) mod gather;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx512;
+pub(crate) mod host_table;
 pub(crate) mod image;
 pub(crate) mod kernels;
 pub(crate) mod lapack;

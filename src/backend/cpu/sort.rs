@@ -421,7 +421,7 @@ macro_rules! with_sortable {
 
 /// The host vector holding `d`'s elements and their range in it (CPU data, dense).
 fn host_elements(d: &Dense) -> (&HostVec, std::ops::Range<usize>) {
-    match &*d.data.buf {
+    match d.data.buffer() {
         Buffer::Host(h) => (h, d.data.offset..d.data.offset + d.dims.elements() as usize),
         Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU sort path"),
     }

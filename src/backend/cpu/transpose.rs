@@ -22,7 +22,7 @@ const TASK: usize = 1 << 15;
 /// `[dims[1], dims[0], dims[2], dims[3]]`; conjugated if `conj` (complex types only). Fails
 /// with [`Error::OutOfMemory`] when the result does not fit.
 pub(crate) fn transpose(d: &Data, dims: Dim4, dtype: DType, conj: bool) -> Result<HostVec, Error> {
-    let Buffer::Host(h) = &*d.buf else {
+    let Buffer::Host(h) = d.buffer() else {
         unreachable!("internal error: device buffer on the CPU backend")
     };
     debug_assert_eq!(h.dtype(), dtype);

@@ -268,7 +268,7 @@ fn buffer_ptr(buf: &Buffer) -> u64 {
 
 /// The device address of element 0 of `data`, whose elements have `size` bytes.
 fn data_ptr(data: &Data, size: usize) -> u64 {
-    buffer_ptr(&data.buf) + (data.offset * size) as u64
+    buffer_ptr(data.buffer()) + (data.offset * size) as u64
 }
 
 impl Operand {

@@ -40,7 +40,7 @@ pub(crate) fn concatenate(
         if n == 0 {
             continue;
         }
-        let Buffer::Cuda(src) = &*data.buf else {
+        let Buffer::Cuda(src) = data.buffer() else {
             unreachable!("internal error: host buffer in a CUDA join")
         };
         if place_contiguous && data.is_contiguous(*dims) {

@@ -11,7 +11,7 @@ use crate::jit::Data;
 
 /// The device address of `d`'s first element (its buffer's start plus its offset).
 pub(crate) fn device_ptr(d: &Dense) -> u64 {
-    match &*d.data.buf {
+    match d.data.buffer() {
         Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
         Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
     }
@@ -19,7 +19,7 @@ pub(crate) fn device_ptr(d: &Dense) -> u64 {
 
 /// The device pointer and element offset of an input step.
 pub(crate) fn input_ptr(d: &Data, size: usize) -> u64 {
-    match &*d.buf {
+    match d.buffer() {
         Buffer::Cuda(m) => m.ptr() + (d.offset * size) as u64,
         Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA program"),
     }

@@ -148,7 +148,7 @@ fn aligned(d: &Dense) -> bool {
 }
 
 fn device_ptr(d: &Dense) -> u64 {
-    match &*d.data.buf {
+    match d.data.buffer() {
         Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
         Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
     }

@@ -57,7 +57,7 @@ fn side_params(side: &Side) -> SideParams {
                 p.start[k] = *start;
                 p.step[k] = *step;
             }
-            Axis::Indices(d) => match &*d.buf {
+            Axis::Indices(d) => match d.buffer() {
                 Buffer::Cuda(m) => p.idx[k] = m.ptr() + (d.offset * 8) as u64,
                 Buffer::Host(_) => unreachable!("internal error: host index array in a CUDA copy"),
             },

@@ -96,7 +96,7 @@ fn with_solver<R>(
 
 /// The device memory of CUDA data.
 fn mem_of(d: &Dense) -> &DeviceMem {
-    match &*d.data.buf {
+    match d.data.buffer() {
         Buffer::Cuda(m) => m,
         Buffer::Host(_) => unreachable!("internal error: host data in a CUDA factorization"),
     }

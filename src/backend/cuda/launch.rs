@@ -107,7 +107,7 @@ pub(crate) fn order_inputs(dev: &Device, p: &Program) -> Result<(), Error> {
     let stream = dev.current_stream_id();
     for s in &p.steps {
         if let Instr::Input(d) | Instr::Mapped(d, _) = &s.instr {
-            if let Buffer::Cuda(m) = &*d.buf {
+            if let Buffer::Cuda(m) = d.buffer() {
                 dev.memory().order_use(m, stream)?;
             }
         }

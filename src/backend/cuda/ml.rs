@@ -145,7 +145,7 @@ impl<'a> Descriptors<'a> {
 }
 
 fn ptr(d: &Dense) -> u64 {
-    match &*d.data.buf {
+    match d.data.buffer() {
         Buffer::Cuda(m) => m.ptr() + (d.data.offset * d.dtype.size()) as u64,
         Buffer::Host(_) => unreachable!("internal error: host data on the CUDA path"),
     }

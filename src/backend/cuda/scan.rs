@@ -49,7 +49,7 @@ pub(crate) struct Input<'a> {
 
 impl Input<'_> {
     fn ptr(&self) -> u64 {
-        match &*self.data.buf {
+        match self.data.buffer() {
             Buffer::Cuda(m) => m.ptr() + (self.data.offset * self.dtype.size()) as u64,
             Buffer::Host(_) => unreachable!("internal error: host buffer in a CUDA scan"),
         }

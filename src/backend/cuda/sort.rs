@@ -168,7 +168,7 @@ fn kernels(dev: &Device, dtype: DType, vals: bool) -> Result<Arc<SortKernels>, E
 
 /// The device address of element 0 of dense data `d` of `size`-byte elements.
 fn data_ptr(d: &Data, size: usize) -> u64 {
-    match &*d.buf {
+    match d.buffer() {
         Buffer::Cuda(m) => m.ptr() + (d.offset * size) as u64,
         Buffer::Host(_) => unreachable!("internal error: host data in a CUDA sort"),
     }
@@ -176,7 +176,7 @@ fn data_ptr(d: &Data, size: usize) -> u64 {
 
 /// Orders this stream's work after the writer of `d`'s memory (a no-op on one stream).
 fn order_input(dev: &Device, d: &Data) -> Result<(), Error> {
-    if let Buffer::Cuda(m) = &*d.buf {
+    if let Buffer::Cuda(m) = d.buffer() {
         dev.memory().order_use(m, dev.current_stream_id())?;
     }
     Ok(())

@@ -76,7 +76,9 @@ fn segment_major(
 /// Undoes `segment_major`'s permutation of `d`.
 fn restore(ordinal: usize, d: Dense, axes: Option<[usize; 4]>) -> Result<Buffer, Error> {
     let Some(axes) = axes else {
-        return Ok(Arc::try_unwrap(d.data.buf)
+        return Ok(d
+            .data
+            .into_buffer()
             .unwrap_or_else(|_| unreachable!("internal error: a fresh sort result is shared")));
     };
     let mut inverse = [0usize; 4];
@@ -84,7 +86,9 @@ fn restore(ordinal: usize, d: Dense, axes: Option<[usize; 4]>) -> Result<Buffer,
         inverse[a] = k;
     }
     let back = permuted(ordinal, &d, inverse)?;
-    Ok(Arc::try_unwrap(back.data.buf)
+    Ok(back
+        .data
+        .into_buffer()
         .unwrap_or_else(|_| unreachable!("internal error: a fresh copy is shared")))
 }
 

@@ -235,7 +235,7 @@ fn a_locked_block_survives_memory_pressure() {
     m.gc();
     // The locked contents are intact.
     // SAFETY: `ptr` is the locked block, still allocated; the owner is a placeholder.
-    let view = unsafe { m.borrow(ptr, len, Arc::new(())) };
+    let view = unsafe { m.borrow(ptr, len, Arc::new(()), false) };
     let mut back = vec![0u8; len];
     d.download(&view, 0, &mut back).unwrap();
     drop(view);

@@ -30,7 +30,7 @@ pub(super) struct ExportCtx {
 
 impl Drop for ExportCtx {
     fn drop(&mut self) {
-        if let (Some(s), Buffer::Cuda(m)) = (self.default_stream, &*self.data.buf) {
+        if let (Some(s), Buffer::Cuda(m)) = (self.default_stream, self.data.buffer()) {
             // The buffer's reuse waits for what the consumer queued on its stream. A failure
             // means the context is gone (process exit): nothing is left to order.
             // SAFETY: a default stream lives as long as the context.
@@ -81,7 +81,7 @@ fn describe<T: HasAfEnum>(
     let d = dims.get();
     let ndim = d.iter().rposition(|&x| x != 1).map_or(1, |i| i + 1);
     let size = T::DTYPE.size();
-    let (device, base) = match &*data.buf {
+    let (device, base) = match data.buffer() {
         Buffer::Host(h) => (
             DLDevice { device_type: DLDeviceType::kDLCPU, device_id: 0 },
             h.as_bytes().as_ptr() as usize,
@@ -105,7 +105,7 @@ fn describe<T: HasAfEnum>(
         default_stream: stream::is_default(consumer_stream).then_some(consumer_stream),
     });
     ctx.strides = ctx.data.strides;
-    if !matches!(&*ctx.data.buf, Buffer::Cuda(_)) {
+    if !matches!(ctx.data.buffer(), Buffer::Cuda(_)) {
         ctx.default_stream = None;
     }
     let tensor = DLTensor {

@@ -1,7 +1,6 @@
 //! Import: a producer's DLPack tensor as an array over the producer's memory, which keeps the
 //! producer alive (and calls its deleter once) until the last array using it drops.
 
-use std::any::Any;
 use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -15,7 +14,7 @@ use super::dtype::dtype_of;
 use super::export::{is_own_legacy, is_own_versioned, ExportCtx};
 use super::stream;
 use crate::array::Array;
-use crate::array_memory::borrow_host;
+use crate::backend::cpu::host_table::borrow_host;
 use crate::backend::{BackendKind, Buffer};
 use crate::device::active_kind;
 use crate::dim4::Dim4;
@@ -43,11 +42,6 @@ impl Drop for Producer {
         // not run: only this drop runs it.
         unsafe { (self.release)(self.tensor) }
     }
-}
-
-/// Whether the owner of borrowed device memory is a DLPack producer that forbids writes.
-pub(crate) fn owner_is_read_only(owner: Option<&(dyn Any + Send + Sync)>) -> bool {
-    owner.and_then(|o| o.downcast_ref::<Producer>()).is_some_and(|p| p.read_only)
 }
 
 /// The two managed tensor structures, seen the same way.
@@ -346,7 +340,7 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
     if let Some(ctx) = own {
         // emberfire's own export: the original buffer, layout and backend, and the tensor
         // goes (its context's reference to the buffer with it).
-        let backend = match &*ctx.data.buf {
+        let backend = match ctx.data.buffer() {
             Buffer::Host(_) => BackendKind::Cpu,
             Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
         };
@@ -406,10 +400,12 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
                 );
             }
             let dev = crate::backend::cuda::runtime::device(ord)?;
+            let read_only = producer.read_only;
             // SAFETY: the caller's contract: device memory of the active device valid while
             // the producer lives, whose deleter runs when the memory's last array drops.
-            let mem =
-                unsafe { dev.memory().borrow(base as u64, extent * size, Arc::new(producer)) };
+            let mem = unsafe {
+                dev.memory().borrow(base as u64, extent * size, Arc::new(producer), read_only)
+            };
             if let Some(s) = producer_stream {
                 // SAFETY: the caller vouches for the stream.
                 unsafe { stream::emberfire_waits(func, &mem, s) }?;

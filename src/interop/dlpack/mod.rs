@@ -101,7 +101,5 @@ pub use export::{
 };
 pub use import::{from_dlpack, from_dlpack_legacy};
 
-pub(crate) use import::owner_is_read_only;
-
 #[cfg(doc)]
 use crate::Array;

@@ -34,6 +34,7 @@ pub(super) enum OrphanKind {
     /// dropped (a `CudaSlice`, say) must not free it under the user.
     Borrowed {
         owner: Arc<dyn Any + Send + Sync>,
+        read_only: bool,
     },
 }
 
@@ -45,8 +46,9 @@ pub(super) enum Origin {
     Pool { size: usize, allocator: Arc<dyn DeviceAllocator> },
     /// Foreign `cuMemAlloc` memory we own; freed with the driver.
     Adopted,
-    /// Foreign memory we do not own; dropping releases `owner`.
-    Borrowed { owner: Arc<dyn Any + Send + Sync> },
+    /// Foreign memory we do not own; dropping releases `owner`. With `read_only`, its producer
+    /// forbids writes, and emberfire never writes it in place.
+    Borrowed { owner: Arc<dyn Any + Send + Sync>, read_only: bool },
     /// Already handed on by `drop`.
     Gone,
 }
@@ -109,7 +111,8 @@ impl MemoryManager {
     }
 
     /// Wraps device memory owned by someone else; `owner` is kept alive until the returned
-    /// `DeviceMem` drops, and the memory is never freed by emberfire. Before `owner` is
+    /// `DeviceMem` drops, and the memory is never freed by emberfire (nor written in place, if
+    /// `read_only`: the producer forbids writes). Before `owner` is
     /// released, the streams that used the memory are synchronised, so an owner that frees the
     /// memory when dropped cannot free it under a running kernel.
     ///
@@ -122,8 +125,9 @@ impl MemoryManager {
         ptr: u64,
         bytes: usize,
         owner: Arc<dyn Any + Send + Sync>,
+        read_only: bool,
     ) -> DeviceMem {
-        self.wrap(ptr, bytes, self.current_stream(), Origin::Borrowed { owner })
+        self.wrap(ptr, bytes, self.current_stream(), Origin::Borrowed { owner, read_only })
     }
 
     pub(super) fn wrap(&self, ptr: u64, bytes: usize, home: StreamId, origin: Origin) -> DeviceMem {
@@ -158,7 +162,7 @@ impl MemoryManager {
         self.pool.locked_buffers.fetch_sub(1, Ordering::Relaxed);
         let origin = match o.kind {
             OrphanKind::Pool { size, allocator } => Origin::Pool { size, allocator },
-            OrphanKind::Borrowed { owner } => Origin::Borrowed { owner },
+            OrphanKind::Borrowed { owner, read_only } => Origin::Borrowed { owner, read_only },
         };
         // Rebuild the (unlocked) handle and let its drop do the rest; the live counters still
         // include this memory, so do not count it again.
@@ -236,12 +240,10 @@ impl DeviceMem {
         self.locked.load(Ordering::Acquire)
     }
 
-    /// The owner of borrowed memory (see `MemoryManager::borrow`), `None` for other memory.
-    pub(crate) fn borrowed_owner(&self) -> Option<&(dyn Any + Send + Sync)> {
-        match &self.origin {
-            Origin::Borrowed { owner } => Some(&**owner),
-            _ => None,
-        }
+    /// Whether this is borrowed memory whose producer forbids writes (see
+    /// `MemoryManager::borrow`).
+    pub(crate) fn is_read_only(&self) -> bool {
+        matches!(self.origin, Origin::Borrowed { read_only: true, .. })
     }
 
     /// Whether this memory is adopted (freed with the driver) or borrowed (never freed).
@@ -268,7 +270,7 @@ impl Drop for DeviceMem {
         // memory for good.
         let kind = match origin {
             Origin::Pool { size, allocator } => OrphanKind::Pool { size, allocator },
-            Origin::Borrowed { owner } => OrphanKind::Borrowed { owner },
+            Origin::Borrowed { owner, read_only } => OrphanKind::Borrowed { owner, read_only },
             Origin::Adopted => return self.give_back(&pool),
             other => {
                 // Empty memory has no address to keep.
@@ -311,7 +313,7 @@ impl DeviceMem {
                 // finished (synchronised above).
                 unsafe { pool.driver.free(self.ptr, self.bytes) };
             }
-            Origin::Borrowed { owner } => {
+            Origin::Borrowed { owner, .. } => {
                 synchronize_streams(pool, &self.streams_used());
                 drop(owner);
             }

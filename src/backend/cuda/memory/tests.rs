@@ -460,7 +460,7 @@ fn borrowed_memory_keeps_its_owner_and_is_never_freed() {
     let (m, a, o) = manager(1 << 30);
     let owner = Arc::new(vec![1u8; 4]);
     // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
-    let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
+    let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone(), false) };
     assert_eq!(Arc::strong_count(&owner), 2);
     drop(x);
     assert_eq!(Arc::strong_count(&owner), 1);
@@ -474,10 +474,10 @@ fn locked_borrowed_memory_keeps_its_owner_until_unlocked() {
     let (m, a, o) = manager(1 << 30);
     let owner = Arc::new(vec![1u8; 4]);
     // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
-    let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
+    let x = unsafe { m.borrow(0xdead_0000, 64, owner.clone(), false) };
     // Borrowed twice at the same address: both handles are kept and released together.
     // SAFETY: a fake address that nothing dereferences, "valid" while `owner` lives.
-    let y = unsafe { m.borrow(0xdead_0000, 64, owner.clone()) };
+    let y = unsafe { m.borrow(0xdead_0000, 64, owner.clone(), false) };
     x.lock();
     y.lock();
     drop(x);

@@ -1,4 +1,5 @@
-//! The CPU backend's cache of large host allocations.
+//! The cache of large host allocations, below every backend: `storage`'s allocations take from it
+//! and host buffers of the CPU backend give back to it.
 //!
 //! Why: a buffer of tens of megabytes comes from the system as pages that have never been
 //! touched; the first write to each page faults, and the kernel zeroes the page before handing
@@ -34,7 +35,7 @@ use std::mem::{align_of, size_of, ManuallyDrop};
 use std::ptr::NonNull;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use crate::storage::{with_vec, HostVec};
+use super::HostVec;
 
 /// glibc's mapping threshold as the backend sets it: requests this large come from `mmap`,
 /// fresh pages every time (32 MiB, the most glibc accepts on 64-bit systems).

@@ -233,6 +233,8 @@ pub enum Lit {
     Cplx(c64),
 }
 
+pub(crate) mod cache;
+
 pub(crate) mod sealed {
     use super::*;
     /// Links a Rust element type to its `HostVec` variant and to `Lit`.
@@ -509,13 +511,13 @@ pub(crate) fn bytes_of<T>(n: usize) -> Result<usize, Error> {
 /// runs them in `madvise` mode, as most distributions do) cuts the faults 512-fold. It is
 /// advice only: where it is refused or unsupported nothing changes.
 pub(crate) fn alloc_uninit<T: Copy>(n: usize) -> Result<Vec<T>, Error> {
-    if let Some(v) = crate::backend::cpu::cache::take(n) {
+    if let Some(v) = crate::storage::cache::take(n) {
         return Ok(v);
     }
     let bytes = bytes_of::<T>(n)?;
     let mut v: Vec<T> = Vec::new();
     if v.try_reserve_exact(n).is_err() {
-        crate::backend::cpu::cache::clear();
+        crate::storage::cache::clear();
         v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { bytes })?;
     }
     if bytes >= HUGE_PAGE_THRESHOLD {
