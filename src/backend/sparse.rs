@@ -4,15 +4,13 @@
 //! values are one of the four floating types, indices and offsets i32, and every index was
 //! checked against the matrix's shape before it gets here.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
-
 use super::cpu::sparse as cpu;
 use super::cpu::sparse_diagonals::Diagonals;
 use super::{cuda, BackendKind};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
+use crate::jit::sparse::ProductMemo;
 
 pub(crate) use super::dense::Dense;
 
@@ -83,26 +81,6 @@ pub(crate) fn scatter(
     }
 }
 
-/// What the CPU's product keeps of a CSR matrix between products: how many products it
-/// has taken part in, and, from the second on, its layout by diagonals where that is compact
-/// (`None` where it is not; see `cpu::sparse_diagonals`). The CUDA product keeps nothing.
-#[derive(Debug, Default)]
-pub(crate) struct ProductMemo {
-    products: AtomicU32,
-    diagonals: OnceLock<Option<Diagonals>>,
-}
-
-impl ProductMemo {
-    /// The layout by diagonals, made by `make` at the second call; `None` at the first call
-    /// and for matrices without one.
-    fn diagonals(&self, make: impl FnOnce() -> Option<Diagonals>) -> Option<&Diagonals> {
-        if self.products.fetch_add(1, Ordering::Relaxed) == 0 {
-            return None;
-        }
-        self.diagonals.get_or_init(make).as_ref()
-    }
-}
-
 /// `A · rhs` for the CSR matrix `A` of `m` rows (`values`, `offsets`, column `indices`) and a
 /// dense `rhs` whose rows are `A`'s columns: dense, `m` by `rhs`'s columns. `memo` is the
 /// matrix's own (`None` when the values are not the matrix's as stored, so that nothing is
@@ -120,7 +98,7 @@ pub(crate) fn csr_matmul(
             let (k, n) = (rhs.dims[0] as usize, rhs.dims[1] as usize);
             let (v, o, c) = (values.host::<S>(), offsets.host::<i32>(), indices.host::<i32>());
             let laid = memo.and_then(|memo| {
-                memo.diagonals(|| Diagonals::of_csr(v, o, c, (m as usize, k)))
+                memo.kept(|| Diagonals::of_csr(v, o, c, (m as usize, k)))
             });
             let out = match laid {
                 Some(d) => d.product::<S>(rhs.host(), n)?,

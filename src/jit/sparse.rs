@@ -7,11 +7,60 @@
 //! arrays (arithmetic, `matmul`, the `sparse_*` functions) check for it first, and every other
 //! operation refuses it with a message (`Node::lazy`, `Node::try_eval`).
 
-use std::sync::Arc;
+use std::any::Any;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use super::Node;
-pub(crate) use crate::backend::sparse::ProductMemo;
-use crate::ops::sparse::SparseFormat;
+
+/// How a matrix is stored: dense, or one of the three sparse formats.
+///
+/// ```
+/// use emberfire::{sparse_from_dense, sparse_get_format, Array, SparseFormat, dim4};
+/// let a = Array::new(&[1.0f32, 0.0, 0.0, 2.0], dim4!(2, 2));
+/// let s = sparse_from_dense(&a, SparseFormat::CSR);
+/// assert_eq!(sparse_get_format(&s), SparseFormat::CSR);
+/// assert_eq!(sparse_get_format(&a), SparseFormat::DENSE);
+/// ```
+#[allow(clippy::upper_case_acronyms)]
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SparseFormat {
+    /// Every element stored, column-major.
+    DENSE = 0,
+    /// Compressed sparse rows: row offsets, column indices.
+    CSR = 1,
+    /// Compressed sparse columns: row indices, column offsets.
+    CSC = 2,
+    /// Coordinates: a row and a column index per value.
+    COO = 3,
+}
+
+/// What a backend's product keeps of a matrix between products: how many products it has
+/// taken part in, and, from the second on, what the backend derived from the parts (the CPU's
+/// layout by diagonals where that is compact, `None` where it is not; see
+/// `cpu::sparse_diagonals`). The graph holds it without knowing its type, as it holds buffers.
+#[derive(Debug, Default)]
+pub(crate) struct ProductMemo {
+    products: AtomicU32,
+    kept: OnceLock<Option<Box<dyn Any + Send + Sync>>>,
+}
+
+impl ProductMemo {
+    /// What `make` derives, made at the second call; `None` at the first call and where
+    /// `make` finds nothing worth keeping. A memo keeps one type: the backend's own.
+    pub(crate) fn kept<K: Any + Send + Sync>(
+        &self,
+        make: impl FnOnce() -> Option<K>,
+    ) -> Option<&K> {
+        if self.products.fetch_add(1, Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let kept =
+            self.kept.get_or_init(|| make().map(|k| Box::new(k) as Box<dyn Any + Send + Sync>));
+        kept.as_ref().map(|k| k.downcast_ref().expect("internal error: a memo of another type"))
+    }
+}
 
 /// The parts of a sparse matrix, each a ready, contiguous column vector on the matrix's
 /// backend. The parts never change once made; `memo` keeps what products derive from them.

@@ -49,32 +49,10 @@ use crate::backend::dense::Dense;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
 use crate::error_handler::OrRaise;
+pub use crate::jit::sparse::SparseFormat;
 use crate::jit::sparse::SparseParts;
 use crate::jit::Node;
 use crate::ops::movement::flat;
-
-/// How a matrix is stored: dense, or one of the three sparse formats.
-///
-/// ```
-/// use emberfire::{sparse_from_dense, sparse_get_format, Array, SparseFormat, dim4};
-/// let a = Array::new(&[1.0f32, 0.0, 0.0, 2.0], dim4!(2, 2));
-/// let s = sparse_from_dense(&a, SparseFormat::CSR);
-/// assert_eq!(sparse_get_format(&s), SparseFormat::CSR);
-/// assert_eq!(sparse_get_format(&a), SparseFormat::DENSE);
-/// ```
-#[allow(clippy::upper_case_acronyms)]
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SparseFormat {
-    /// Every element stored, column-major.
-    DENSE = 0,
-    /// Compressed sparse rows: row offsets, column indices.
-    CSR = 1,
-    /// Compressed sparse columns: row indices, column offsets.
-    CSC = 2,
-    /// Coordinates: a row and a column index per value.
-    COO = 3,
-}
 
 /// The parts of a sparse `input`; panics naming `func` for a dense one.
 pub(crate) fn parts_of<T: HasAfEnum>(func: &str, input: &Array<T>) -> Arc<SparseParts> {
