@@ -3,7 +3,7 @@
 //! Why these choices:
 //! - **Loaded at run time.** cuBLAS is opened with `dlopen` (cudarc's `dynamic-loading`) the
 //!   first time a product runs on CUDA, from the loader's path or the places
-//!   [`libraries`](super::libraries) searches (toolkits, NVIDIA's wheels, `$EMBERFIRE_CUBLAS`).
+//!   [`libraries`](super::vendor::libraries) searches (toolkits, NVIDIA's wheels, `$EMBERFIRE_CUBLAS`).
 //!   When it is missing, or too old to have an entry point, the product returns
 //!   [`Error::BackendUnavailable`] saying so; nothing panics, and nothing else needs cuBLAS.
 //! - **One handle per device**, created on first use and kept for the process (like the
@@ -36,8 +36,8 @@ use cudarc::cublas::result as blas_result;
 use cudarc::cublas::sys as cb;
 use cudarc::driver::sys::CUstream;
 
-use super::libraries::{self, Search};
 use super::runtime::{self, Device};
+use super::vendor::libraries::{self, Search};
 use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::Buffer;
 use crate::dtype::DType;

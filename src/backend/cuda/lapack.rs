@@ -26,9 +26,9 @@ use cudarc::cublas::sys as cb;
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::CUstream;
 
-use super::cusolver::{self, cusolver, Handle, FILL_LOWER, FILL_UPPER, OP_N};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
+use super::vendor::cusolver::{self, cusolver, Handle, FILL_LOWER, FILL_UPPER, OP_N};
 use crate::backend::dense::Dense;
 use crate::backend::lapack::{batched_dims, shape, Svd};
 use crate::backend::{BackendKind, Buffer};

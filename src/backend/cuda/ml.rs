@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
-use super::cudnn::{self, cudnn, AlgoPerf, Cudnn, Desc, Handle};
 use super::runtime::{self, Device};
+use super::vendor::cudnn::{self, cudnn, AlgoPerf, Cudnn, Desc, Handle};
 use crate::backend::dense::Dense;
 use crate::backend::ml::{result_dims, Geometry, Pass};
 use crate::backend::{BackendKind, Buffer};

@@ -8,7 +8,9 @@
 //!   compiling CUDA C at run time with NVRTC for the device's own architecture, and launch
 //!   arguments; the hand-written kernels' sources are the `.cu` files of `kernels/`;
 //! - [`codegen`] and [`launch`]: kernels for expression-graph programs, and running them;
-//! - [`reduce_codegen`] and [`reduce`]: reductions fused with their producer program.
+//! - [`reduce_codegen`] and [`reduce`]: reductions fused with their producer program;
+//! - [`vendor`]: NVIDIA's libraries (cuBLAS, cuDNN, cuFFT, cuSOLVER, NCCL, NVRTC) loaded at
+//!   run time, and each device's handles of them.
 //!
 //! CUDA is loaded with `dlopen` when first needed (cudarc's `dynamic-loading`), so the crate
 //! builds and runs on machines without a GPU; [`runtime::device_count`] says why CUDA is not
@@ -24,9 +26,6 @@ pub(crate) mod runtime;
 
 pub(crate) mod codegen;
 pub(crate) mod copy;
-pub(crate) mod cudnn;
-pub(crate) mod cufft;
-pub(crate) mod cusolver;
 pub(crate) mod dense;
 pub(crate) mod event;
 pub(crate) mod fft;
@@ -36,7 +35,6 @@ pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod mapped;
 pub(crate) mod ml;
-pub(crate) mod nccl;
 pub(crate) mod nearest;
 pub(crate) mod peer;
 pub(crate) mod random;
@@ -53,7 +51,7 @@ pub(crate) mod transpose;
 
 pub(crate) mod blas;
 pub(crate) mod lapack;
-pub(crate) mod libraries;
+pub(crate) mod vendor;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -31,7 +31,7 @@ use std::sync::OnceLock;
 
 use cudarc::nvrtc::{result as rtc, sys as rtcsys};
 
-use crate::backend::cuda::libraries::{self, Search};
+use crate::backend::cuda::vendor::libraries::{self, Search};
 use crate::error::Error;
 
 /// What NVRTC is asked to produce.

@@ -184,7 +184,7 @@ pub(crate) fn candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf>
     }
     out.extend(cudarc::get_lib_name_candidates("cufft").into_iter().map(PathBuf::from));
     let mut more: Vec<PathBuf> = Vec::new();
-    for nvrtc in super::kernel::nvrtc::nvrtc_candidates(env) {
+    for nvrtc in crate::backend::cuda::kernel::nvrtc::nvrtc_candidates(env) {
         let Some(dir) = nvrtc.parent() else { continue };
         more.push(dir.to_path_buf());
         if dir.ends_with("cuda_nvrtc/lib") {

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use super::libraries::{self, Search};
-use super::runtime;
+use crate::backend::cuda::runtime;
 use crate::dtype::DType;
 use crate::error::Error;
 

@@ -175,12 +175,12 @@ pub(crate) fn load_of_majors(
     majors: &[&str],
     companions: &[&str],
 ) -> Result<(), String> {
-    if super::keep_loaded(names) {
+    if crate::backend::cuda::keep_loaded(names) {
         return Ok(());
     }
     let places = candidates_of_majors(search, majors, &|k| std::env::var_os(k));
     let found = places.iter().find(|p| preload(p, companions));
-    if found.is_some() && super::keep_loaded(names) {
+    if found.is_some() && crate::backend::cuda::keep_loaded(names) {
         return Ok(());
     }
     let shown: Vec<String> = places.iter().take(12).map(|p| p.display().to_string()).collect();
