@@ -56,32 +56,8 @@ pub(crate) mod vendor;
 #[cfg(test)]
 pub(crate) mod tests;
 
-use std::sync::Mutex;
-
 use crate::error::Error;
-use crate::sync::lock;
 use cudarc::driver::DriverError;
-
-/// Opens the first library among cudarc's candidate file names for `names` (e.g. `["cuda",
-/// "nvcuda"]`: `libcuda.so`, ..., `libcuda.so.1`) and keeps it open for the process. Returns
-/// whether one opened.
-///
-/// Why not cudarc's `is_culib_present`: it closes the library again, so cudarc's first real
-/// call loads (and initialises) it a second time. Opening it here, in cudarc's own order, and
-/// keeping the handle makes cudarc's later `dlopen` of the same name a reference-count bump.
-pub(crate) fn keep_loaded(names: &[&str]) -> bool {
-    static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
-    for name in names {
-        for candidate in cudarc::get_lib_name_candidates(name) {
-            // SAFETY: loading a CUDA library runs its initialisers, which using it requires.
-            if let Ok(lib) = unsafe { libloading::Library::new(&candidate) } {
-                lock(&KEPT).push(lib);
-                return true;
-            }
-        }
-    }
-    false
-}
 
 /// An [`Error::Driver`] naming what was being done and the driver's own name and text for the
 /// failure (e.g. "launching `k`: CUDA_ERROR_INVALID_VALUE: invalid argument").

@@ -52,7 +52,7 @@ fn probe() -> &'static Result<usize, Error> {
     static PROBE: OnceLock<Result<usize, Error>> = OnceLock::new();
     PROBE.get_or_init(|| {
         // The equivalent of cudarc's `is_culib_present`, keeping the library loaded.
-        if !super::keep_loaded(&["cuda", "nvcuda"]) {
+        if !super::vendor::loader::keep_loaded(&["cuda", "nvcuda"]) {
             return Err(Error::BackendUnavailable(
                 "CUDA: the NVIDIA driver library (libcuda.so.1) was not found: no NVIDIA \
                  driver is installed, or its library is not on the loader's search path"
