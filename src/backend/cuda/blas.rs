@@ -93,7 +93,7 @@ fn blas_error(doing: &str, status: cb::cublasStatus_t) -> Error {
 }
 
 /// A device's cuBLAS handle and the settings last given to it.
-struct Handle {
+pub(crate) struct Handle {
     raw: cb::cublasHandle_t,
     stream: CUstream,
     tf32: bool,
@@ -163,26 +163,19 @@ impl Handle {
 
 /// The cuBLAS handle of `dev`, created on first use.
 fn handle(dev: &'static Device) -> Result<&'static Mutex<Handle>, Error> {
-    type Slot = OnceLock<Result<&'static Mutex<Handle>, Error>>;
-    static TABLE: OnceLock<Vec<Slot>> = OnceLock::new();
     load_cublas()?;
-    let count = runtime::device_count()?;
-    let table = TABLE.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
-    table[dev.ordinal()]
-        .get_or_init(|| {
-            dev.bind()?;
-            // A library without an entry point cudarc needs panics inside cudarc: report it.
-            match catch_unwind(AssertUnwindSafe(|| Handle::create(dev))) {
-                Ok(Ok(h)) => Ok(&*Box::leak(Box::new(Mutex::new(h)))),
-                Ok(Err(e)) => Err(e),
-                Err(_) => Err(Error::BackendUnavailable(
-                    "CUDA: the cuBLAS library found lacks entry points emberfire needs (too \
-                     old?)"
-                        .into(),
-                )),
-            }
-        })
-        .clone()
+    dev.handles().cublas(|| {
+        dev.bind()?;
+        // A library without an entry point cudarc needs panics inside cudarc: report it.
+        match catch_unwind(AssertUnwindSafe(|| Handle::create(dev))) {
+            Ok(r) => r,
+            Err(_) => Err(Error::BackendUnavailable(
+                "CUDA: the cuBLAS library found lacks entry points emberfire needs (too \
+                 old?)"
+                    .into(),
+            )),
+        }
+    })
 }
 
 /// Whether products can run on device `ordinal`: cuBLAS is loaded and the device's handle

@@ -30,6 +30,7 @@
 pub(crate) mod cudnn;
 pub(crate) mod cufft;
 pub(crate) mod cusolver;
+pub(crate) mod handles;
 pub(crate) mod loader;
 pub(crate) mod nccl;
 pub(crate) mod search;
