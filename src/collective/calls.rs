@@ -6,7 +6,7 @@ use std::ffi::c_int;
 use super::layout::{gathered, scattered};
 use super::{Communicator, Ranks, ReduceOp};
 use crate::array::Array;
-use crate::backend::cuda::{memory::DeviceMem, nccl, runtime};
+use crate::backend::cuda::{memory::DeviceMem, runtime, vendor::nccl};
 use crate::backend::dense::Dense;
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;

@@ -3,7 +3,7 @@
 //! Why these choices:
 //! - **Loaded at run time.** cuBLAS is opened with `dlopen` (cudarc's `dynamic-loading`) the
 //!   first time a product runs on CUDA, from the loader's path or the places
-//!   [`libraries`](super::libraries) searches (toolkits, NVIDIA's wheels, `$EMBERFIRE_CUBLAS`).
+//!   [`loader`](super::vendor::loader) searches (toolkits, NVIDIA's wheels, `$EMBERFIRE_CUBLAS`).
 //!   When it is missing, or too old to have an entry point, the product returns
 //!   [`Error::BackendUnavailable`] saying so; nothing panics, and nothing else needs cuBLAS.
 //! - **One handle per device**, created on first use and kept for the process (like the
@@ -36,8 +36,9 @@ use cudarc::cublas::result as blas_result;
 use cudarc::cublas::sys as cb;
 use cudarc::driver::sys::CUstream;
 
-use super::libraries::{self, Search};
 use super::runtime::{self, Device};
+use super::vendor::loader::{self, Dependencies, First, Library, OnPath, Places};
+use super::vendor::search::Search;
 use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::Buffer;
 use crate::dtype::DType;
@@ -58,28 +59,32 @@ pub(crate) fn tf32() -> bool {
     TF32.load(Ordering::Relaxed)
 }
 
-/// Where cuBLAS is looked for when it is not on the loader's path.
-const CUBLAS_SEARCH: Search = Search {
-    stem: "cublas",
-    override_var: "EMBERFIRE_CUBLAS",
-    wheel_dirs: &["cu13/lib", "cublas/lib", "cu12/lib"],
+/// cuBLAS, which cudarc binds, as the loader makes it loadable when it is not on the loader's
+/// path. It loads cublasLt by name: that is opened from the same place first.
+static CUBLAS: Library = Library {
+    name: "cuBLAS",
+    wanted: "cuBLAS (libcublas.so.13 or .12)",
+    needed_for: Some("matrix products"),
+    install: "the CUDA toolkit's cuBLAS",
+    prefix: "CUDA: ",
+    missing_symbol_hint: " (too old?)",
+    search: Search {
+        stem: "cublas",
+        override_var: "EMBERFIRE_CUBLAS",
+        wheel_dirs: &["cu13/lib", "cublas/lib", "cu12/lib"],
+    },
+    majors: &["13", "12"],
+    on_path: OnPath::Cudarc,
+    first: First::LoaderPath,
+    places: Places::Toolkits,
+    dependencies: Dependencies::Companions(&["libcublasLt.so"]),
+    global: false,
 };
 
 /// Makes cuBLAS loadable once per process, or says why it is not.
 fn load_cublas() -> Result<(), Error> {
     static LOADED: OnceLock<Result<(), Error>> = OnceLock::new();
-    LOADED
-        .get_or_init(|| {
-            // cuBLAS loads cublasLt by name: open it from the same place first.
-            libraries::load(&["cublas"], &CUBLAS_SEARCH, &["libcublasLt.so"]).map_err(|searched| {
-                Error::BackendUnavailable(format!(
-                    "CUDA: cuBLAS (libcublas.so.13 or .12), needed for matrix products, was not \
-                     found on the loader's path nor in {searched}; install the CUDA toolkit's \
-                     cuBLAS or set EMBERFIRE_CUBLAS to the library"
-                ))
-            })
-        })
-        .clone()
+    LOADED.get_or_init(|| loader::make_loadable(&CUBLAS)).clone()
 }
 
 /// The text of a failed cuBLAS call.
@@ -88,7 +93,7 @@ fn blas_error(doing: &str, status: cb::cublasStatus_t) -> Error {
 }
 
 /// A device's cuBLAS handle and the settings last given to it.
-struct Handle {
+pub(crate) struct Handle {
     raw: cb::cublasHandle_t,
     stream: CUstream,
     tf32: bool,
@@ -158,26 +163,19 @@ impl Handle {
 
 /// The cuBLAS handle of `dev`, created on first use.
 fn handle(dev: &'static Device) -> Result<&'static Mutex<Handle>, Error> {
-    type Slot = OnceLock<Result<&'static Mutex<Handle>, Error>>;
-    static TABLE: OnceLock<Vec<Slot>> = OnceLock::new();
     load_cublas()?;
-    let count = runtime::device_count()?;
-    let table = TABLE.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
-    table[dev.ordinal()]
-        .get_or_init(|| {
-            dev.bind()?;
-            // A library without an entry point cudarc needs panics inside cudarc: report it.
-            match catch_unwind(AssertUnwindSafe(|| Handle::create(dev))) {
-                Ok(Ok(h)) => Ok(&*Box::leak(Box::new(Mutex::new(h)))),
-                Ok(Err(e)) => Err(e),
-                Err(_) => Err(Error::BackendUnavailable(
-                    "CUDA: the cuBLAS library found lacks entry points emberfire needs (too \
-                     old?)"
-                        .into(),
-                )),
-            }
-        })
-        .clone()
+    dev.handles().cublas(|| {
+        dev.bind()?;
+        // A library without an entry point cudarc needs panics inside cudarc: report it.
+        match catch_unwind(AssertUnwindSafe(|| Handle::create(dev))) {
+            Ok(r) => r,
+            Err(_) => Err(Error::BackendUnavailable(
+                "CUDA: the cuBLAS library found lacks entry points emberfire needs (too \
+                 old?)"
+                    .into(),
+            )),
+        }
+    })
 }
 
 /// Whether products can run on device `ordinal`: cuBLAS is loaded and the device's handle

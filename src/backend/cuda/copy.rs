@@ -2,7 +2,7 @@
 //! memcpy per input when both the input and its place are contiguous, otherwise one launch
 //! of `kernels/copy.cu` per input. Each element is read once and written once.
 
-use super::kernel::{Family, KernelArgs, KernelKey};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelKey};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
@@ -82,8 +82,7 @@ fn copy_block(
         ((x, columns.min(65_535) as u32, 1), columns)
     } else {
         let n = dims.elements();
-        let cap = dev.sm_count() as u64 * 16;
-        ((n.div_ceil(BLOCK as u64).clamp(1, cap) as u32, 1, 1), n)
+        ((grid_stride_blocks(n, BLOCK, dev.sm_count(), 16), 1, 1), n)
     };
     let mut args = KernelArgs::with_capacity(13);
     for v in [src, dst, dims[0], dims[1], dims[2], count, s[0], s[1], s[2], s[3], t[0], t[1], t[2]]

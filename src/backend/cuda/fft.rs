@@ -21,8 +21,8 @@ use std::ffi::{c_longlong, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::cufft::{self, cufft, Handle};
 use super::runtime::{self, Device};
+use super::vendor::cufft::{self, cufft, Handle};
 use crate::backend::signal::{reshape_copy, Dense, FftKind};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;

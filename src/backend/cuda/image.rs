@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::result as cu;
 
+use super::codegen::c_type;
 use super::dense::{alloc_dense as alloc, device_ptr as ptr};
 use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
@@ -20,22 +21,6 @@ use crate::dtype::DType;
 use crate::error::Error;
 
 const SOURCE: &str = include_str!("kernels/image.cu");
-
-/// The CUDA C type of a real element type.
-fn c_type(t: DType) -> &'static str {
-    match t {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::U8 => "unsigned char",
-        DType::S16 => "short",
-        DType::U16 => "unsigned short",
-        DType::S32 => "int",
-        DType::U32 => "unsigned int",
-        DType::S64 => "long long",
-        DType::U64 => "unsigned long long",
-        other => unreachable!("internal error: image kernel for {}", other.name()),
-    }
-}
 
 /// The range of an integer type, as C literals.
 fn limits(t: DType) -> Option<(&'static str, &'static str)> {

@@ -1,7 +1,7 @@
 //! The CUDA side of `BackendKind::index_copy` (gather and scatter): one handwritten kernel
 //! (`kernels/index_copy.cu`) per element size, compiled through the device's kernel cache.
 
-use super::kernel::{Family, KernelArgs, KernelKey, KernelParam};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelKey, KernelParam};
 use super::memory::DeviceMem;
 use super::runtime;
 use crate::backend::index_copy::{Axis, Side};
@@ -92,8 +92,7 @@ pub(crate) fn index_copy(
     };
     let mut args = KernelArgs::with_capacity(3);
     args.u64(src_mem.ptr()).u64(dst_mem.ptr()).value(params);
-    let max_grid = (dev.sm_count() * BLOCKS_PER_SM) as u64;
-    let grid = n.div_ceil(BLOCK as u64).clamp(1, max_grid) as u32;
+    let grid = grid_stride_blocks(n, BLOCK, dev.sm_count(), BLOCKS_PER_SM);
     // SAFETY: the three arguments match the kernel's signature (two device pointers and the
     // `Params` struct, whose layout `CopyParams` reproduces field for field); every address
     // the kernel forms lies in `src_mem`, `dst_mem` or an index array (the bounds were checked

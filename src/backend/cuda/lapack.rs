@@ -20,15 +20,15 @@
 //!   transpose kernel.
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use cudarc::cublas::sys as cb;
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::CUstream;
 
-use super::cusolver::{self, cusolver, Handle, FILL_LOWER, FILL_UPPER, OP_N};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
+use super::vendor::cusolver::{self, cusolver, Handle, FILL_LOWER, FILL_UPPER, OP_N};
 use crate::backend::dense::Dense;
 use crate::backend::lapack::{batched_dims, shape, Svd};
 use crate::backend::{BackendKind, Buffer};
@@ -40,7 +40,7 @@ use crate::sync::lock;
 type Ptr = *mut c_void;
 
 /// A device's cuSOLVER handle and the stream it is bound to.
-struct Solver {
+pub(crate) struct Solver {
     raw: Handle,
     stream: CUstream,
 }
@@ -51,21 +51,14 @@ unsafe impl Send for Solver {}
 
 /// The cuSOLVER handle of `dev`, created on first use.
 fn solver(dev: &'static Device) -> Result<&'static Mutex<Solver>, Error> {
-    type Slot = OnceLock<Result<&'static Mutex<Solver>, Error>>;
-    static TABLE: OnceLock<Vec<Slot>> = OnceLock::new();
     let lib = cusolver()?;
-    let count = runtime::device_count()?;
-    let table = TABLE.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
-    table[dev.ordinal()]
-        .get_or_init(|| {
-            dev.bind()?;
-            let mut raw: Handle = std::ptr::null_mut();
-            // SAFETY: a valid out-pointer; the device's context is current.
-            cusolver::check("creating a handle", unsafe { (lib.create)(&mut raw) })?;
-            let s = Solver { raw, stream: std::ptr::null_mut() };
-            Ok(&*Box::leak(Box::new(Mutex::new(s))))
-        })
-        .clone()
+    dev.handles().cusolver(|| {
+        dev.bind()?;
+        let mut raw: Handle = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer; the device's context is current.
+        cusolver::check("creating a handle", unsafe { (lib.create)(&mut raw) })?;
+        Ok(Solver { raw, stream: std::ptr::null_mut() })
+    })
 }
 
 /// Whether the routines here can run on device `ordinal`: cuBLAS (which cuSOLVER needs, and

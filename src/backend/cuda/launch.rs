@@ -7,7 +7,7 @@ use super::codegen::{
     self,
     args::{aligned_for, linear_inputs, push_coord_args, push_step_args},
 };
-use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
@@ -83,8 +83,7 @@ fn launch(
     }
 
     let iters = if plan.vector > 1 { (n / plan.vector).max(1) } else { n };
-    let max_grid = dev.sm_count() * BLOCKS_PER_SM;
-    let grid = (iters.div_ceil(BLOCK as usize) as u64).clamp(1, max_grid as u64) as u32;
+    let grid = grid_stride_blocks(iters as u64, BLOCK, dev.sm_count(), BLOCKS_PER_SM);
     // SAFETY: the parameters match the kernel's signature in order and size (see
     // `codegen::source`), every pointer refers to live device memory of the right length held
     // by `p` or by the caller of `launch` (which checked a strided output's view against its

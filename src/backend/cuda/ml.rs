@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
 
-use super::cudnn::{self, cudnn, AlgoPerf, Cudnn, Desc, Handle};
 use super::runtime::{self, Device};
+use super::vendor::cudnn::{self, cudnn, AlgoPerf, Cudnn, Desc, Handle};
 use crate::backend::dense::Dense;
 use crate::backend::ml::{result_dims, Geometry, Pass};
 use crate::backend::{BackendKind, Buffer};
@@ -39,24 +39,20 @@ pub(crate) fn enabled() -> bool {
 }
 
 /// A cuDNN handle, used by one thread at a time (behind its mutex).
-struct OwnedHandle(Handle);
+pub(crate) struct OwnedHandle(Handle);
 
 // SAFETY: a cuDNN handle may be used from any thread, one at a time; the mutex around it
 // ensures that.
 unsafe impl Send for OwnedHandle {}
 
 /// The handle of `dev`, created on first use; `None` where cuDNN cannot create one.
-fn handle(dev: &Device, lib: &Cudnn) -> Result<Option<&'static Mutex<OwnedHandle>>, Error> {
-    type Slot = OnceLock<Option<&'static Mutex<OwnedHandle>>>;
-    static TABLE: OnceLock<Vec<Slot>> = OnceLock::new();
-    let count = runtime::device_count()?;
-    let table = TABLE.get_or_init(|| (0..count).map(|_| OnceLock::new()).collect());
+fn handle(dev: &'static Device, lib: &Cudnn) -> Result<Option<&'static Mutex<OwnedHandle>>, Error> {
     dev.bind()?;
-    Ok(*table[dev.ordinal()].get_or_init(|| {
+    Ok(dev.handles().cudnn(|| {
         let mut h: Handle = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; the device's context is current.
         let status = unsafe { (lib.create)(&mut h) };
-        (status == 0).then(|| &*Box::leak(Box::new(Mutex::new(OwnedHandle(h)))))
+        (status == 0).then_some(OwnedHandle(h))
     }))
 }
 

@@ -9,7 +9,9 @@
 //!   arguments; the hand-written kernels' sources are the `.cu` files of `kernels/`;
 //! - [`codegen`]: every generated kernel: its plan, key, CUDA C source and argument values, for
 //!   element-wise programs, mapped leaves, random leaves and reductions fused with their producer;
-//! - [`launch`] and [`reduce`]: running an element-wise program, and a fused reduction.
+//! - [`launch`] and [`reduce`]: running an element-wise program, and a fused reduction;
+//! - [`vendor`]: NVIDIA's libraries (cuBLAS, cuDNN, cuFFT, cuSOLVER, NCCL, NVRTC) loaded at
+//!   run time, and each device's handles of them.
 //!
 //! CUDA is loaded with `dlopen` when first needed (cudarc's `dynamic-loading`), so the crate
 //! builds and runs on machines without a GPU; [`runtime::device_count`] says why CUDA is not
@@ -25,9 +27,6 @@ pub(crate) mod runtime;
 
 pub(crate) mod codegen;
 pub(crate) mod copy;
-pub(crate) mod cudnn;
-pub(crate) mod cufft;
-pub(crate) mod cusolver;
 pub(crate) mod dense;
 pub(crate) mod event;
 pub(crate) mod fft;
@@ -36,7 +35,6 @@ pub(crate) mod index_copy;
 pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod ml;
-pub(crate) mod nccl;
 pub(crate) mod nearest;
 pub(crate) mod peer;
 pub(crate) mod random;
@@ -52,37 +50,13 @@ pub(crate) mod transpose;
 
 pub(crate) mod blas;
 pub(crate) mod lapack;
-pub(crate) mod libraries;
+pub(crate) mod vendor;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
-use std::sync::Mutex;
-
 use crate::error::Error;
-use crate::sync::lock;
 use cudarc::driver::DriverError;
-
-/// Opens the first library among cudarc's candidate file names for `names` (e.g. `["cuda",
-/// "nvcuda"]`: `libcuda.so`, ..., `libcuda.so.1`) and keeps it open for the process. Returns
-/// whether one opened.
-///
-/// Why not cudarc's `is_culib_present`: it closes the library again, so cudarc's first real
-/// call loads (and initialises) it a second time. Opening it here, in cudarc's own order, and
-/// keeping the handle makes cudarc's later `dlopen` of the same name a reference-count bump.
-pub(crate) fn keep_loaded(names: &[&str]) -> bool {
-    static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
-    for name in names {
-        for candidate in cudarc::get_lib_name_candidates(name) {
-            // SAFETY: loading a CUDA library runs its initialisers, which using it requires.
-            if let Ok(lib) = unsafe { libloading::Library::new(&candidate) } {
-                lock(&KEPT).push(lib);
-                return true;
-            }
-        }
-    }
-    false
-}
 
 /// An [`Error::Driver`] naming what was being done and the driver's own name and text for the
 /// failure (e.g. "launching `k`: CUDA_ERROR_INVALID_VALUE: invalid argument").

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::dtype::DType;
@@ -97,8 +97,7 @@ pub(crate) fn generate(
     args.u64(mem.ptr()).u64(bytes as u64).u64(draw.base).value(draw.keys);
     args.u32(draw.lane).u32((draw.generator == Generator::Threefry) as u32);
     let blocks = blocks_for(n, dtype.size());
-    let max_grid = (dev.sm_count() * BLOCKS_PER_SM) as u64;
-    let grid = blocks.div_ceil(THREADS as u64).clamp(1, max_grid) as u32;
+    let grid = grid_stride_blocks(blocks, THREADS, dev.sm_count(), BLOCKS_PER_SM);
     // SAFETY: the parameters match the kernel's signature in order and type (`out` a device
     // pointer as u64, `nbytes` and `base` u64, `keys` the 80-byte `ef_keys` struct of 20 u32,
     // `lane` and `threefry` u32); `out` is a live allocation of this device of at least

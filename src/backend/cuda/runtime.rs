@@ -40,6 +40,7 @@ use cudarc::driver::{result as cu, sys, CudaContext, CudaEvent, CudaStream};
 use super::driver_error;
 use super::kernel::KernelCache;
 use super::memory::{DeviceMem, DriverAllocator, DriverStreamOrder, MemoryManager, StreamId};
+use super::vendor::handles::Handles;
 use crate::error::Error;
 
 /// Copies at least this large are staged through pinned memory.
@@ -52,7 +53,7 @@ fn probe() -> &'static Result<usize, Error> {
     static PROBE: OnceLock<Result<usize, Error>> = OnceLock::new();
     PROBE.get_or_init(|| {
         // The equivalent of cudarc's `is_culib_present`, keeping the library loaded.
-        if !super::keep_loaded(&["cuda", "nvcuda"]) {
+        if !super::vendor::loader::keep_loaded(&["cuda", "nvcuda"]) {
             return Err(Error::BackendUnavailable(
                 "CUDA: the NVIDIA driver library (libcuda.so.1) was not found: no NVIDIA \
                  driver is installed, or its library is not on the loader's search path"
@@ -142,6 +143,7 @@ pub(crate) struct Device {
     total_memory: usize,
     memory: MemoryManager,
     kernels: KernelCache,
+    handles: Handles,
     staging: Mutex<Staging>,
 }
 
@@ -197,6 +199,7 @@ impl Device {
             total_memory,
             memory,
             kernels: KernelCache::new(compute_capability),
+            handles: Handles::new(),
             staging: Mutex::new(Staging::Untried),
         })
     }
@@ -276,6 +279,11 @@ impl Device {
     /// The kernel cache.
     pub(crate) fn kernels(&self) -> &KernelCache {
         &self.kernels
+    }
+
+    /// The device's vendor library handles (cuBLAS, cuSOLVER, cuDNN), made on first use.
+    pub(crate) fn handles(&self) -> &Handles {
+        &self.handles
     }
 
     /// Makes the primary context current on the calling thread (needed before raw driver

@@ -14,7 +14,7 @@
 //! The input and the keys are read in place through their offsets and strides.
 
 use super::codegen::storage_type;
-use super::kernel::{Family, KernelArgs, KernelFn, KernelKey, KernelParam};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey, KernelParam};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::scan::BinaryOp;
@@ -135,8 +135,7 @@ pub(crate) fn scan(
         Ok(())
     };
     let grid_1d = |threads: i64| -> u32 {
-        let cap = dev.sm_count() as i64 * 32;
-        ceil_div(threads, TPB as i64).clamp(1, cap) as u32
+        grid_stride_blocks(threads.max(0) as u64, TPB, dev.sm_count(), 32)
     };
     if inner == 1 {
         if len <= WARP_LINE_MAX || lines >= MANY_LINES {

@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
+use super::codegen::c_type;
 use super::dense::{alloc_dense as alloc, device_ptr};
-use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
 use super::tiled::{tile_shape, tiled_grid, TileShape, CONVOLUTION_TILE, TILE_STAGING};
 use crate::backend::signal::{Dense, Interp};
@@ -15,17 +16,6 @@ use crate::error::Error;
 
 const SOURCE: &str = include_str!("kernels/signal.cu");
 const BLOCK: u32 = 256;
-
-/// The CUDA C type of an element type in `signal.cu`.
-fn c_type(t: DType) -> &'static str {
-    match t {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::C32 => "cf_",
-        DType::C64 => "cd_",
-        other => unreachable!("internal error: signal kernel for {}", other.name()),
-    }
-}
 
 /// The source of `signal.cu` for element types `src` and `dst`.
 pub(crate) fn source(src: DType, dst: DType) -> String {
@@ -118,7 +108,7 @@ fn launch(dev: &Device, k: &KernelFn, n: usize, args: &mut KernelArgs) -> Result
     if n == 0 {
         return Ok(());
     }
-    let grid = (n.div_ceil(BLOCK as usize) as u64).clamp(1, dev.sm_count() as u64 * 16) as u32;
+    let grid = grid_stride_blocks(n as u64, BLOCK, dev.sm_count(), 16);
     // SAFETY: the parameters match the entry point's signature in `signal.cu` in order and
     // size (pointers and 64-bit values, `Dims` as four 64-bit sizes);
     // every pointer is live device memory of this device, held by the caller's `Dense`s

@@ -25,7 +25,7 @@
 //! contiguous along the long dimension); everything else goes to cuBLAS.
 
 use super::dense::input_ptr;
-use super::kernel::{Family, KernelArgs, KernelKey};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelKey};
 use super::runtime::{self, Device};
 use crate::backend::blas::{GemmParams, MatArg};
 use crate::backend::Buffer;
@@ -194,5 +194,5 @@ pub(crate) fn gemm(
 /// Blocks of 256 threads for `rows` rows: one row a thread, at most 16 blocks a
 /// multiprocessor (the kernel strides over the rest).
 fn grid(dev: &Device, rows: usize) -> u32 {
-    rows.div_ceil(256).clamp(1, dev.sm_count() as usize * 16) as u32
+    grid_stride_blocks(rows as u64, 256, dev.sm_count(), 16)
 }

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use super::kernel::{Family, KernelArgs, KernelFn, KernelKey, KernelParam};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey, KernelParam};
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
@@ -358,7 +358,7 @@ pub(crate) fn gather(
     let k = kernels(dev, DType::U32, false)?;
     let mut params = KernelArgs::with_capacity(5);
     params.u64(data_ptr(src, size)).u64(out.ptr()).u64(index.ptr()).i64(n as i64).i32(size as i32);
-    let grid = (n.div_ceil(BLOCK as usize) as u64).min(dev.sm_count() as u64 * 16) as u32;
+    let grid = grid_stride_blocks(n as u64, BLOCK, dev.sm_count(), 16);
     // SAFETY: `ef_sort_gather(src, dst, idx, n, size)`; `index` holds `n` positions inside
     // `src` (a permutation made by `sort_dense` over `src`'s `n` elements), `out` has room for
     // `n` elements.

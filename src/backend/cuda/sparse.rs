@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
+use super::codegen::c_type;
 use super::dense::{alloc_dense as alloc, device_ptr as ptr};
-use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
+use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
 use crate::backend::dense::Dense;
 use crate::dim4::Dim4;
@@ -16,16 +17,6 @@ const SOURCE: &str = include_str!("kernels/sparse.cu");
 const BLOCK: u32 = 256;
 /// Rows per block of `ef_csr_mm` (its `ROWS`).
 const ROWS_PER_BLOCK: u64 = 256;
-
-fn c_type(t: DType) -> &'static str {
-    match t {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::C32 => "cf_",
-        DType::C64 => "cd_",
-        other => unreachable!("internal error: sparse kernel for {}", other.name()),
-    }
-}
 
 /// The entry points of `sparse.cu`, in the order their index is part of the key.
 const ENTRIES: [&str; 5] = ["ef_compress", "ef_expand", "ef_zero", "ef_scatter", "ef_csr_mm"];
@@ -64,7 +55,7 @@ fn launch_over(dev: &Device, k: &KernelFn, n: u64, args: &mut KernelArgs) -> Res
     if n == 0 {
         return Ok(());
     }
-    let grid = n.div_ceil(BLOCK as u64).clamp(1, dev.sm_count() as u64 * 16) as u32;
+    let grid = grid_stride_blocks(n, BLOCK, dev.sm_count(), 16);
     launch(dev, k, (grid, 1, 1), BLOCK, args)
 }
 

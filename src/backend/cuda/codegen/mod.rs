@@ -35,7 +35,7 @@ use crate::jit::{BinOp, Instr, Program};
 pub(crate) use ops::cast_expr;
 use ops::{binary_expr, ipow_fn, unary_expr};
 use runs::{run_loop, BLOCKED_MAX_VECTOR, RUN_LANES};
-pub(crate) use types::{load_expr, reg_type, storage_type, store_expr};
+pub(crate) use types::{c_type, load_expr, reg_type, storage_type, store_expr};
 
 /// How an input is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,6 +4,20 @@
 
 use crate::dtype::DType;
 
+/// The C type of element type `t` in the hand-written kernels (`kernels/*.cu`), which name
+/// their complex types `cf_` and `cd_` (generated kernels use [`storage_type`]'s `cf`/`cd`).
+/// Those kernels take no f16 or bool elements.
+pub(crate) fn c_type(t: DType) -> &'static str {
+    match t {
+        DType::C32 => "cf_",
+        DType::C64 => "cd_",
+        DType::F16 | DType::B8 => {
+            unreachable!("internal error: a hand-written kernel for {}", t.name())
+        }
+        _ => storage_type(t),
+    }
+}
+
 /// The C type that stores elements of `t` in memory.
 pub(crate) fn storage_type(t: DType) -> &'static str {
     match t {

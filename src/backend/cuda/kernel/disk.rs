@@ -144,7 +144,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::cuda::libraries::read_dir_names;
+    use crate::backend::cuda::vendor::search::read_dir_names;
 
     fn temp_dir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!(

@@ -13,6 +13,7 @@
 //! - `disk.rs`: the disk cache's directory, file names, keys and file format;
 //! - `loaded.rs`: a loaded kernel and its launch;
 //! - `args.rs`: packing parameter values;
+//! - `grid.rs`: the grid of a grid-stride kernel;
 //! - `stats.rs`: the counts `emberfire::jit_stats()` reports.
 //!
 //! A new hand-written kernel family is a `.cu` file, a [`Family`] variant, and a few lines
@@ -21,12 +22,14 @@
 mod args;
 mod cache;
 pub(crate) mod disk;
+mod grid;
 mod loaded;
 pub(crate) mod nvrtc;
 mod stats;
 
 pub(crate) use args::{KernelArgs, KernelParam};
 pub(crate) use cache::{Family, KernelCache, KernelKey};
+pub(crate) use grid::grid_stride_blocks;
 pub(crate) use loaded::KernelFn;
 pub(crate) use nvrtc::Origin;
 pub(crate) use stats::jit_stats;

@@ -23,15 +23,15 @@
 //! - NVRTC compiles one program at a time per process (measured: 4 threads compiling at once
 //!   took 70 ms per compile where one took 10 ms), so compiles overlap only across processes.
 
-use std::ffi::{c_char, CString, OsString};
+use std::ffi::{c_char, CString};
 use std::fmt;
 use std::panic::catch_unwind;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cudarc::nvrtc::{result as rtc, sys as rtcsys};
 
-use crate::backend::cuda::libraries::{self, Search};
+use crate::backend::cuda::vendor::loader::{self, Dependencies, First, Library, OnPath, Places};
+use crate::backend::cuda::vendor::search::Search;
 use crate::error::Error;
 
 /// What NVRTC is asked to produce.
@@ -112,21 +112,31 @@ pub(crate) fn nvrtc_version() -> Result<(u32, u32), Error> {
     nvrtc().map(|i| i.version)
 }
 
-/// Where NVRTC is looked for when it is not on the loader's path.
-const NVRTC_SEARCH: Search = Search {
-    stem: "nvrtc",
-    override_var: "EMBERFIRE_NVRTC",
-    wheel_dirs: &["cu13/lib", "cuda_nvrtc/lib", "cu12/lib"],
+/// NVRTC, which cudarc binds, as the loader makes it loadable when it is not on the loader's
+/// path. It loads its builtins library by name when it compiles: that is opened from the same
+/// place first.
+pub(crate) static NVRTC: Library = Library {
+    name: "NVRTC",
+    wanted: "NVRTC (libnvrtc.so.13 or .12)",
+    needed_for: None,
+    install: "the CUDA toolkit's NVRTC",
+    prefix: "CUDA: ",
+    missing_symbol_hint: " (too old?)",
+    search: Search {
+        stem: "nvrtc",
+        override_var: "EMBERFIRE_NVRTC",
+        wheel_dirs: &["cu13/lib", "cuda_nvrtc/lib", "cu12/lib"],
+    },
+    majors: &["13", "12"],
+    on_path: OnPath::Cudarc,
+    first: First::LoaderPath,
+    places: Places::Toolkits,
+    dependencies: Dependencies::Companions(&["libnvrtc-builtins.so"]),
+    global: false,
 };
 
 fn load_nvrtc() -> Result<NvrtcInfo, Error> {
-    // NVRTC loads its builtins library by name when it compiles: open it from the same place.
-    if let Err(searched) = libraries::load(&["nvrtc"], &NVRTC_SEARCH, &["libnvrtc-builtins.so"]) {
-        return Err(Error::BackendUnavailable(format!(
-            "CUDA: NVRTC (libnvrtc.so.13 or .12) was not found on the loader's path nor in \
-             {searched}; install the CUDA toolkit's NVRTC or set EMBERFIRE_NVRTC to the library"
-        )));
-    }
+    loader::make_loadable(&NVRTC)?;
     let queried = catch_unwind(|| -> Result<NvrtcInfo, rtc::NvrtcError> {
         let (mut major, mut minor) = (0, 0);
         // SAFETY: valid out-pointers; NVRTC is loaded.
@@ -151,12 +161,6 @@ fn load_nvrtc() -> Result<NvrtcInfo, Error> {
             "CUDA: the NVRTC library found lacks entry points emberfire needs (too old?)".into(),
         )),
     }
-}
-
-/// NVRTC library files to try, best first, from `$EMBERFIRE_NVRTC`, the CUDA toolkit's usual
-/// places and Python environments (NVIDIA's wheels). `env` reads a variable.
-pub(crate) fn nvrtc_candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    libraries::candidates(&NVRTC_SEARCH, env)
 }
 
 /// Whether `EMBERFIRE_JIT_TRACE` is set: each compile, each kernel read from the disk cache,
@@ -266,8 +270,16 @@ fn c_text(v: Vec<c_char>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cuda::vendor::search;
+    use std::ffi::OsString;
     use std::fs;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
+
+    /// NVRTC library files to try, best first, from `$EMBERFIRE_NVRTC`, the CUDA toolkit's
+    /// usual places and Python environments (NVIDIA's wheels), as the loader searches them.
+    fn nvrtc_candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+        search::candidates_of_majors(&NVRTC.search, NVRTC.majors, env)
+    }
 
     fn temp_dir(tag: &str) -> PathBuf {
         let d =

@@ -15,13 +15,12 @@
 //! are opened first from the same folder or from the wheels' sibling folders.
 
 use std::ffi::{c_char, c_int, c_void, OsString};
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use super::libraries::{self, Search};
+use super::loader::{self, Dependencies, First, Library, OnPath, Opened, Places};
+use super::search::Search;
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::sync::lock;
 
 /// A cuSOLVER dense handle.
 pub(crate) type Handle = *mut c_void;
@@ -121,8 +120,6 @@ pub(crate) struct Cusolver {
     pub set_stream: unsafe extern "C" fn(Handle, *mut c_void) -> Status,
     /// Routines for f32, f64, c32 and c64, in that order.
     typed: [Routines; 4],
-    /// Keeps the entry points valid for the process.
-    _lib: libloading::Library,
 }
 
 impl Cusolver {
@@ -138,7 +135,8 @@ impl Cusolver {
     }
 }
 
-// SAFETY: the table holds function pointers and the library handle, which any thread may use.
+// SAFETY: the table holds function pointers into a library kept open for the process, which
+// any thread may use.
 unsafe impl Send for Cusolver {}
 // SAFETY: as above; nothing in it is mutated after loading.
 unsafe impl Sync for Cusolver {}
@@ -176,129 +174,65 @@ pub(crate) fn check(doing: &str, code: c_int) -> Result<(), Error> {
     }
 }
 
-const SEARCH: Search = Search {
-    stem: "cusolver",
-    override_var: "EMBERFIRE_CUSOLVER",
-    wheel_dirs: &["cu13/lib", "cusolver/lib", "cu12/lib"],
+/// cuSOLVER as the loader finds it: `$EMBERFIRE_CUSOLVER` and what lies under it, cudarc's
+/// names on the loader's path, then toolkits and wheels; CUDA 13's soname (`.so.12`) before
+/// CUDA 12's (`.so.11`). The libraries cuSOLVER loads by name are opened first, in an order in
+/// which each finds what it needs, from the folder cuSOLVER was found in or a wheel's sibling
+/// folder.
+pub(crate) static CUSOLVER: Library = Library {
+    name: "cuSOLVER",
+    wanted: "cuSOLVER (libcusolver.so.12 or .11)",
+    needed_for: None,
+    install: "cuSOLVER",
+    prefix: "",
+    missing_symbol_hint: " (too old?)",
+    search: Search {
+        stem: "cusolver",
+        override_var: "EMBERFIRE_CUSOLVER",
+        wheel_dirs: &["cu13/lib", "cusolver/lib", "cu12/lib"],
+    },
+    majors: &["12", "11"],
+    on_path: OnPath::Cudarc,
+    first: First::UnderOverride,
+    places: Places::Toolkits,
+    dependencies: Dependencies::Named(&[
+        ("libnvJitLink.so", "nvjitlink/lib"),
+        ("libcublasLt.so", "cublas/lib"),
+        ("libcublas.so", "cublas/lib"),
+        ("libcusparse.so", "cusparse/lib"),
+    ]),
+    global: false,
 };
 
-/// Sonames' major versions: CUDA 13's, then CUDA 12's.
-const MAJORS: [&str; 2] = ["12", "11"];
-
-/// Libraries cuSOLVER loads by name, in an order in which each finds what it needs: they are
-/// opened from the folder cuSOLVER was found in, or a wheel's sibling folder, before it.
-const DEPENDENCIES: [(&str, &str); 4] = [
-    ("libnvJitLink.so", "nvjitlink/lib"),
-    ("libcublasLt.so", "cublas/lib"),
-    ("libcublas.so", "cublas/lib"),
-    ("libcusparse.so", "cusparse/lib"),
-];
-
-/// Library files to try, best first: the override, cudarc's names on the loader's path, then
-/// toolkits and wheels.
-fn candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    if let Some(p) = env(SEARCH.override_var).filter(|p| !p.is_empty()).map(PathBuf::from) {
-        if !p.is_dir() {
-            out.push(p);
-        }
-    }
-    let found = libraries::candidates_of_majors(&SEARCH, &MAJORS, env);
-    // The override folder (if any) is first among `found`; the loader's path comes next.
-    let (first, rest): (Vec<PathBuf>, Vec<PathBuf>) = found
-        .into_iter()
-        .partition(|p| env(SEARCH.override_var).is_some_and(|o| p.starts_with(PathBuf::from(o))));
-    out.extend(first);
-    out.extend(cudarc::get_lib_name_candidates("cusolver").into_iter().map(PathBuf::from));
-    out.extend(rest);
-    out
-}
-
-/// Opens the libraries cuSOLVER needs from the places beside `path`, and keeps them open.
-fn preload_dependencies(path: &Path) {
-    static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
-    let Some(dir) = path.parent() else { return };
-    let nvidia = dir.parent().and_then(Path::parent);
-    let mut kept = lock(&KEPT);
-    for (prefix, wheel) in DEPENDENCIES {
-        let mut places = vec![dir.to_path_buf()];
-        if let Some(n) = nvidia {
-            places.push(n.join(wheel));
-        }
-        // The first copy that opens, from the nearest place: one copy of each library.
-        'found: for place in places {
-            let mut names: Vec<String> =
-                libraries::read_dir_names(&place).filter(|n| n.starts_with(prefix)).collect();
-            // The newest major first.
-            names.sort_by(|a, b| b.cmp(a));
-            for name in names {
-                // SAFETY: loading a CUDA library runs its initialisers, as using it requires.
-                if let Ok(lib) = unsafe { libloading::Library::new(place.join(&name)) } {
-                    kept.push(lib);
-                    break 'found;
-                }
-            }
-        }
-    }
-}
-
 fn load(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Cusolver, Error> {
-    let mut tried: Vec<String> = Vec::new();
-    for candidate in candidates(env) {
-        if candidate.is_absolute() {
-            preload_dependencies(&candidate);
-        }
-        // SAFETY: loading cuSOLVER runs its initialisers, which using it requires.
-        match unsafe { libloading::Library::new(&candidate) } {
-            Ok(lib) => return bind(lib, &candidate.to_string_lossy()),
-            Err(_) => tried.push(candidate.to_string_lossy().into_owned()),
-        }
-    }
-    let shown: Vec<&str> = tried.iter().take(8).map(String::as_str).collect();
-    Err(Error::BackendUnavailable(format!(
-        "cuSOLVER (libcusolver.so.12 or .11) was not found on the loader's path nor in the CUDA \
-         toolkit's or Python wheels' folders (tried {}{}); install cuSOLVER or set \
-         EMBERFIRE_CUSOLVER to the library",
-        shown.join(", "),
-        if tried.len() > 8 { ", ..." } else { "" }
-    )))
+    bind(loader::open(&CUSOLVER, env)?)
 }
 
-/// Looks up every entry point; a missing one makes the library unusable (too old).
-fn bind(lib: libloading::Library, name: &str) -> Result<Cusolver, Error> {
-    fn sym<T: Copy>(lib: &libloading::Library, name: &str, sym: &str) -> Result<T, Error> {
-        // SAFETY: the symbol is cuSOLVER's entry point of this name, whose C signature `T`
-        // matches (see the cuSOLVER API reference; element pointers are `void *`); it stays
-        // valid while `lib` is loaded.
-        unsafe { lib.get::<T>(sym.as_bytes()) }.map(|s| *s).map_err(|_| {
-            Error::BackendUnavailable(format!(
-                "the cuSOLVER library {name} lacks `{sym}` (too old?)"
-            ))
-        })
-    }
+/// Looks up every entry point; a missing one makes the library unusable (too old). Element
+/// pointers are `void *` in the signatures.
+fn bind(lib: Opened) -> Result<Cusolver, Error> {
     let typed = |p: char, orgqr: &str| -> Result<Routines, Error> {
         let f = |what: &str| format!("cusolverDn{p}{what}");
         Ok(Routines {
-            getrf_buffer_size: sym(&lib, name, &f("getrf_bufferSize"))?,
-            getrf: sym(&lib, name, &f("getrf"))?,
-            getrs: sym(&lib, name, &f("getrs"))?,
-            potrf_buffer_size: sym(&lib, name, &f("potrf_bufferSize"))?,
-            potrf: sym(&lib, name, &f("potrf"))?,
-            geqrf_buffer_size: sym(&lib, name, &f("geqrf_bufferSize"))?,
-            geqrf: sym(&lib, name, &f("geqrf"))?,
-            orgqr_buffer_size: sym(&lib, name, &f(&format!("{orgqr}_bufferSize")))?,
-            orgqr: sym(&lib, name, &f(orgqr))?,
-            gesvd_buffer_size: sym(&lib, name, &f("gesvd_bufferSize"))?,
-            gesvd: sym(&lib, name, &f("gesvd"))?,
+            getrf_buffer_size: lib.sym(&f("getrf_bufferSize"))?,
+            getrf: lib.sym(&f("getrf"))?,
+            getrs: lib.sym(&f("getrs"))?,
+            potrf_buffer_size: lib.sym(&f("potrf_bufferSize"))?,
+            potrf: lib.sym(&f("potrf"))?,
+            geqrf_buffer_size: lib.sym(&f("geqrf_bufferSize"))?,
+            geqrf: lib.sym(&f("geqrf"))?,
+            orgqr_buffer_size: lib.sym(&f(&format!("{orgqr}_bufferSize")))?,
+            orgqr: lib.sym(&f(orgqr))?,
+            gesvd_buffer_size: lib.sym(&f("gesvd_bufferSize"))?,
+            gesvd: lib.sym(&f("gesvd"))?,
         })
     };
     let typed =
         [typed('S', "orgqr")?, typed('D', "orgqr")?, typed('C', "ungqr")?, typed('Z', "ungqr")?];
     Ok(Cusolver {
-        create: sym(&lib, name, "cusolverDnCreate")?,
-        set_stream: sym(&lib, name, "cusolverDnSetStream")?,
+        create: lib.sym("cusolverDnCreate")?,
+        set_stream: lib.sym("cusolverDnSetStream")?,
         typed,
-        _lib: lib,
     })
 }
 
@@ -338,7 +272,7 @@ mod tests {
         }
         let d = dir.clone();
         let env = move |k: &str| (k == "EMBERFIRE_CUSOLVER").then(|| d.clone().into_os_string());
-        let got: Vec<String> = candidates(&env)
+        let got: Vec<String> = loader::candidates(&CUSOLVER, &env)
             .iter()
             .filter(|p| p.starts_with(&dir))
             .map(|p| p.file_name().unwrap().to_string_lossy().into())

@@ -18,10 +18,10 @@
 //! is opened first, with `RTLD_GLOBAL`, and kept open, so those later opens find them loaded.
 
 use std::ffi::{c_int, c_void, OsString};
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::libraries::{self, Search};
+use super::loader::{self, Dependencies, First, Library, OnPath, Opened, Places};
+use super::search::Search;
 use crate::error::Error;
 
 pub(crate) type Handle = *mut c_void;
@@ -125,13 +125,11 @@ pub(crate) struct Cudnn {
     pub forward: Run,
     pub backward_data: Run,
     pub backward_filter: Run,
-    /// Keeps the entry points valid for the process.
-    _lib: libloading::Library,
 }
 
-// SAFETY: the struct holds C function pointers and a library handle; cuDNN's entry points
-// may be called from any thread (a handle is used by one thread at a time, which `cuda::ml`
-// ensures with a lock).
+// SAFETY: the struct holds C function pointers into a library kept open for the process;
+// cuDNN's entry points may be called from any thread (a handle is used by one thread at a
+// time, which `cuda::ml` ensures with a lock).
 unsafe impl Send for Cudnn {}
 // SAFETY: as above; nothing in the struct is mutated after loading.
 unsafe impl Sync for Cudnn {}
@@ -152,88 +150,32 @@ pub(crate) fn turned_off() -> bool {
     })
 }
 
-const SEARCH: Search =
-    Search { stem: "cudnn", override_var: "EMBERFIRE_CUDNN", wheel_dirs: &["cudnn/lib"] };
-
-/// Library files and names to try, best first.
-fn candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    if let Some(p) = env(SEARCH.override_var).filter(|p| !p.is_empty()).map(PathBuf::from) {
-        if p.is_file() {
-            out.push(p);
-        }
-    }
-    // the loader's path first, then the toolkits' and wheels' folders
-    out.push(PathBuf::from("libcudnn.so.9"));
-    out.extend(libraries::candidates_of_majors(&SEARCH, &["9"], env));
-    out
-}
-
-/// Opens `path` with `RTLD_NOW | RTLD_GLOBAL`.
-fn open_global(path: &Path) -> Option<libloading::Library> {
-    use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
-    // SAFETY: loading a CUDA library runs its initialisers, as using it requires.
-    unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL) }.ok().map(Into::into)
-}
-
-/// Opens every `libcudnn_*` library beside `path` and keeps them open for the process. They
-/// need each other: each pass opens those whose dependencies an earlier pass opened.
-fn preload_sub_libraries(path: &Path) {
-    static KEPT: std::sync::Mutex<Vec<libloading::Library>> = std::sync::Mutex::new(Vec::new());
-    let Some(dir) = path.parent() else { return };
-    let mut left: Vec<String> = libraries::read_dir_names(dir)
-        .filter(|n| n.starts_with("libcudnn_") && n.contains(".so.9"))
-        .collect();
-    left.sort();
-    // one file per library: the soname, or else the first fully versioned name
-    left.dedup_by(|b, a| b.split(".so").next() == a.split(".so").next());
-    let mut kept = crate::sync::lock(&KEPT);
-    loop {
-        let before = left.len();
-        left.retain(|name| match open_global(&dir.join(name)) {
-            Some(lib) => {
-                kept.push(lib);
-                false
-            }
-            None => true,
-        });
-        if left.is_empty() || left.len() == before {
-            break;
-        }
-    }
-}
+/// cuDNN 9 as the loader finds it: an existing `$EMBERFIRE_CUDNN` file, the loader's path,
+/// then the toolkits' and wheels' folders, each file found after its `libcudnn_*` siblings.
+pub(crate) static CUDNN: Library = Library {
+    name: "cuDNN",
+    wanted: "cuDNN 9 (libcudnn.so.9)",
+    needed_for: None,
+    install: "cuDNN (e.g. pip install nvidia-cudnn-cu12)",
+    prefix: "CUDA: ",
+    missing_symbol_hint: "",
+    search: Search { stem: "cudnn", override_var: "EMBERFIRE_CUDNN", wheel_dirs: &["cudnn/lib"] },
+    majors: &["9"],
+    on_path: OnPath::Names(&["libcudnn.so.9"]),
+    first: First::LoaderPath,
+    places: Places::Toolkits,
+    dependencies: Dependencies::SubLibraries { prefix: "libcudnn_", version: ".so.9" },
+    global: true,
+};
 
 fn load(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Cudnn, Error> {
-    let mut tried: Vec<String> = Vec::new();
-    for candidate in candidates(env) {
-        if candidate.is_absolute() {
-            preload_sub_libraries(&candidate);
-        }
-        match open_global(&candidate) {
-            Some(lib) => return bind(lib, &candidate.to_string_lossy()),
-            None => tried.push(candidate.to_string_lossy().into_owned()),
-        }
-    }
-    let shown: Vec<&str> = tried.iter().take(8).map(String::as_str).collect();
-    Err(Error::BackendUnavailable(format!(
-        "CUDA: cuDNN 9 (libcudnn.so.9) was not found on the loader's path nor in the CUDA \
-         toolkit's or Python wheels' folders (tried {}{}); install cuDNN (e.g. pip install \
-         nvidia-cudnn-cu12) or set EMBERFIRE_CUDNN to the library",
-        shown.join(", "),
-        if tried.len() > 8 { ", ..." } else { "" }
-    )))
+    bind(loader::open(&CUDNN, env)?)
 }
 
 /// Looks up every entry point; a missing one makes the library unusable.
-fn bind(lib: libloading::Library, name: &str) -> Result<Cudnn, Error> {
-    fn sym<T: Copy>(lib: &libloading::Library, name: &str, sym: &str) -> Result<T, Error> {
-        // SAFETY: the symbol is cuDNN's entry point of this name, whose C signature `T`
-        // matches (see the cuDNN API reference); it stays valid while `lib` is loaded.
-        unsafe { lib.get::<T>(sym.as_bytes()) }.map(|s| *s).map_err(|_| {
-            Error::BackendUnavailable(format!("CUDA: the cuDNN library {name} lacks `{sym}`"))
-        })
-    }
-    let get_version: unsafe extern "C" fn() -> usize = sym(&lib, name, "cudnnGetVersion")?;
+fn bind(lib: Opened) -> Result<Cudnn, Error> {
+    let name = lib.path();
+    let get_version: unsafe extern "C" fn() -> usize = lib.sym("cudnnGetVersion")?;
     // SAFETY: takes nothing and returns a number.
     let version = unsafe { get_version() };
     if version < 90000 {
@@ -242,25 +184,24 @@ fn bind(lib: libloading::Library, name: &str) -> Result<Cudnn, Error> {
         )));
     }
     Ok(Cudnn {
-        create: sym(&lib, name, "cudnnCreate")?,
-        set_stream: sym(&lib, name, "cudnnSetStream")?,
-        create_tensor: sym(&lib, name, "cudnnCreateTensorDescriptor")?,
-        destroy_tensor: sym(&lib, name, "cudnnDestroyTensorDescriptor")?,
-        set_tensor_4d: sym(&lib, name, "cudnnSetTensor4dDescriptor")?,
-        create_filter: sym(&lib, name, "cudnnCreateFilterDescriptor")?,
-        destroy_filter: sym(&lib, name, "cudnnDestroyFilterDescriptor")?,
-        set_filter_4d: sym(&lib, name, "cudnnSetFilter4dDescriptor")?,
-        create_conv: sym(&lib, name, "cudnnCreateConvolutionDescriptor")?,
-        destroy_conv: sym(&lib, name, "cudnnDestroyConvolutionDescriptor")?,
-        set_conv_2d: sym(&lib, name, "cudnnSetConvolution2dDescriptor")?,
-        set_conv_math_type: sym(&lib, name, "cudnnSetConvolutionMathType")?,
-        find_forward: sym(&lib, name, "cudnnFindConvolutionForwardAlgorithmEx")?,
-        find_backward_data: sym(&lib, name, "cudnnFindConvolutionBackwardDataAlgorithmEx")?,
-        find_backward_filter: sym(&lib, name, "cudnnFindConvolutionBackwardFilterAlgorithmEx")?,
-        forward: sym(&lib, name, "cudnnConvolutionForward")?,
-        backward_data: sym(&lib, name, "cudnnConvolutionBackwardData")?,
-        backward_filter: sym(&lib, name, "cudnnConvolutionBackwardFilter")?,
-        _lib: lib,
+        create: lib.sym("cudnnCreate")?,
+        set_stream: lib.sym("cudnnSetStream")?,
+        create_tensor: lib.sym("cudnnCreateTensorDescriptor")?,
+        destroy_tensor: lib.sym("cudnnDestroyTensorDescriptor")?,
+        set_tensor_4d: lib.sym("cudnnSetTensor4dDescriptor")?,
+        create_filter: lib.sym("cudnnCreateFilterDescriptor")?,
+        destroy_filter: lib.sym("cudnnDestroyFilterDescriptor")?,
+        set_filter_4d: lib.sym("cudnnSetFilter4dDescriptor")?,
+        create_conv: lib.sym("cudnnCreateConvolutionDescriptor")?,
+        destroy_conv: lib.sym("cudnnDestroyConvolutionDescriptor")?,
+        set_conv_2d: lib.sym("cudnnSetConvolution2dDescriptor")?,
+        set_conv_math_type: lib.sym("cudnnSetConvolutionMathType")?,
+        find_forward: lib.sym("cudnnFindConvolutionForwardAlgorithmEx")?,
+        find_backward_data: lib.sym("cudnnFindConvolutionBackwardDataAlgorithmEx")?,
+        find_backward_filter: lib.sym("cudnnFindConvolutionBackwardFilterAlgorithmEx")?,
+        forward: lib.sym("cudnnConvolutionForward")?,
+        backward_data: lib.sym("cudnnConvolutionBackwardData")?,
+        backward_filter: lib.sym("cudnnConvolutionBackwardFilter")?,
     })
 }
 
@@ -283,8 +224,8 @@ mod tests {
         let file = dir.join("libcudnn.so.9");
         std::fs::write(&file, b"").unwrap();
         let env = |k: &str| (k == "EMBERFIRE_CUDNN").then(|| file.clone().into_os_string());
-        let c = candidates(&env);
+        let c = loader::candidates(&CUDNN, &env);
         assert_eq!(c[0], file);
-        assert_eq!(c[1], PathBuf::from("libcudnn.so.9"));
+        assert_eq!(c[1], std::path::PathBuf::from("libcudnn.so.9"));
     }
 }

@@ -13,9 +13,11 @@
 //! beside NVRTC's wheel folder.
 
 use std::ffi::{c_int, c_longlong, c_void, OsString};
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use super::loader::{self, Dependencies, First, Library, OnPath, Opened, Places};
+use super::search::Search;
+use crate::backend::cuda::kernel::nvrtc::NVRTC;
 use crate::error::Error;
 
 /// A cuFFT plan handle.
@@ -65,8 +67,6 @@ pub(crate) struct Cufft {
     pub exec_z2d: ExecReal,
     /// The library's version, e.g. 12000 for cuFFT 12.0.
     pub version: i32,
-    /// Keeps the entry points valid for the process.
-    _lib: libloading::Library,
 }
 
 /// cuFFT, loaded on first use and kept for the process, or why it cannot be used.
@@ -111,116 +111,49 @@ pub(crate) fn check(doing: &str, code: c_int) -> Result<(), Error> {
     }
 }
 
+/// cuFFT as the loader finds it: `$EMBERFIRE_CUFFT`, cudarc's names on the loader's path,
+/// then the folders NVRTC is found in and `nvidia/cufft/lib` beside NVRTC's wheel folder.
+pub(crate) static CUFFT: Library = Library {
+    name: "cuFFT",
+    wanted: "cuFFT (libcufft.so.12 or .11)",
+    needed_for: None,
+    install: "cuFFT",
+    prefix: "CUDA: ",
+    missing_symbol_hint: " (too old?)",
+    search: Search { stem: "cufft", override_var: "EMBERFIRE_CUFFT", wheel_dirs: &[] },
+    majors: &[],
+    on_path: OnPath::Cudarc,
+    first: First::Override,
+    places: Places::BesideOf { of: &NVRTC, of_wheel: "cuda_nvrtc/lib", wheel: "cufft/lib" },
+    dependencies: Dependencies::None,
+    global: false,
+};
+
 fn load(env: &dyn Fn(&str) -> Option<OsString>) -> Result<Cufft, Error> {
-    let mut tried: Vec<String> = Vec::new();
-    for candidate in candidates(env) {
-        // SAFETY: loading cuFFT runs its initialisers, which using it requires.
-        let lib = match unsafe { libloading::Library::new(&candidate) } {
-            Ok(lib) => lib,
-            Err(_) => {
-                tried.push(candidate.to_string_lossy().into_owned());
-                continue;
-            }
-        };
-        return bind(lib, &candidate.to_string_lossy());
-    }
-    let shown: Vec<&str> = tried.iter().take(8).map(String::as_str).collect();
-    Err(Error::BackendUnavailable(format!(
-        "CUDA: cuFFT (libcufft.so.12 or .11) was not found on the loader's path nor in the CUDA \
-         toolkit's or Python wheels' folders (tried {}{}); install cuFFT or set \
-         EMBERFIRE_CUFFT to the library",
-        shown.join(", "),
-        if tried.len() > 8 { ", ..." } else { "" }
-    )))
+    bind(loader::open(&CUFFT, env)?)
 }
 
 /// Looks up every entry point; a missing one makes the library unusable (too old).
-fn bind(lib: libloading::Library, name: &str) -> Result<Cufft, Error> {
-    fn sym<T: Copy>(lib: &libloading::Library, name: &str, sym: &str) -> Result<T, Error> {
-        // SAFETY: the symbol is cuFFT's entry point of this name, whose C signature `T`
-        // matches (see the cuFFT API reference); it stays valid while `lib` is loaded.
-        unsafe { lib.get::<T>(sym.as_bytes()) }.map(|s| *s).map_err(|_| {
-            Error::BackendUnavailable(format!(
-                "CUDA: the cuFFT library {name} lacks `{sym}` (too old?)"
-            ))
-        })
-    }
-    let get_version: unsafe extern "C" fn(*mut c_int) -> c_int =
-        sym(&lib, name, "cufftGetVersion")?;
+fn bind(lib: Opened) -> Result<Cufft, Error> {
+    let get_version: unsafe extern "C" fn(*mut c_int) -> c_int = lib.sym("cufftGetVersion")?;
     let mut version = 0;
     // SAFETY: a valid out-pointer.
     check("reading the version", unsafe { get_version(&mut version) })?;
     Ok(Cufft {
-        create: sym(&lib, name, "cufftCreate")?,
-        destroy: sym(&lib, name, "cufftDestroy")?,
-        set_auto_allocation: sym(&lib, name, "cufftSetAutoAllocation")?,
-        make_plan_many64: sym(&lib, name, "cufftMakePlanMany64")?,
-        set_stream: sym(&lib, name, "cufftSetStream")?,
-        set_work_area: sym(&lib, name, "cufftSetWorkArea")?,
-        exec_c2c: sym(&lib, name, "cufftExecC2C")?,
-        exec_z2z: sym(&lib, name, "cufftExecZ2Z")?,
-        exec_r2c: sym(&lib, name, "cufftExecR2C")?,
-        exec_d2z: sym(&lib, name, "cufftExecD2Z")?,
-        exec_c2r: sym(&lib, name, "cufftExecC2R")?,
-        exec_z2d: sym(&lib, name, "cufftExecZ2D")?,
+        create: lib.sym("cufftCreate")?,
+        destroy: lib.sym("cufftDestroy")?,
+        set_auto_allocation: lib.sym("cufftSetAutoAllocation")?,
+        make_plan_many64: lib.sym("cufftMakePlanMany64")?,
+        set_stream: lib.sym("cufftSetStream")?,
+        set_work_area: lib.sym("cufftSetWorkArea")?,
+        exec_c2c: lib.sym("cufftExecC2C")?,
+        exec_z2z: lib.sym("cufftExecZ2Z")?,
+        exec_r2c: lib.sym("cufftExecR2C")?,
+        exec_d2z: lib.sym("cufftExecD2Z")?,
+        exec_c2r: lib.sym("cufftExecC2R")?,
+        exec_z2d: lib.sym("cufftExecZ2D")?,
         version,
-        _lib: lib,
     })
-}
-
-/// Library files and names to try, best first.
-pub(crate) fn candidates(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    if let Some(p) = env("EMBERFIRE_CUFFT").filter(|p| !p.is_empty()).map(PathBuf::from) {
-        if p.is_dir() {
-            dirs.push(p);
-        } else {
-            out.push(p);
-        }
-    }
-    for d in &dirs {
-        out.extend(files_in(d));
-    }
-    out.extend(cudarc::get_lib_name_candidates("cufft").into_iter().map(PathBuf::from));
-    let mut more: Vec<PathBuf> = Vec::new();
-    for nvrtc in super::kernel::nvrtc::nvrtc_candidates(env) {
-        let Some(dir) = nvrtc.parent() else { continue };
-        more.push(dir.to_path_buf());
-        if dir.ends_with("cuda_nvrtc/lib") {
-            if let Some(nvidia) = dir.parent().and_then(Path::parent) {
-                more.push(nvidia.join("cufft").join("lib"));
-            }
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    for d in more {
-        if seen.insert(d.clone()) {
-            out.extend(files_in(&d));
-        }
-    }
-    out
-}
-
-/// The cuFFT libraries in `dir`: versioned sonames, newest major first, then the rest.
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("libcufft.so"))
-        .collect();
-    // "libcufft.so.12" before "libcufft.so.12.0.0" before "libcufft.so.11"
-    names.sort_by_key(|n| {
-        let major: u32 = n
-            .strip_prefix("libcufft.so.")
-            .and_then(|v| v.split('.').next())
-            .and_then(|m| m.parse().ok())
-            .unwrap_or(0);
-        (std::cmp::Reverse(major), n.len())
-    });
-    names.into_iter().map(|n| dir.join(n)).collect()
 }
 
 #[cfg(test)]
@@ -247,20 +180,5 @@ mod tests {
         assert_eq!(status_name(8), "CUFFT_INVALID_SIZE");
         assert!(check("planning", 2).unwrap_err().to_string().contains("CUFFT_ALLOC_FAILED"));
         assert!(check("planning", 0).is_ok());
-    }
-
-    #[test]
-    fn newest_soname_first() {
-        let dir = std::env::temp_dir().join(format!("ef-cufft-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for n in ["libcufft.so.11", "libcufft.so.12.0.1", "libcufft.so.12", "libcufftw.so.12"] {
-            std::fs::write(dir.join(n), b"").unwrap();
-        }
-        let got: Vec<String> = files_in(&dir)
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into())
-            .collect();
-        assert_eq!(got, ["libcufft.so.12", "libcufft.so.12.0.1", "libcufft.so.11"]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,17 +1,14 @@
-//! Finding CUDA libraries (NVRTC, cuBLAS, ...) that are not on the loader's path.
+//! Where a CUDA library file is looked for when it is not on the loader's path.
 //!
-//! cudarc opens each library by its plain names (`libcublas.so`, `libcublas.so.13`, ...), which
-//! finds what the system loader finds. Toolkits in `/usr/local/cuda*` and NVIDIA's Python
-//! wheels (`nvidia/cu13/lib`, `nvidia/cublas/lib`, ...) are often not on its path. When the
-//! plain names fail, these places (and an explicit file or folder from an environment
-//! variable) are searched, and the file found is opened by its full path and kept open: the
-//! loader then answers cudarc's `dlopen` of the same soname with the library already loaded.
+//! cudarc and `dlopen` find a library by its plain names (`libcublas.so`, `libcublas.so.13`,
+//! ...), which finds what the system loader finds. Toolkits in `/usr/local/cuda*` and NVIDIA's
+//! Python wheels (`nvidia/cu13/lib`, `nvidia/cublas/lib`, ...) are often not on its path. These
+//! places (and an explicit file or folder from an environment variable) are listed here, best
+//! first; [`super::loader`] opens what they hold.
 
-use crate::sync::lock;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Where to look for one library.
 pub(crate) struct Search<'a> {
@@ -23,14 +20,10 @@ pub(crate) struct Search<'a> {
     pub wheel_dirs: &'a [&'a str],
 }
 
-/// Library files to try, best first: the override, the CUDA toolkit's usual places, Python
-/// environments (NVIDIA's wheels) and the system's library folders. `env` reads a variable.
-pub(crate) fn candidates(search: &Search, env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    candidates_of_majors(search, &["13", "12"], env)
-}
-
-/// Like [`candidates`], for a library whose sonames carry the major versions `majors` (best
-/// first): cuSOLVER and cuFFT are `.so.12` in CUDA 13 and `.so.11` in CUDA 12.
+/// Library files to try, best first, for a library whose sonames carry the major versions
+/// `majors` (best first: cuSOLVER and cuFFT are `.so.12` in CUDA 13 and `.so.11` in CUDA 12):
+/// the override, the CUDA toolkit's usual places, Python environments (NVIDIA's wheels) and
+/// the system's library folders. `env` reads a variable.
 pub(crate) fn candidates_of_majors(
     search: &Search,
     majors: &[&str],
@@ -117,7 +110,7 @@ pub(crate) fn read_dir_names(dir: &Path) -> impl Iterator<Item = String> {
 
 /// The files of library `stem` in `dir`, in the order of `majors`, the plain soname before
 /// fully versioned file names.
-fn files_in(dir: &Path, stem: &str, majors: &[&str]) -> Vec<PathBuf> {
+pub(crate) fn files_in(dir: &Path, stem: &str, majors: &[&str]) -> Vec<PathBuf> {
     let names: Vec<String> = read_dir_names(dir).collect();
     let mut out = Vec::new();
     for major in majors {
@@ -133,56 +126,41 @@ fn files_in(dir: &Path, stem: &str, majors: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-/// Opens a library file by its full path and keeps it loaded for the process, first opening
-/// the files beside it whose names start with one of `companions` (libraries it loads by name,
-/// such as NVRTC's builtins or cuBLAS's cublasLt, which the loader would not find there).
-/// Returns whether the library opened.
-pub(crate) fn preload(path: &Path, companions: &[&str]) -> bool {
-    static KEPT: Mutex<Vec<libloading::Library>> = Mutex::new(Vec::new());
-    let Some(dir) = path.parent() else { return false };
-    let mut kept = lock(&KEPT);
-    let mut beside: Vec<String> = read_dir_names(dir)
-        .filter(|n| companions.iter().any(|c| n.starts_with(c)) && n.contains(".so"))
-        .collect();
-    beside.sort();
-    for name in beside {
-        // SAFETY: loading a CUDA library runs its initialisers, as using it requires anyway.
-        if let Ok(lib) = unsafe { libloading::Library::new(dir.join(name)) } {
-            kept.push(lib);
-        }
-    }
-    // SAFETY: as above.
-    match unsafe { libloading::Library::new(path) } {
-        Ok(lib) => {
-            kept.push(lib);
-            true
-        }
-        Err(_) => false,
-    }
+/// The files of library `stem` in `dir` whatever their major version: the newest major first,
+/// each major's soname before its fully versioned names, the unversioned `lib{stem}.so` last
+/// (cuFFT's order, which takes any release found beside NVRTC).
+pub(crate) fn files_of_any_major(dir: &Path, stem: &str) -> Vec<PathBuf> {
+    let prefix = format!("lib{stem}.so");
+    let mut names: Vec<String> = read_dir_names(dir).filter(|n| n.starts_with(&prefix)).collect();
+    // "libcufft.so.12" before "libcufft.so.12.0.0" before "libcufft.so.11"
+    names.sort_by_key(|n| {
+        let major: u32 = n
+            .strip_prefix(&prefix)
+            .and_then(|v| v.strip_prefix('.'))
+            .and_then(|v| v.split('.').next())
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(0);
+        (std::cmp::Reverse(major), n.len())
+    });
+    names.into_iter().map(|n| dir.join(n)).collect()
 }
 
-/// Makes library `names` loadable under cudarc's names: already on the loader's path, or found
-/// by [`candidates`] and preloaded. On failure returns the places searched, for the message.
-pub(crate) fn load(names: &[&str], search: &Search, companions: &[&str]) -> Result<(), String> {
-    load_of_majors(names, search, &["13", "12"], companions)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Like [`load`], for a library whose sonames carry the major versions `majors` (NCCL is
-/// `libnccl.so.2` whatever the toolkit).
-pub(crate) fn load_of_majors(
-    names: &[&str],
-    search: &Search,
-    majors: &[&str],
-    companions: &[&str],
-) -> Result<(), String> {
-    if super::keep_loaded(names) {
-        return Ok(());
+    #[test]
+    fn any_major_newest_soname_first() {
+        let dir = std::env::temp_dir().join(format!("ef-cufft-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in ["libcufft.so.11", "libcufft.so.12.0.1", "libcufft.so.12", "libcufftw.so.12"] {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        let got: Vec<String> = files_of_any_major(&dir, "cufft")
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into())
+            .collect();
+        assert_eq!(got, ["libcufft.so.12", "libcufft.so.12.0.1", "libcufft.so.11"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
-    let places = candidates_of_majors(search, majors, &|k| std::env::var_os(k));
-    let found = places.iter().find(|p| preload(p, companions));
-    if found.is_some() && super::keep_loaded(names) {
-        return Ok(());
-    }
-    let shown: Vec<String> = places.iter().take(12).map(|p| p.display().to_string()).collect();
-    Err(format!("[{}{}]", shown.join(", "), if places.len() > 12 { ", ..." } else { "" }))
 }

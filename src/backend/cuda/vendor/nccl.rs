@@ -7,18 +7,18 @@
 //! miss it and panic; its result codes are Rust enums, and a code from a newer NCCL than the
 //! bindings would be undefined behaviour. Here every entry point returns a plain `c_int`, a
 //! missing library is an [`Error::BackendUnavailable`] that says where it was looked for, and
-//! the library is searched for like the other CUDA libraries (see [`super::libraries`]).
+//! the library is searched for like the other CUDA libraries (see [`super::loader`]).
 //!
 //! Where NCCL is looked for, in order: `$EMBERFIRE_NCCL` (a file or a folder); the loader's
 //! path (`libnccl.so.2`, `libnccl.so`); CUDA toolkits; `nvidia/nccl/lib` of Python
 //! environments; the system's library folders.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::libraries::{self, Search};
-use super::runtime;
+use super::loader::{self, Dependencies, First, Library, OnPath, Opened, Places};
+use super::search::Search;
+use crate::backend::cuda::runtime;
 use crate::dtype::DType;
 use crate::error::Error;
 
@@ -84,11 +84,29 @@ struct Nccl {
     recv: PeerMut6,
     group_start: unsafe extern "C" fn() -> c_int,
     group_end: unsafe extern "C" fn() -> c_int,
-    _lib: libloading::Library,
 }
 
-const SEARCH: Search =
-    Search { stem: "nccl", override_var: "EMBERFIRE_NCCL", wheel_dirs: &["nccl/lib", "cu13/lib"] };
+/// NCCL as the loader finds it: an existing `$EMBERFIRE_NCCL` file, the loader's path
+/// (`libnccl.so.2`, `libnccl.so`), then toolkits, wheels and the system's folders.
+pub(crate) static NCCL: Library = Library {
+    name: "NCCL",
+    wanted: "NCCL (libnccl.so.2)",
+    needed_for: Some("collectives"),
+    install: "NCCL (for example the `nvidia-nccl-cu12` wheel)",
+    prefix: "CUDA: ",
+    missing_symbol_hint: " (too old?)",
+    search: Search {
+        stem: "nccl",
+        override_var: "EMBERFIRE_NCCL",
+        wheel_dirs: &["nccl/lib", "cu13/lib"],
+    },
+    majors: &["2"],
+    on_path: OnPath::Names(&["libnccl.so.2", "libnccl.so"]),
+    first: First::LoaderPath,
+    places: Places::Toolkits,
+    dependencies: Dependencies::None,
+    global: false,
+};
 
 fn nccl() -> Result<&'static Nccl, Error> {
     static LIB: OnceLock<Result<Nccl, Error>> = OnceLock::new();
@@ -96,44 +114,13 @@ fn nccl() -> Result<&'static Nccl, Error> {
 }
 
 fn load(env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Result<Nccl, Error> {
-    let mut places: Vec<PathBuf> = Vec::new();
-    if let Some(p) = env("EMBERFIRE_NCCL").filter(|p| !p.is_empty()).map(PathBuf::from) {
-        if p.is_file() {
-            places.push(p);
-        }
-    }
-    places.extend(["libnccl.so.2", "libnccl.so"].map(PathBuf::from));
-    places.extend(libraries::candidates_of_majors(&SEARCH, &["2"], env));
-    let mut tried = Vec::new();
-    for place in places {
-        // SAFETY: loading NCCL runs its initialisers, which using it requires.
-        match unsafe { libloading::Library::new(&place) } {
-            Ok(lib) => return bind(lib, &place.to_string_lossy()),
-            Err(_) => tried.push(place.to_string_lossy().into_owned()),
-        }
-    }
-    let shown: Vec<&str> = tried.iter().take(8).map(String::as_str).collect();
-    Err(Error::BackendUnavailable(format!(
-        "CUDA: NCCL (libnccl.so.2), needed for collectives, was not found on the loader's path \
-         nor in the CUDA toolkit's or Python wheels' folders (tried {}{}); install NCCL (for \
-         example the `nvidia-nccl-cu12` wheel) or set EMBERFIRE_NCCL to the library",
-        shown.join(", "),
-        if tried.len() > 8 { ", ..." } else { "" }
-    )))
+    bind(loader::open(&NCCL, env)?)
 }
 
-fn bind(lib: libloading::Library, name: &str) -> Result<Nccl, Error> {
-    fn sym<T: Copy>(lib: &libloading::Library, name: &str, sym: &str) -> Result<T, Error> {
-        // SAFETY: the symbol is NCCL's entry point of this name, whose C signature `T` matches
-        // (see NCCL's API reference); it stays valid while `lib` is loaded, and `lib` is kept
-        // in the same `Nccl` as the pointers.
-        unsafe { lib.get::<T>(sym.as_bytes()) }.map(|s| *s).map_err(|_| {
-            Error::BackendUnavailable(format!(
-                "CUDA: the NCCL library {name} lacks `{sym}` (too old?)"
-            ))
-        })
-    }
-    let get_version: unsafe extern "C" fn(*mut c_int) -> c_int = sym(&lib, name, "ncclGetVersion")?;
+/// Looks up every entry point; a missing one makes the library unusable (too old).
+fn bind(lib: Opened) -> Result<Nccl, Error> {
+    let name = lib.path();
+    let get_version: unsafe extern "C" fn(*mut c_int) -> c_int = lib.sym("ncclGetVersion")?;
     let mut version = 0;
     // SAFETY: a valid out-pointer.
     if unsafe { get_version(&mut version) } != 0 {
@@ -143,22 +130,21 @@ fn bind(lib: libloading::Library, name: &str) -> Result<Nccl, Error> {
     }
     Ok(Nccl {
         version,
-        get_unique_id: sym(&lib, name, "ncclGetUniqueId")?,
-        comm_init_all: sym(&lib, name, "ncclCommInitAll")?,
-        comm_init_rank: sym(&lib, name, "ncclCommInitRank")?,
-        comm_abort: sym(&lib, name, "ncclCommAbort")?,
-        get_error_string: sym(&lib, name, "ncclGetErrorString")?,
-        get_last_error: sym(&lib, name, "ncclGetLastError")?,
-        all_reduce: sym(&lib, name, "ncclAllReduce")?,
-        reduce_scatter: sym(&lib, name, "ncclReduceScatter")?,
-        reduce: sym(&lib, name, "ncclReduce")?,
-        broadcast: sym(&lib, name, "ncclBroadcast")?,
-        all_gather: sym(&lib, name, "ncclAllGather")?,
-        send: sym(&lib, name, "ncclSend")?,
-        recv: sym(&lib, name, "ncclRecv")?,
-        group_start: sym(&lib, name, "ncclGroupStart")?,
-        group_end: sym(&lib, name, "ncclGroupEnd")?,
-        _lib: lib,
+        get_unique_id: lib.sym("ncclGetUniqueId")?,
+        comm_init_all: lib.sym("ncclCommInitAll")?,
+        comm_init_rank: lib.sym("ncclCommInitRank")?,
+        comm_abort: lib.sym("ncclCommAbort")?,
+        get_error_string: lib.sym("ncclGetErrorString")?,
+        get_last_error: lib.sym("ncclGetLastError")?,
+        all_reduce: lib.sym("ncclAllReduce")?,
+        reduce_scatter: lib.sym("ncclReduceScatter")?,
+        reduce: lib.sym("ncclReduce")?,
+        broadcast: lib.sym("ncclBroadcast")?,
+        all_gather: lib.sym("ncclAllGather")?,
+        send: lib.sym("ncclSend")?,
+        recv: lib.sym("ncclRecv")?,
+        group_start: lib.sym("ncclGroupStart")?,
+        group_end: lib.sym("ncclGroupEnd")?,
     })
 }
 
