@@ -68,7 +68,7 @@ impl<T: HasAfEnum> Array<T> {
     /// Like `from_host`, returning the backend's failure.
     pub(crate) fn try_from_host(h: HostVec, dims: Dim4) -> Result<Self> {
         let kind = active_kind();
-        let data = Data::dense(kind.upload(h)?, dims);
+        let data = Data::dense(kind.ops().upload(h)?, dims);
         Ok(Array::from_node(Node::ready(T::DTYPE, dims, kind, data)))
     }
 
@@ -464,8 +464,14 @@ impl<T: HasAfEnum> Array<T> {
         }
         let dims = self.dims();
         let program = crate::jit::Program::copy_of(self.node.eval(), T::DTYPE, dims);
-        let buf =
-            self.node.backend.run(&program).or_raise("Array::copy").pop().expect("one output");
+        let buf = self
+            .node
+            .backend
+            .ops()
+            .run(&program)
+            .or_raise("Array::copy")
+            .pop()
+            .expect("one output");
         let data = Data::dense(buf, dims);
         Array::from_node(Node::ready(T::DTYPE, dims, self.node.backend, data))
     }

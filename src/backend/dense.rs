@@ -27,7 +27,7 @@ impl Dense {
             data
         } else {
             let p = Program::copy_of(data, node.dtype, node.dims);
-            Data::dense(node.backend.run(&p)?.pop().expect("one output"), node.dims)
+            Data::dense(node.backend.ops().run(&p)?.pop().expect("one output"), node.dims)
         };
         Ok(Dense { data, dims: node.dims, dtype: node.dtype, backend: node.backend })
     }

@@ -111,7 +111,7 @@ fn to_backend(d: Dense, backend: BackendKind) -> Result<Dense, Error> {
         BackendKind::Cpu => Ok(d),
         BackendKind::Cuda(_) => {
             let h = super::download(&d.data, d.dims, d.dtype)?;
-            Ok(Dense::new(backend.upload(h)?, d.dims, d.dtype, backend))
+            Ok(Dense::new(backend.ops().upload(h)?, d.dims, d.dtype, backend))
         }
     }
 }

@@ -7,6 +7,7 @@ pub(crate) mod blas;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod dense;
+pub(crate) mod evaluate;
 pub(crate) mod image;
 pub(crate) mod ml;
 pub(crate) mod movement;
@@ -29,10 +30,12 @@ use std::sync::Arc;
 use crate::dim4::Dim4;
 use crate::error::Error;
 use crate::jit::memory::Memory;
-use crate::jit::{Data, Program};
+use crate::jit::Data;
 pub(crate) use crate::place::BackendKind;
 use crate::storage::HostVec;
 use cpu::host_table::{self, HostRelease, HOST_BUFFERS, HOST_BYTES};
+use evaluate::Evaluate;
+use random::Random;
 
 /// Memory owned by a backend.
 #[derive(Debug)]
@@ -143,54 +146,56 @@ pub(crate) fn buffer_locked(b: &Buffer) -> bool {
     }
 }
 
-impl BackendKind {
-    /// Evaluates a program; one buffer per output, contiguous, in order.
-    pub(crate) fn run(self, p: &Program) -> Result<Vec<Buffer>, Error> {
-        match self {
-            BackendKind::Cpu => Ok(cpu::eval::run(p)?.into_iter().map(Buffer::host).collect()),
-            BackendKind::Cuda(d) => {
-                Ok(cuda::launch::run(d, p)?.into_iter().map(Buffer::Cuda).collect())
-            }
-        }
-    }
+/// Copies the elements of ready data with shape `dims` to a contiguous host vector, on the
+/// backend the data lives on.
+pub(crate) fn download(d: &Data, dims: Dim4, dtype: crate::dtype::DType) -> Result<HostVec, Error> {
+    d.backend().ops().download(d, dims, dtype)
+}
 
-    /// Moves host elements into a new buffer of this backend.
-    pub(crate) fn upload(self, h: HostVec) -> Result<Buffer, Error> {
-        match self {
-            BackendKind::Cpu => Ok(Buffer::host(h)),
-            BackendKind::Cuda(d) => {
-                let dev = cuda::runtime::device(d)?;
-                let bytes = h.as_bytes();
-                let mem = dev.memory().alloc(bytes.len().max(1))?;
-                dev.write(&mem, 0, bytes)?;
-                Ok(Buffer::Cuda(mem))
-            }
+impl Data {
+    /// The backend whose memory the data lives in.
+    pub(crate) fn backend(&self) -> BackendKind {
+        match self.buffer() {
+            Buffer::Host(_) => BackendKind::Cpu,
+            Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
         }
     }
 }
 
-/// Copies the elements of ready data with shape `dims` to a contiguous host vector.
-pub(crate) fn download(d: &Data, dims: Dim4, dtype: crate::dtype::DType) -> Result<HostVec, Error> {
-    let n = dims.elements() as usize;
-    if !d.is_contiguous(dims) {
-        // gather into a contiguous buffer on the data's own backend first
-        let p = Program::copy_of(d.clone(), dtype, dims);
-        let kind = match d.buffer() {
-            Buffer::Host(_) => BackendKind::Cpu,
-            Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
-        };
-        let buf = kind.run(&p)?.pop().expect("one output");
-        return download(&Data::dense(buf, dims), dims, dtype);
+/// One backend: the CPU, or one CUDA device. Each operation family is a trait of its own,
+/// declared beside the family's shared types in `backend/<family>.rs` and implemented with the
+/// same signatures by `cpu::Cpu` (in `backend/cpu/<family>.rs`) and by `cuda::Cuda` (in
+/// `backend/cuda/<family>.rs`); this trait is all of them together. A family's caller picks
+/// the backend of its operands and calls the family's method on it:
+/// `node.backend.ops().reduce_dim(...)`.
+pub(crate) trait Backend: Evaluate + Random {}
+
+impl<B: Evaluate + Random> Backend for B {}
+
+/// The backend that runs a `BackendKind`'s arrays (see [`BackendKind::ops`]); it derefs to the
+/// family traits.
+pub(crate) enum Ops {
+    Cpu(cpu::Cpu),
+    Cuda(cuda::Cuda),
+}
+
+impl std::ops::Deref for Ops {
+    type Target = dyn Backend;
+
+    fn deref(&self) -> &(dyn Backend + 'static) {
+        match self {
+            Ops::Cpu(b) => b,
+            Ops::Cuda(b) => b,
+        }
     }
-    match d.buffer() {
-        Buffer::Host(h) => h.try_sub(d.offset..d.offset + n),
-        Buffer::Cuda(m) => {
-            let dev = cuda::runtime::device(m.ordinal())?;
-            let size = dtype.size();
-            // the host copy of a device array can be what does not fit
-            let mut bytes = crate::storage::try_filled(n * size, 0u8)?;
-            dev.download(m, d.offset * size, &mut bytes)?;
-            HostVec::try_from_bytes(dtype, &bytes)
+}
+
+impl BackendKind {
+    /// The backend of this kind, whose family methods run the operations.
+    pub(crate) fn ops(self) -> Ops {
+        match self {
+            BackendKind::Cpu => Ops::Cpu(cpu::Cpu),
+            BackendKind::Cuda(ordinal) => Ops::Cuda(cuda::Cuda { ordinal }),
         }
     }
 }

@@ -156,7 +156,7 @@ fn eval_fitting(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
 
 /// Runs `program` on the backend of its outputs' nodes and stores each output in its node.
 fn run_program(program: Program, outputs: &[&Arc<Node>]) -> crate::error::Result<()> {
-    let bufs = outputs[0].backend.run(&program)?;
+    let bufs = outputs[0].backend.ops().run(&program)?;
     for (node, buf) in outputs.iter().zip(bufs) {
         node.set_ready(Data::dense(buf, node.dims));
     }

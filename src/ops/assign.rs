@@ -63,7 +63,7 @@ pub(crate) fn writable_buffer<'a, T: HasAfEnum>(
         let (dims, backend) = (node.dims, node.backend);
         let data = node.data().expect("internal error: evaluated node without data");
         let copy = Program::copy_of(data, T::DTYPE, dims);
-        let buf = backend.run(&copy).or_raise(func);
+        let buf = backend.ops().run(&copy).or_raise(func);
         let buf = buf.into_iter().next().expect("one output");
         *node = Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims));
     }

@@ -304,7 +304,7 @@ impl<'a, T: GemmType> Product<'a, T> {
 
     /// An empty result, when the product has no elements.
     fn empty(&self) -> Result<Array<T>> {
-        let buf = self.backend.upload(HostVec::zeros(T::DTYPE, 0))?;
+        let buf = self.backend.ops().upload(HostVec::zeros(T::DTYPE, 0))?;
         Ok(from_buffer(buf, self.dims, self.backend))
     }
 
@@ -538,7 +538,7 @@ fn take_buffer<T: GemmType>(output: &mut Array<T>, keep_values: bool) -> Result<
         return Ok(None);
     }
     let program = Program::copy_of(data, T::DTYPE, dims);
-    Ok(backend.run(&program)?.into_iter().next())
+    Ok(backend.ops().run(&program)?.into_iter().next())
 }
 
 /// `(conjugate)` for a `dot` operand; panics for other properties.

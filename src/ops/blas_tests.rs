@@ -11,7 +11,7 @@ use crate::storage::Element;
 /// A view of shape `dims` into a new buffer holding `values`.
 fn view<T: HasAfEnum>(values: &[T], offset: usize, dims: Dim4, strides: [i64; 4]) -> Array<T> {
     let kind = active_kind();
-    let buf = kind.upload(T::wrap(values.to_vec())).expect("upload");
+    let buf = kind.ops().upload(T::wrap(values.to_vec())).expect("upload");
     let data = Data { buf: Arc::new(buf), offset, strides };
     Array::from_node(Node::ready(T::DTYPE, dims, kind, data))
 }

@@ -44,7 +44,7 @@ pub(crate) fn indexed_layout(func: &str, node: &Arc<Node>, flat: bool) -> (Data,
         data
     } else {
         let copy = Program::copy_of(data, node.dtype, node.dims);
-        let buf = node.backend.run(&copy).or_raise(func);
+        let buf = node.backend.ops().run(&copy).or_raise(func);
         Data::dense(buf.into_iter().next().expect("one output"), node.dims)
     };
     let n = n as i64;
@@ -70,7 +70,7 @@ pub(crate) fn check_index_count(func: &str, n: usize, dims: Dim4) {
 /// A new empty array of shape `dims` (which has no elements) on `backend`.
 pub(crate) fn empty_on<T: HasAfEnum>(func: &str, backend: BackendKind, dims: Dim4) -> Array<T> {
     debug_assert_eq!(dims.elements(), 0);
-    let buf = backend.upload(HostVec::zeros(T::DTYPE, 0)).or_raise(func);
+    let buf = backend.ops().upload(HostVec::zeros(T::DTYPE, 0)).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 

@@ -238,7 +238,7 @@ fn index_data(func: &str, node: &Arc<Node>) -> (Axis, u64) {
         data
     } else {
         let copy = Program::copy_of(data, DType::S64, node.dims);
-        let buf = node.backend.run(&copy).or_raise(func);
+        let buf = node.backend.ops().run(&copy).or_raise(func);
         Data::dense(buf.into_iter().next().expect("one output"), node.dims)
     };
     (Axis::Indices(data), node.dims.elements())

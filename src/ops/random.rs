@@ -41,7 +41,7 @@ fn draw<T: HasAfEnum>(
     {
         return Array::lazy(dims, kind, Expr::Random(request));
     }
-    let buf = kind.random(&request, T::DTYPE, n).or_raise(func);
+    let buf = kind.ops().random(&request, T::DTYPE, n).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, kind, Data::dense(buf, dims)))
 }
 

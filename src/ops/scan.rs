@@ -161,7 +161,7 @@ fn differences(func: &str, input: &Arc<Node>, dim: i32, order: u64) -> Arc<Node>
     let mut dims = input.dims;
     dims[d] = dims[d].saturating_sub(order);
     if dims.elements() == 0 {
-        let buf = backend.upload(HostVec::zeros(t, 0)).or_raise(func);
+        let buf = backend.ops().upload(HostVec::zeros(t, 0)).or_raise(func);
         return Node::ready(t, dims, backend, Data::dense(buf, dims));
     }
     let data = input.try_eval().or_raise(func);

@@ -35,7 +35,7 @@ pub(crate) fn array_on<T: HasAfEnum>(
     dims: Dim4,
 ) -> Array<T> {
     debug_assert_eq!(h.dtype(), T::DTYPE);
-    let buf = backend.upload(h).or_raise(func);
+    let buf = backend.ops().upload(h).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 

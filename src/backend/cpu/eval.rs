@@ -7,6 +7,7 @@ use std::mem::MaybeUninit;
 
 use super::kernels::{select, CpuMath, Src};
 use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::{Data, Instr, Program};
 use crate::storage::{convert, with_dtype, with_vec, Element, HostVec};
@@ -429,5 +430,29 @@ mod tests {
                 assert_eq!(g, col[e % 37] + full[e], "element {e}");
             }
         }
+    }
+}
+
+impl crate::backend::evaluate::Evaluate for super::Cpu {
+    fn run(&self, p: &Program) -> Result<Vec<Buffer>, Error> {
+        Ok(run(p)?.into_iter().map(Buffer::host).collect())
+    }
+
+    fn upload(&self, h: HostVec) -> Result<Buffer, Error> {
+        Ok(Buffer::host(h))
+    }
+
+    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error> {
+        let n = dims.elements() as usize;
+        if !d.is_contiguous(dims) {
+            // gather into a contiguous buffer first
+            let buf = self.run(&Program::copy_of(d.clone(), dtype, dims))?.pop();
+            let dense = Data::dense(buf.expect("one output"), dims);
+            return self.download(&dense, dims, dtype);
+        }
+        let Buffer::Host(h) = d.buffer() else {
+            unreachable!("internal error: device data read as host data")
+        };
+        h.try_sub(d.offset..d.offset + n)
     }
 }

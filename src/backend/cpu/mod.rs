@@ -31,3 +31,7 @@ pub(crate) mod vmath;
 
 pub(crate) mod index_copy;
 pub(crate) mod write_into;
+
+/// The CPU backend, as the family traits of `backend/` see it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cpu;

@@ -364,6 +364,12 @@ fn box_muller_f64(w: &[u32]) -> (f64, f64) {
     (r * c, r * s)
 }
 
+impl crate::backend::random::Random for super::Cpu {
+    fn random(&self, draw: &Draw, dtype: DType, n: usize) -> Result<crate::backend::Buffer, Error> {
+        Ok(crate::backend::Buffer::host(generate(draw, dtype, n)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

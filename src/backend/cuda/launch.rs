@@ -11,8 +11,11 @@ use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey}
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
+use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::error::Error;
-use crate::jit::{Instr, Program};
+use crate::jit::{Data, Instr, Program};
+use crate::storage::HostVec;
 
 /// Threads per block of element-wise kernels.
 const BLOCK: u32 = 256;
@@ -112,4 +115,37 @@ pub(crate) fn order_inputs(dev: &Device, p: &Program) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+impl crate::backend::evaluate::Evaluate for super::Cuda {
+    fn run(&self, p: &Program) -> Result<Vec<Buffer>, Error> {
+        Ok(run(self.ordinal, p)?.into_iter().map(Buffer::Cuda).collect())
+    }
+
+    fn upload(&self, h: HostVec) -> Result<Buffer, Error> {
+        let dev = runtime::device(self.ordinal)?;
+        let bytes = h.as_bytes();
+        let mem = dev.memory().alloc(bytes.len().max(1))?;
+        dev.write(&mem, 0, bytes)?;
+        Ok(Buffer::Cuda(mem))
+    }
+
+    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error> {
+        let n = dims.elements() as usize;
+        if !d.is_contiguous(dims) {
+            // gather into a contiguous buffer on the device first
+            let buf = self.run(&Program::copy_of(d.clone(), dtype, dims))?.pop();
+            let dense = Data::dense(buf.expect("one output"), dims);
+            return self.download(&dense, dims, dtype);
+        }
+        let Buffer::Cuda(m) = d.buffer() else {
+            unreachable!("internal error: host data read as device data")
+        };
+        let dev = runtime::device(m.ordinal())?;
+        let size = dtype.size();
+        // the host copy of a device array can be what does not fit
+        let mut bytes = crate::storage::try_filled(n * size, 0u8)?;
+        dev.download(m, d.offset * size, &mut bytes)?;
+        HostVec::try_from_bytes(dtype, &bytes)
+    }
 }

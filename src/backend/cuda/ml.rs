@@ -332,7 +332,7 @@ mod tests {
         let (x, w, dy) = (values(len(s), 1), values(len(f), 2), values(len(o), 3));
         let up = |v: &[f64], d: [u64; 4]| -> Dense {
             let h = T::wrap(v.iter().map(|&e| of(e)).collect());
-            let buf = BackendKind::Cuda(0).upload(h).expect("an upload");
+            let buf = BackendKind::Cuda(0).ops().upload(h).expect("an upload");
             Dense::new(buf, Dim4::new(&d), T::DTYPE, BackendKind::Cuda(0))
         };
         let (xd, wd, dyd) = (up(&x, s), up(&w, f), up(&dy, o));

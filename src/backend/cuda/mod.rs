@@ -58,6 +58,13 @@ pub(crate) mod tests;
 use crate::error::Error;
 use cudarc::driver::DriverError;
 
+/// One CUDA device, as the family traits of `backend/` see it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cuda {
+    /// The device's CUDA ordinal.
+    pub ordinal: usize,
+}
+
 /// An [`Error::Driver`] naming what was being done and the driver's own name and text for the
 /// failure (e.g. "launching `k`: CUDA_ERROR_INVALID_VALUE: invalid argument").
 pub(crate) fn driver_error(doing: &str, e: DriverError) -> Error {

@@ -107,3 +107,9 @@ pub(crate) fn generate(
     unsafe { func.launch(dev, (grid, 1, 1), (THREADS, 1, 1), 0, &mut args)? };
     Ok(mem)
 }
+
+impl crate::backend::random::Random for super::Cuda {
+    fn random(&self, draw: &Draw, dtype: DType, n: usize) -> Result<crate::backend::Buffer, Error> {
+        Ok(crate::backend::Buffer::Cuda(generate(self.ordinal, draw, dtype, n)?))
+    }
+}

@@ -56,7 +56,7 @@ fn permuted(ordinal: usize, d: &Dense, axes: [usize; 4]) -> Result<Dense, Error>
         strides: axes.map(|a| d.data.strides[a]),
     };
     let p = Program::copy_of(view, d.dtype, dims);
-    let buf = BackendKind::Cuda(ordinal).run(&p)?.pop().expect("one output");
+    let buf = BackendKind::Cuda(ordinal).ops().run(&p)?.pop().expect("one output");
     Ok(Dense::new(buf, dims, d.dtype, BackendKind::Cuda(ordinal)))
 }
 

@@ -72,7 +72,7 @@ fn array_of<T: HasAfEnum>(d: Dense) -> Array<T> {
 
 /// Host values as an array on `backend`.
 fn upload<T: HasAfEnum>(func: &str, values: Vec<T>, dims: Dim4, backend: BackendKind) -> Array<T> {
-    let buf = backend.upload(T::wrap(values)).unwrap_or_else(|e| fail(func, e));
+    let buf = backend.ops().upload(T::wrap(values)).unwrap_or_else(|e| fail(func, e));
     Array::from_node(Node::ready(T::DTYPE, dims, backend, Data::dense(buf, dims)))
 }
 
