@@ -620,3 +620,21 @@ const _: fn() = || {
     fn check<X: Send + Sync>() {}
     check::<Array<f32>>();
 };
+
+/// Evaluates several arrays together: trees of the same shape on the same backend are computed
+/// in one pass (one kernel on CUDA), with sub-expressions they share computed once. Trees too
+/// many or too large for one kernel's parameters are computed in as few passes as they fit.
+///
+/// ```
+/// use emberfire::{Array, dim4, eval_multiple};
+/// let x = Array::new(&[1.0f32, 2.0, 3.0], dim4!(3));
+/// let t = &x * 2.0f32;
+/// let (a, b) = (&t + 1.0f32, &t - 1.0f32);
+/// eval_multiple(vec![&a, &b]);
+/// assert_eq!(a.to_vec(), vec![3.0, 5.0, 7.0]);
+/// assert_eq!(b.to_vec(), vec![1.0, 3.0, 5.0]);
+/// ```
+pub fn eval_multiple<T: HasAfEnum>(arrays: Vec<&Array<T>>) {
+    let nodes: Vec<Arc<Node>> = arrays.iter().map(|a| a.node().clone()).collect();
+    crate::backend::schedule::eval_nodes(&nodes).or_raise("eval_multiple");
+}

@@ -45,7 +45,9 @@ mod sharded;
 mod storage;
 mod sync;
 
+pub use array::eval_multiple;
 pub use array::{print, print_gen, Array};
+pub use backend::schedule::{is_eval_manual, is_manual_eval, set_manual_eval};
 pub use compat::af_error::AfError;
 pub use compat::ffi_types::{af_array, dim_t, u64_t, void_ptr};
 pub use compat::host_memory::{alloc_host, alloc_pinned, free_host, free_pinned, get_size};
@@ -71,7 +73,6 @@ pub use error_handler::{
 };
 pub use event::Event;
 pub use interop::{cuda, dlpack};
-pub use jit::evaluation::{eval_multiple, is_eval_manual, is_manual_eval, set_manual_eval};
 pub use ops::arith::*;
 pub use ops::blas::{
     dot, gemm, get_cublas_mode, matmul, set_cublas_mode, try_dot, try_gemm, try_matmul,

@@ -14,6 +14,7 @@ pub(crate) mod movement;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
+pub(crate) mod schedule;
 pub(crate) mod sort;
 pub(crate) mod sparse;
 pub(crate) mod vision;

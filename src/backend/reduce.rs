@@ -116,14 +116,14 @@ impl BackendKind {
 }
 
 /// A CPU reduction of `node`: the lazy operations under it that may be read again are
-/// stored while it folds, and become ready (see `jit::evaluation::reduction_program`).
+/// stored while it folds, and become ready (see `backend::schedule::reduction_program`).
 fn cpu_reduce(
     node: &Arc<Node>,
     op: ReduceOp,
     dim: Option<usize>,
     out: DType,
 ) -> Result<HostVec, Error> {
-    let (prog, held) = crate::jit::evaluation::reduction_program(node)?;
+    let (prog, held) = crate::backend::schedule::reduction_program(node)?;
     let (reduced, stored) = cpu::reduce::reduce(&prog, op, dim, out)?;
     for (n, h) in held.iter().zip(stored) {
         n.set_ready(Data::dense(Buffer::host(h), n.dims));
@@ -133,7 +133,7 @@ fn cpu_reduce(
 
 /// The program that computes `node`: the producer the reduction folds.
 fn program(node: &Arc<Node>) -> Result<Program, Error> {
-    crate::jit::evaluation::program_for(std::slice::from_ref(node))
+    crate::backend::schedule::program_for(std::slice::from_ref(node))
 }
 
 /// The single element of a device buffer, on the host.

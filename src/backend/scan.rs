@@ -78,7 +78,7 @@ impl BackendKind {
                 };
                 let mut roots = vec![cast(values, out)];
                 roots.extend(keys.map(|k| cast(k, DType::S64)));
-                let program = crate::jit::evaluation::program_for(&roots)?;
+                let program = crate::backend::schedule::program_for(&roots)?;
                 Ok(Buffer::host(cpu::scan::scan(&program, spec)?))
             }
             BackendKind::Cuda(ordinal) => {

@@ -1,7 +1,6 @@
 //! The lazy expression graph shared by every backend: nodes, operations, the flattened
 //! programs that backends evaluate, and when and in how many programs trees are evaluated.
 
-pub(crate) mod evaluation;
 pub(crate) mod index_map;
 pub(crate) mod memory;
 pub(crate) mod node;

@@ -18,7 +18,6 @@ use super::op::{BinOp, UnOp};
 use super::sparse::{dense_only_message, SparseParts};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
-use crate::error_handler::OrRaise;
 use crate::place::BackendKind;
 use crate::random::stream::Draw;
 use crate::storage::HostVec;
@@ -177,22 +176,12 @@ impl Node {
         })
     }
 
-    /// A lazy node. Returns it unevaluated unless it exceeds the height or leaf budget, in which
-    /// case its children are evaluated first so that the new node is a shallow tree.
-    pub(crate) fn lazy(dtype: DType, dims: Dim4, backend: BackendKind, expr: Expr) -> Arc<Node> {
-        let bound = !super::evaluation::is_manual_eval();
-        Node::lazy_bounded(dtype, dims, backend, expr, bound)
-    }
-
-    /// A lazy node, whose children are evaluated first if it exceeds the budget and `bound`
-    /// is set (automatic evaluation); unbounded, a tree is cut only when it is evaluated.
-    pub(super) fn lazy_bounded(
-        dtype: DType,
-        dims: Dim4,
-        backend: BackendKind,
-        expr: Expr,
-        bound: bool,
-    ) -> Arc<Node> {
+    /// The height and leaf count of a lazy node of `expr`: one more than its tallest operand,
+    /// and the leaves its operands read, counted per path. Where that count is over the budget
+    /// and `exact` is set, the leaves are counted again, each distinct one once (what a program
+    /// reads). Whether the node then fits one program is for the caller (`Node::lazy`, in
+    /// `backend/schedule.rs`, evaluates the operands of one that does not).
+    pub(crate) fn measure(expr: &Expr, exact: bool) -> (u32, u32) {
         let (mut height, mut leaves) = (0u32, expr.leaf_weight());
         for c in expr.children() {
             let (h, l) = c.operand_height_leaves();
@@ -201,18 +190,24 @@ impl Node {
             // tree that reuses its sub-trees doubles its count at each level
             leaves = leaves.saturating_add(l);
         }
-        if bound && height <= MAX_HEIGHT && leaves > MAX_LEAVES {
+        if exact && height <= MAX_HEIGHT && leaves > MAX_LEAVES {
             // The sum over paths may count a shared sub-tree's leaves several times (Conway's
             // rule reads the neighbour count twice); what a program reads is each leaf once.
-            leaves = distinct_leaf_weight(&expr);
+            leaves = distinct_leaf_weight(expr);
         }
-        if bound && !fits_one_program(height, leaves) {
-            // together, so that sub-trees the children share are computed once
-            let children: Vec<Arc<Node>> = expr.children().cloned().collect();
-            super::evaluation::eval_nodes(&children).or_raise("evaluation failed");
-            height = 1;
-            leaves = children.len() as u32;
-        }
+        (height, leaves)
+    }
+
+    /// A lazy node of `expr` whose tree has the given height and leaf count
+    /// ([`Node::measure`], or less once its operands were evaluated).
+    pub(crate) fn lazy_measured(
+        dtype: DType,
+        dims: Dim4,
+        backend: BackendKind,
+        expr: Expr,
+        height: u32,
+        leaves: u32,
+    ) -> Arc<Node> {
         Arc::new(Node {
             dtype,
             dims,
@@ -303,23 +298,6 @@ impl Node {
     /// how assignment reaches a buffer that nothing else can observe, to write it in place.
     pub(crate) fn state_mut(&mut self) -> &mut State {
         self.state.get_mut().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Evaluates the node if it is lazy and returns its data; panics if the backend fails.
-    pub(crate) fn eval(self: &Arc<Self>) -> Data {
-        self.try_eval().or_raise("evaluation failed")
-    }
-
-    /// Evaluates the node if it is lazy and returns its data.
-    pub(crate) fn try_eval(self: &Arc<Self>) -> Result<Data, crate::error::Error> {
-        if let Some(d) = self.data() {
-            return Ok(d);
-        }
-        if let Some(s) = self.sparse() {
-            panic!("{}", dense_only_message("reading the elements", s.format));
-        }
-        super::evaluation::eval_nodes(std::slice::from_ref(self))?;
-        Ok(self.data().expect("internal error: node not ready after evaluation"))
     }
 }
 

@@ -140,7 +140,7 @@ pub(crate) fn assign_by_seqs<T: HasAfEnum>(
     }
     let program = match value_layout(func, rhs, region, target, true) {
         Value::Tree => {
-            crate::jit::evaluation::program_for(std::slice::from_ref(rhs.node())).or_raise(func)
+            crate::backend::schedule::program_for(std::slice::from_ref(rhs.node())).or_raise(func)
         }
         Value::Restrided(d) => Program::copy_of(d, T::DTYPE, region),
     };

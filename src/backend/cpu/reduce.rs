@@ -34,7 +34,7 @@ const ROWS: usize = 64;
 /// Reduces output 0 of `p` along `dim`, or over all of its elements (taken in column-major
 /// order) when `dim` is `None`. The result holds `out` elements: the producer's shape with
 /// `dim` set to 1 (one element for `None`). The program's other outputs (operations of its
-/// shape that are read again later, see `jit::evaluation::reduction_program`) are stored as
+/// shape that are read again later, see `backend::schedule::reduction_program`) are stored as
 /// the fold computes them and returned in output order, each contiguous. Fails with
 /// [`Error::OutOfMemory`] when the result or a stored output does not fit.
 pub(crate) fn reduce(

@@ -168,7 +168,7 @@ pub(crate) fn reduce(
     out: DType,
 ) -> Result<(DeviceMem, Option<DeviceMem>), Error> {
     let dev = runtime::device(ordinal)?;
-    let p = crate::jit::evaluation::program_for(std::slice::from_ref(node))?;
+    let p = crate::backend::schedule::program_for(std::slice::from_ref(node))?;
     let e = Extent::of(p.dims, dim);
     let nout = e.inner * e.outer;
     let out_mem = dev.memory().alloc((nout * out.size()).max(1))?;

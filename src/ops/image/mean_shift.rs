@@ -20,11 +20,12 @@ use std::sync::Arc;
 
 use super::calc::Val;
 use super::labels::CHECK_EVERY;
+use crate::array::eval_multiple;
 use crate::array::Array;
+use crate::backend::schedule::eval_nodes;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, RealNumber};
 use crate::error_handler::OrRaise;
-use crate::jit::evaluation::{eval_multiple, eval_nodes};
 use crate::jit::{Node, UnOp};
 use crate::ops::index::index;
 use crate::ops::indexer::lookup;

@@ -18,11 +18,11 @@ use super::border::{grown, window_read, Fill};
 use super::calc::Val;
 use super::morph::{fold_window, Marks};
 use super::tiled::{filter, tiled};
+use crate::array::eval_multiple;
 use crate::array::Array;
 use crate::backend::image::{WindowFilter, WindowOp};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, ImageFilterType};
-use crate::jit::evaluation::eval_multiple;
 use crate::ops::movement::BorderType;
 
 fn window_size(func: &str, name: &str, w: u64) -> u64 {

@@ -1,6 +1,11 @@
 //! When lazy arrays are computed: `eval`, `eval_multiple` and manual evaluation mode; and how
 //! the lazy nodes asked for become programs that a backend runs.
 //!
+//! This is the top of the backend layer: the graph (`jit`) knows how to flatten trees but never
+//! runs anything, so the node methods that evaluate (`Node::lazy`, which keeps trees small by
+//! evaluating children, `Node::eval`, `Node::try_eval`) are defined here, where the backends are
+//! in reach, not in `jit/node.rs`.
+//!
 //! In automatic mode `Node::lazy` keeps every tree small enough for one program. In manual mode
 //! a tree grows as the user's loop makes it, so before anything is flattened, a tree that one
 //! program cannot take is cut: some of its nodes are evaluated first, bottom-up, each by a
@@ -9,13 +14,15 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::node::{fits_one_program, State, MAX_LEAVES, MAX_OUTPUTS};
-use super::node_map::{NodeMap, NodeSet};
-use super::program::Builder;
-use super::{Data, Node, Program};
-use crate::array::Array;
-use crate::dtype::HasAfEnum;
+use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::error_handler::OrRaise;
+use crate::jit::node::{fits_one_program, State, MAX_LEAVES, MAX_OUTPUTS};
+use crate::jit::node_map::{NodeMap, NodeSet};
+use crate::jit::program::Builder;
+use crate::jit::sparse::dense_only_message;
+use crate::jit::{Data, Expr, Node, Program};
+use crate::place::BackendKind;
 
 static MANUAL_EVAL: AtomicBool = AtomicBool::new(false);
 
@@ -51,22 +58,49 @@ pub fn is_eval_manual() -> bool {
     is_manual_eval()
 }
 
-/// Evaluates several arrays together: trees of the same shape on the same backend are computed
-/// in one pass (one kernel on CUDA), with sub-expressions they share computed once. Trees too
-/// many or too large for one kernel's parameters are computed in as few passes as they fit.
-///
-/// ```
-/// use emberfire::{Array, dim4, eval_multiple};
-/// let x = Array::new(&[1.0f32, 2.0, 3.0], dim4!(3));
-/// let t = &x * 2.0f32;
-/// let (a, b) = (&t + 1.0f32, &t - 1.0f32);
-/// eval_multiple(vec![&a, &b]);
-/// assert_eq!(a.to_vec(), vec![3.0, 5.0, 7.0]);
-/// assert_eq!(b.to_vec(), vec![1.0, 3.0, 5.0]);
-/// ```
-pub fn eval_multiple<T: HasAfEnum>(arrays: Vec<&Array<T>>) {
-    let nodes: Vec<Arc<Node>> = arrays.iter().map(|a| a.node().clone()).collect();
-    eval_nodes(&nodes).or_raise("eval_multiple");
+impl Node {
+    /// A lazy node. Returns it unevaluated unless it exceeds the height or leaf budget, in which
+    /// case its children are evaluated first so that the new node is a shallow tree.
+    pub(crate) fn lazy(dtype: DType, dims: Dim4, backend: BackendKind, expr: Expr) -> Arc<Node> {
+        Node::lazy_bounded(dtype, dims, backend, expr, !is_manual_eval())
+    }
+
+    /// A lazy node, whose children are evaluated first if it exceeds the budget and `bound`
+    /// is set (automatic evaluation); unbounded, a tree is cut only when it is evaluated.
+    pub(crate) fn lazy_bounded(
+        dtype: DType,
+        dims: Dim4,
+        backend: BackendKind,
+        expr: Expr,
+        bound: bool,
+    ) -> Arc<Node> {
+        let (mut height, mut leaves) = Node::measure(&expr, bound);
+        if bound && !fits_one_program(height, leaves) {
+            // together, so that sub-trees the children share are computed once
+            let children: Vec<Arc<Node>> = expr.children().cloned().collect();
+            eval_nodes(&children).or_raise("evaluation failed");
+            height = 1;
+            leaves = children.len() as u32;
+        }
+        Node::lazy_measured(dtype, dims, backend, expr, height, leaves)
+    }
+
+    /// Evaluates the node if it is lazy and returns its data; panics if the backend fails.
+    pub(crate) fn eval(self: &Arc<Self>) -> Data {
+        self.try_eval().or_raise("evaluation failed")
+    }
+
+    /// Evaluates the node if it is lazy and returns its data.
+    pub(crate) fn try_eval(self: &Arc<Self>) -> Result<Data, crate::error::Error> {
+        if let Some(d) = self.data() {
+            return Ok(d);
+        }
+        if let Some(s) = self.sparse() {
+            panic!("{}", dense_only_message("reading the elements", s.format));
+        }
+        eval_nodes(std::slice::from_ref(self))?;
+        Ok(self.data().expect("internal error: node not ready after evaluation"))
+    }
 }
 
 /// Evaluates the lazy nodes among `nodes`, grouping those that can share one pass.
@@ -283,9 +317,7 @@ fn plan_waves(roots: &[Arc<Node>]) -> Vec<Vec<Arc<Node>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::{BackendKind, Buffer};
-    use crate::dim4::Dim4;
-    use crate::dtype::DType;
+    use crate::backend::Buffer;
     use crate::jit::node::MAX_HEIGHT;
     use crate::jit::program::Builder;
     use crate::jit::{BinOp, Expr};
