@@ -459,8 +459,28 @@ impl<T: HasAfEnum> Array<T> {
     /// assert_eq!(b.to_vec(), a.to_vec());
     /// ```
     pub fn copy(&self) -> Self {
-        if self.is_sparse() {
-            return crate::ops::sparse::copy_sparse(self);
+        if let Some(p) = self.node.sparse() {
+            // a deep copy of each part, in a matrix of its own (parts are never changed once
+            // made, so this is for an independent memo and buffers, as for a dense array)
+            let part = |n: &Arc<Node>, t: DType| {
+                let data = n.eval();
+                let buf = n.backend.ops().run(&crate::jit::Program::copy_of(data, t, n.dims));
+                let buf = buf.or_raise("Array::copy").pop().expect("one output");
+                Node::ready(t, n.dims, n.backend, Data::dense(buf, n.dims))
+            };
+            let parts = crate::jit::sparse::SparseParts {
+                format: p.format,
+                values: part(&p.values, T::DTYPE),
+                rows: part(&p.rows, DType::S32),
+                cols: part(&p.cols, DType::S32),
+                memo: Default::default(),
+            };
+            return Array::from_node(Node::sparse_matrix(
+                T::DTYPE,
+                self.dims(),
+                self.node.backend,
+                parts,
+            ));
         }
         let dims = self.dims();
         let program = crate::jit::Program::copy_of(self.node.eval(), T::DTYPE, dims);
@@ -609,7 +629,7 @@ pub(crate) fn format_gen<T: HasAfEnum>(
 ) -> String {
     let p = precision.map_or(crate::print_format::DEFAULT_PRECISION, |p| p.max(0) as usize);
     if let Some(parts) = input.node().sparse() {
-        return crate::ops::sparse::print::format_sparse(msg, *input.dims().get(), &parts, p);
+        return crate::print_sparse::format_sparse(msg, *input.dims().get(), &parts, p);
     }
     let h = input.host_vec();
     with_vec!(&h, v, E => crate::print_format::format_array(msg, *input.dims().get(), v, p))

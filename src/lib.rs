@@ -40,6 +40,7 @@ mod macros;
 mod ops;
 mod place;
 mod print_format;
+mod print_sparse;
 mod random;
 mod sharded;
 mod storage;

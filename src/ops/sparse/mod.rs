@@ -33,7 +33,6 @@ mod convert;
 mod create;
 mod info;
 pub(crate) mod matmul;
-pub(crate) mod print;
 
 use std::sync::Arc;
 
@@ -89,18 +88,4 @@ pub(crate) fn assemble<T: HasAfEnum>(
         memo: Default::default(),
     };
     Array::from_node(Node::sparse_matrix(T::DTYPE, Dim4::new(&[rows, cols, 1, 1]), backend, parts))
-}
-
-/// A deep copy of a sparse array: its three parts copied.
-pub(crate) fn copy_sparse<T: HasAfEnum>(input: &Array<T>) -> Array<T> {
-    let p = parts_of("Array::copy", input);
-    let d = input.dims();
-    assemble(
-        "Array::copy",
-        (d[0], d[1]),
-        p.format,
-        &Array::<T>::from_node(p.values.clone()).copy(),
-        &Array::<i32>::from_node(p.rows.clone()).copy(),
-        &Array::<i32>::from_node(p.cols.clone()).copy(),
-    )
 }

@@ -4,7 +4,7 @@
 
 use crate::backend::download;
 use crate::error_handler::OrRaise;
-use crate::jit::sparse::SparseParts;
+use crate::jit::sparse::{SparseFormat, SparseParts};
 use crate::print_format::format_array;
 use crate::storage::with_vec;
 
@@ -18,10 +18,10 @@ pub(crate) fn format_sparse(
 ) -> String {
     let name = if name.is_empty() { "No Name Sparse Array" } else { name };
     let format = match p.format {
-        super::SparseFormat::CSR => "AF_STORAGE_CSR",
-        super::SparseFormat::CSC => "AF_STORAGE_CSC",
-        super::SparseFormat::COO => "AF_STORAGE_COO",
-        super::SparseFormat::DENSE => "AF_STORAGE_DENSE",
+        SparseFormat::CSR => "AF_STORAGE_CSR",
+        SparseFormat::CSC => "AF_STORAGE_CSC",
+        SparseFormat::COO => "AF_STORAGE_COO",
+        SparseFormat::DENSE => "AF_STORAGE_DENSE",
     };
     let mut out = format!(
         "{name}\nStorage Format : {format}\n[{} {} {} {}]\n",
