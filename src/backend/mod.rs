@@ -37,6 +37,7 @@ use crate::storage::HostVec;
 use cpu::host_table::{self, HostRelease, HOST_BUFFERS, HOST_BYTES};
 use evaluate::Evaluate;
 use random::Random;
+use reduce::Reduce;
 
 /// Memory owned by a backend.
 #[derive(Debug)]
@@ -169,9 +170,9 @@ impl Data {
 /// `backend/cuda/<family>.rs`); this trait is all of them together. A family's caller picks
 /// the backend of its operands and calls the family's method on it:
 /// `node.backend.ops().reduce_dim(...)`.
-pub(crate) trait Backend: Evaluate + Random {}
+pub(crate) trait Backend: Evaluate + Random + Reduce {}
 
-impl<B: Evaluate + Random> Backend for B {}
+impl<B: Evaluate + Random + Reduce> Backend for B {}
 
 /// The backend that runs a `BackendKind`'s arrays (see [`BackendKind::ops`]); it derefs to the
 /// family traits.

@@ -456,7 +456,7 @@ mod tests {
         assert!(Arc::ptr_eq(&held[0], &r));
         assert_eq!(prog.outputs.len(), 2);
         drop((prog, held));
-        let total = BackendKind::Cpu.reduce_all(&root, ReduceOp::Sum, DType::F32).unwrap();
+        let total = BackendKind::Cpu.ops().reduce_all(&root, ReduceOp::Sum, DType::F32).unwrap();
         assert_eq!(total.as_slice::<f32>(), &[7.0 * LEN as f32]);
         assert!(!r.is_lazy(), "`r` is stored by the reduction");
         assert_eq!(value(&r), vec![3.5; LEN]);

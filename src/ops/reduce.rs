@@ -69,14 +69,14 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let buf = node.backend.reduce_dim(node, op, d, O::DTYPE).or_raise(func);
+    let buf = node.backend.ops().reduce_dim(node, op, d, O::DTYPE).or_raise(func);
     let data = Data::dense(buf, dims);
     Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
 }
 
 fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: ReduceOp) -> O {
     let node = input.node();
-    let h = node.backend.reduce_all(node, op, O::DTYPE).or_raise(func);
+    let h = node.backend.ops().reduce_all(node, op, O::DTYPE).or_raise(func);
     h.view::<O>()[0]
 }
 
@@ -366,7 +366,7 @@ fn index_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let (v, i) = node.backend.reduce_dim_index(node, op, d).or_raise(func);
+    let (v, i) = node.backend.ops().reduce_dim_index(node, op, d).or_raise(func);
     let ready = |buf, dtype| Node::ready(dtype, dims, node.backend, Data::dense(buf, dims));
     (Array::from_node(ready(v, O::DTYPE)), Array::from_node(ready(i, u32::DTYPE)))
 }
@@ -377,7 +377,7 @@ fn index_all<T: HasAfEnum, B: HasAfEnum + Fromf64>(
     op: IndexOp,
 ) -> (B, B, u32) {
     let node = input.node();
-    let (v, i) = node.backend.reduce_all_index(node, op).or_raise(func);
+    let (v, i) = node.backend.ops().reduce_all_index(node, op).or_raise(func);
     let (re, im) = with_dtype!(v.dtype(), V => parts::<V, B>(v.as_slice::<V>()[0]));
     (re, im, i)
 }

@@ -17,10 +17,14 @@ use std::sync::OnceLock;
 use super::acc::Arith;
 use super::eval::{eval_steps, output_buffers, set_written, write_chunk, OutPtr, Val};
 use super::kernels::Src;
+use std::sync::Arc;
+
 use crate::backend::reduce::{IndexOp, ReduceOp};
+use crate::backend::schedule::{program_for, reduction_program};
+use crate::backend::Buffer;
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
-use crate::jit::{BinOp, Instr, Program};
+use crate::jit::{BinOp, Data, Instr, Node, Program};
 use crate::storage::{try_filled, try_mapped, with_dtype, Element, HostVec, Lit};
 use half::f16;
 
@@ -768,6 +772,54 @@ fn run_task<T: Widen, F: Fold<T>>(p: &Producer, f: &F, sh: Shape, t: &Task) -> (
 
 // The accumulators are exercised through every element type by tests/algorithms/reduce.rs;
 // these pin the two rules that are easy to get wrong.
+
+impl crate::backend::reduce::Reduce for super::Cpu {
+    fn reduce_dim(
+        &self,
+        node: &Arc<Node>,
+        op: ReduceOp,
+        dim: usize,
+        out: DType,
+    ) -> Result<Buffer, Error> {
+        Ok(Buffer::host(reduce_holding(node, op, Some(dim), out)?))
+    }
+
+    fn reduce_all(&self, node: &Arc<Node>, op: ReduceOp, out: DType) -> Result<HostVec, Error> {
+        reduce_holding(node, op, None, out)
+    }
+
+    fn reduce_dim_index(
+        &self,
+        node: &Arc<Node>,
+        op: IndexOp,
+        dim: usize,
+    ) -> Result<(Buffer, Buffer), Error> {
+        let (v, i) = reduce_index(&program_for(std::slice::from_ref(node))?, op, Some(dim))?;
+        Ok((Buffer::host(v), Buffer::host(i)))
+    }
+
+    fn reduce_all_index(&self, node: &Arc<Node>, op: IndexOp) -> Result<(HostVec, u32), Error> {
+        let (v, i) = reduce_index(&program_for(std::slice::from_ref(node))?, op, None)?;
+        Ok((v, i.as_slice::<u32>()[0]))
+    }
+}
+
+/// A reduction of `node`: the lazy operations under it that may be read again are stored
+/// while it folds, and become ready (see `schedule::reduction_program`).
+fn reduce_holding(
+    node: &Arc<Node>,
+    op: ReduceOp,
+    dim: Option<usize>,
+    out: DType,
+) -> Result<HostVec, Error> {
+    let (prog, held) = reduction_program(node)?;
+    let (reduced, stored) = reduce(&prog, op, dim, out)?;
+    for (n, h) in held.iter().zip(stored) {
+        n.set_ready(Data::dense(Buffer::host(h), n.dims));
+    }
+    Ok(reduced)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

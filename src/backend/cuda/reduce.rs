@@ -12,9 +12,13 @@ use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::launch::order_inputs;
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
+use crate::backend::reduce::{IndexOp, ReduceOp};
+use crate::backend::Buffer;
+use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::jit::{Node, Program};
+use crate::jit::{Data, Node, Program};
+use crate::storage::HostVec;
 use crate::sync::lock;
 
 /// Threads per block.
@@ -234,6 +238,52 @@ fn kernel(
 ) -> Result<Arc<KernelFn>, Error> {
     let key = KernelKey::new(Family::Reduce, rc::key(p, plan, fold, out, layout, axis));
     dev.kernels().kernel(dev, key, rc::ENTRY, || rc::source(p, plan, fold, out, layout, axis))
+}
+
+impl crate::backend::reduce::Reduce for super::Cuda {
+    fn reduce_dim(
+        &self,
+        node: &Arc<Node>,
+        op: ReduceOp,
+        dim: usize,
+        out: DType,
+    ) -> Result<Buffer, Error> {
+        let (fold, nanval) = Fold::of(op);
+        let (m, _) = reduce(self.ordinal, node, fold, nanval, Some(dim), out)?;
+        Ok(Buffer::Cuda(m))
+    }
+
+    fn reduce_all(&self, node: &Arc<Node>, op: ReduceOp, out: DType) -> Result<HostVec, Error> {
+        let (fold, nanval) = Fold::of(op);
+        let (m, _) = reduce(self.ordinal, node, fold, nanval, None, out)?;
+        one(m, out)
+    }
+
+    fn reduce_dim_index(
+        &self,
+        node: &Arc<Node>,
+        op: IndexOp,
+        dim: usize,
+    ) -> Result<(Buffer, Buffer), Error> {
+        let fold = Fold::of_index(op);
+        let (v, i) = reduce(self.ordinal, node, fold, 0.0, Some(dim), node.dtype)?;
+        let i = i.expect("internal error: an index reduction writes positions");
+        Ok((Buffer::Cuda(v), Buffer::Cuda(i)))
+    }
+
+    fn reduce_all_index(&self, node: &Arc<Node>, op: IndexOp) -> Result<(HostVec, u32), Error> {
+        let fold = Fold::of_index(op);
+        let (v, i) = reduce(self.ordinal, node, fold, 0.0, None, node.dtype)?;
+        let i = i.expect("internal error: an index reduction writes positions");
+        let (v, i) = (one(v, node.dtype)?, one(i, DType::U32)?);
+        Ok((v, i.as_slice::<u32>()[0]))
+    }
+}
+
+/// The single element of a device buffer, on the host.
+fn one(m: DeviceMem, dtype: DType) -> Result<HostVec, Error> {
+    let dims = Dim4::new(&[1, 1, 1, 1]);
+    crate::backend::download(&Data::dense(Buffer::Cuda(m), dims), dims, dtype)
 }
 
 #[cfg(test)]
