@@ -2,7 +2,7 @@
 //! (`cuda::blas`). Both receive ready operands as they are stored (buffer, offset, strides) and
 //! write a dense, column-major result.
 
-use super::{cpu, cuda, BackendKind, Buffer};
+use super::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::{c64, DType, HasAfEnum};
 use crate::error::Error;
@@ -76,32 +76,22 @@ impl GemmParams {
     }
 }
 
-impl BackendKind {
+/// Matrix products on one backend.
+pub(crate) trait Blas {
     /// Whether this backend can run products now (on CUDA: cuBLAS is loaded and the device's
     /// handle exists), so that callers can fail before changing anything.
-    pub(crate) fn blas_available(self) -> Result<(), Error> {
-        match self {
-            BackendKind::Cpu => Ok(()),
-            BackendKind::Cuda(d) => cuda::blas::available(d),
-        }
-    }
+    fn blas_available(&self) -> Result<(), Error>;
 
     /// Computes the product into `c` (a dense buffer of this backend holding `C`, owned by the
     /// caller and shared with nobody) or, when `c` is `None`, into a new buffer with `beta`
     /// taken as zero. Requires `m`, `n`, `k` and the batch sizes to be non-zero.
-    pub(crate) fn gemm(
-        self,
+    fn gemm(
+        &self,
         a: &MatArg,
         b: &MatArg,
         c: Option<Buffer>,
         p: &GemmParams,
-    ) -> Result<Buffer, Error> {
-        debug_assert!(p.m > 0 && p.n > 0 && p.k > 0 && p.batch.iter().all(|&x| x > 0));
-        match self {
-            BackendKind::Cpu => cpu::blas::gemm(a, b, c, p),
-            BackendKind::Cuda(d) => cuda::blas::gemm(d, a, b, c, p),
-        }
-    }
+    ) -> Result<Buffer, Error>;
 }
 
 /// Allows (or forbids) TF32 tensor-core arithmetic in f32 products on CUDA; the CPU has none.

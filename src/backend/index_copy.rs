@@ -9,7 +9,7 @@
 //! value can address memory outside the array.
 
 use super::write_into::{address_range, buffer_elements, check_bounds, is_one_to_one};
-use super::{cpu, cuda, BackendKind, Buffer};
+use super::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -68,14 +68,15 @@ pub(crate) fn fold_index(i: i64, len: i64) -> i64 {
     }
 }
 
-impl BackendKind {
+/// Gathers and scatters on one backend.
+pub(crate) trait IndexCopy {
     /// Copies the `block` from `src_buf` (addressed by `src`) to `dst_buf` (addressed by
     /// `dst`), both holding elements of `dtype`. Panics (an internal error) if a side can reach
     /// outside its buffer, or if the destination's layout could map two positions to one
     /// element. Two block elements may select the same destination position (repeated
     /// indices); which of them lands there is unspecified.
-    pub(crate) fn index_copy(
-        self,
+    fn index_copy(
+        &self,
         dtype: DType,
         block: Dim4,
         src_buf: &Buffer,
@@ -98,17 +99,20 @@ impl BackendKind {
         if block.elements() == 0 {
             return Ok(());
         }
-        match (self, src_buf, dst_buf) {
-            (BackendKind::Cpu, Buffer::Host(s), Buffer::Host(d)) => {
-                cpu::index_copy::index_copy(block, s, src, d, dst);
-                Ok(())
-            }
-            (BackendKind::Cuda(o), Buffer::Cuda(s), Buffer::Cuda(d)) => {
-                cuda::index_copy::index_copy(o, dtype, block, s, src, d, dst)
-            }
-            _ => panic!("internal error: index_copy between buffers of different backends"),
-        }
+        self.copy_checked(dtype, block, src_buf, src, dst_buf, dst)
     }
+
+    /// The backend's part of [`IndexCopy::index_copy`], once both sides are checked and the
+    /// block is not empty: both buffers are this backend's.
+    fn copy_checked(
+        &self,
+        dtype: DType,
+        block: Dim4,
+        src_buf: &Buffer,
+        src: &Side,
+        dst_buf: &mut Buffer,
+        dst: &Side,
+    ) -> Result<(), Error>;
 }
 
 /// Checks that every position `side` can select for `block` lies in its array, that its index

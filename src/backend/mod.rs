@@ -34,10 +34,16 @@ use crate::jit::memory::Memory;
 use crate::jit::Data;
 pub(crate) use crate::place::BackendKind;
 use crate::storage::HostVec;
+use blas::Blas;
 use cpu::host_table::{self, HostRelease, HOST_BUFFERS, HOST_BYTES};
 use evaluate::Evaluate;
+use index_copy::IndexCopy;
+use movement::Movement;
 use random::Random;
 use reduce::Reduce;
+use scan::Scan;
+use sort::Sort;
+use write_into::WriteInto;
 
 /// Memory owned by a backend.
 #[derive(Debug)]
@@ -170,9 +176,15 @@ impl Data {
 /// `backend/cuda/<family>.rs`); this trait is all of them together. A family's caller picks
 /// the backend of its operands and calls the family's method on it:
 /// `node.backend.ops().reduce_dim(...)`.
-pub(crate) trait Backend: Evaluate + Random + Reduce {}
+pub(crate) trait Backend:
+    Evaluate + Random + Reduce + Scan + Sort + Movement + IndexCopy + WriteInto + Blas
+{
+}
 
-impl<B: Evaluate + Random + Reduce> Backend for B {}
+impl<B: Evaluate + Random + Reduce + Scan + Sort + Movement + IndexCopy + WriteInto + Blas> Backend
+    for B
+{
+}
 
 /// The backend that runs a `BackendKind`'s arrays (see [`BackendKind::ops`]); it derefs to the
 /// family traits.

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use super::{cpu, cuda, BackendKind, Buffer};
+use super::Buffer;
 use crate::error::Error;
 use crate::jit::Node;
 
@@ -50,55 +50,36 @@ impl Segments {
     }
 }
 
-impl BackendKind {
+/// Sorts and sets on one backend. `func` names the public function in panics.
+pub(crate) trait Sort {
     /// `node` sorted along `dim` (stable, NaN last in both directions) as a new dense buffer of
-    /// its shape, and with `with_index` each element's position along `dim` (u32). `func`
-    /// names the public function in panics.
-    pub(crate) fn sort(
-        self,
+    /// its shape, and with `with_index` each element's position along `dim` (u32).
+    fn sort(
+        &self,
         func: &str,
         node: &Arc<Node>,
         dim: usize,
         descending: bool,
         with_index: bool,
-    ) -> Result<(Buffer, Option<Buffer>), Error> {
-        match self {
-            BackendKind::Cpu => cpu::sort::sort_node(func, node, dim, descending, with_index),
-            BackendKind::Cuda(o) => {
-                cuda::sort_layout::sort(func, o, node, dim, descending, with_index)
-            }
-        }
-    }
+    ) -> Result<(Buffer, Option<Buffer>), Error>;
 
     /// `keys` sorted along `dim`, and `vals` (same shape, any type) moved with them.
-    pub(crate) fn sort_by_key(
-        self,
+    fn sort_by_key(
+        &self,
         func: &str,
         keys: &Arc<Node>,
         vals: &Arc<Node>,
         dim: usize,
         descending: bool,
-    ) -> Result<(Buffer, Buffer), Error> {
-        match self {
-            BackendKind::Cpu => cpu::sort::sort_by_key_node(func, keys, vals, dim, descending),
-            BackendKind::Cuda(o) => {
-                cuda::sort_layout::sort_by_key(func, o, keys, vals, dim, descending)
-            }
-        }
-    }
+    ) -> Result<(Buffer, Buffer), Error>;
 
     /// The set `op` of the elements of `a` (and `b`, for a union or intersection), read flat:
     /// sorted ascending and distinct, as a new buffer, with its length.
-    pub(crate) fn set(
-        self,
+    fn set(
+        &self,
         func: &str,
         op: SetOp,
         a: &Arc<Node>,
         b: Option<&Arc<Node>>,
-    ) -> Result<(Buffer, usize), Error> {
-        match self {
-            BackendKind::Cpu => cpu::sort::set_node(func, op, a, b),
-            BackendKind::Cuda(o) => cuda::sort_layout::set(func, o, op, a, b),
-        }
-    }
+    ) -> Result<(Buffer, usize), Error>;
 }

@@ -2,7 +2,7 @@
 //! (`assign_seq`, `set_row`, ...), and the layout checks every writer into an existing buffer
 //! shares.
 //!
-//! [`BackendKind::run_into`] evaluates a program, like [`BackendKind::run`], but instead of
+//! [`WriteInto::run_into`] evaluates a program, like `Evaluate::run`, but instead of
 //! returning new buffers it writes its one output through a strided view of a buffer the
 //! caller owns: element `(i, j, k, l)` of the result goes to element
 //! `offset + i*s0 + j*s1 + k*s2 + l*s3` of the buffer, and nothing else in the buffer changes.
@@ -16,7 +16,7 @@
 //! `ops::assign::writable_buffer` gives that `&mut Buffer`, copying the array first when
 //! another array, a lazy expression or the user could observe the write.
 
-use super::{cpu, cuda, BackendKind, Buffer};
+use super::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -32,51 +32,29 @@ pub(crate) struct Dest<'a> {
     pub strides: [i64; 4],
 }
 
-impl BackendKind {
+/// Writing into existing memory on one backend.
+pub(crate) trait WriteInto {
     /// Evaluates `p`, which has exactly one output, and writes its `p.dims` elements through
     /// `dst`. Panics (an internal error) if the view reaches outside the buffer, maps two
     /// elements to one place, or has another element type than the output.
-    pub(crate) fn run_into(self, p: &Program, dst: Dest<'_>) -> Result<(), Error> {
+    fn run_into(&self, p: &Program, dst: Dest<'_>) -> Result<(), Error> {
         assert_eq!(p.outputs.len(), 1, "internal error: run_into needs a single output");
         let dtype = p.steps[p.outputs[0]].dtype;
         check_view("run_into", dst.buf, dtype, p.dims, dst.offset, dst.strides);
         if p.dims.elements() == 0 {
             return Ok(());
         }
-        match (self, dst.buf) {
-            (BackendKind::Cpu, Buffer::Host(h)) => {
-                cpu::write_into::run_into(p, h, dst.offset, dst.strides);
-                Ok(())
-            }
-            (BackendKind::Cuda(d), Buffer::Cuda(m)) => {
-                cuda::launch::run_into(d, p, m, dst.offset, dst.strides)
-            }
-            _ => panic!("internal error: run_into on a buffer of another backend"),
-        }
+        self.write_checked(p, dst)
     }
-}
 
-impl BackendKind {
+    /// The backend's part of [`WriteInto::run_into`], once the view is checked and the program
+    /// has elements: `dst` is this backend's buffer.
+    fn write_checked(&self, p: &Program, dst: Dest<'_>) -> Result<(), Error>;
+
     /// A new buffer for `elements` elements of `dtype` that the caller will overwrite
     /// entirely (with `run_into` or `index_copy`) before anything reads it: zeros on the CPU,
     /// uninitialised device memory on CUDA (no kernel is spent on clearing it).
-    pub(crate) fn alloc_for_overwrite(
-        self,
-        dtype: DType,
-        elements: usize,
-    ) -> Result<Buffer, Error> {
-        match self {
-            BackendKind::Cpu => {
-                Ok(Buffer::host(crate::storage::HostVec::try_zeros(dtype, elements)?))
-            }
-            BackendKind::Cuda(d) => {
-                let dev = cuda::runtime::device(d)?;
-                // a size past usize::MAX is a request no memory serves, never a wrapped one
-                let bytes = elements.saturating_mul(dtype.size()).max(1);
-                Ok(Buffer::Cuda(dev.memory().alloc(bytes)?))
-            }
-        }
-    }
+    fn alloc_for_overwrite(&self, dtype: DType, elements: usize) -> Result<Buffer, Error>;
 }
 
 /// The number of elements of type `dtype` that `buf` holds.

@@ -151,7 +151,7 @@ pub(crate) fn assign_by_seqs<T: HasAfEnum>(
     let strides = std::array::from_fn(|k| positions[k].step * dense[k] as i64);
     let buf = writable_buffer(func, lhs);
     let dst = Dest { buf, offset: offset as usize, strides };
-    backend.run_into(&program, dst).or_raise(func);
+    backend.ops().run_into(&program, dst).or_raise(func);
 }
 
 /// Writes `rhs` into the part of `lhs` that `seqs` select (with the rules of
@@ -226,7 +226,7 @@ pub fn assign_gen<T: HasAfEnum>(lhs: &mut Array<T>, indices: &Indexer, rhs: &Arr
     let dst =
         Side { dims: layout, offset: 0, strides: std::array::from_fn(|k| dense[k] as i64), axes };
     let buf = writable_buffer(func, lhs);
-    backend.index_copy(T::DTYPE, region, value.buffer(), &src, buf, &dst).or_raise(func);
+    backend.ops().index_copy(T::DTYPE, region, value.buffer(), &src, buf, &dst).or_raise(func);
 }
 
 /// Writes `new_row` into row `row_num` of `inout` (negative counts from the last row); see

@@ -315,7 +315,7 @@ impl<'a, T: GemmType> Product<'a, T> {
         let dims = self.dims;
         let params = GemmParams::new(dims, self.k, alpha, beta);
         let (a, b) = (self.a.arg()?, self.b.arg()?);
-        let buf = self.backend.gemm(&a, &b, c, &params)?;
+        let buf = self.backend.ops().gemm(&a, &b, c, &params)?;
         Ok(from_buffer(buf, dims, self.backend))
     }
 }
@@ -505,7 +505,7 @@ fn gemm_in<T: GemmType>(
         }
     } else {
         // Fail before touching `output` where products cannot run at all.
-        product.backend.blas_available()?;
+        product.backend.ops().blas_available()?;
         let c = if fresh { None } else { take_buffer(output, keep)? };
         product.run(alpha, beta, c)?
     };

@@ -259,8 +259,10 @@ fn gather<T: HasAfEnum>(
         return empty_on(func, backend, block);
     }
     let src = Side { dims, offset: data.offset, strides: data.strides, axes };
-    let mut out = backend.alloc_for_overwrite(T::DTYPE, block.elements() as usize).or_raise(func);
+    let mut out =
+        backend.ops().alloc_for_overwrite(T::DTYPE, block.elements() as usize).or_raise(func);
     backend
+        .ops()
         .index_copy(T::DTYPE, block, data.buffer(), &src, &mut out, &Side::dense(block))
         .or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, block, backend, Data::dense(out, block)))

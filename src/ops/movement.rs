@@ -595,7 +595,7 @@ fn concatenate<T: HasAfEnum>(func: &str, dim: i32, inputs: &[&Array<T>]) -> Arra
     }
     let sources: Vec<(Data, Dim4)> =
         parts.iter().map(|a| (ready(func, a.node()), a.dims())).collect();
-    let buf = backend.concatenate(&sources, k, out, T::DTYPE).or_raise(func);
+    let buf = backend.ops().concatenate(&sources, k, out, T::DTYPE).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, out, backend, Data::dense(buf, out)))
 }
 
@@ -632,7 +632,7 @@ pub fn transpose<T: HasAfEnum>(arr: &Array<T>, conjugate: bool) -> Array<T> {
     let node = arr.node();
     let data = ready("transpose", node);
     if data.strides[0] == 1 {
-        let buf = node.backend.transpose(&data, d, T::DTYPE, conj).or_raise("transpose");
+        let buf = node.backend.ops().transpose(&data, d, T::DTYPE, conj).or_raise("transpose");
         return Array::from_node(Node::ready(T::DTYPE, out, node.backend, Data::dense(buf, out)));
     }
     // Dimension 0 is itself strided (a view from reorder_v2 or flip): the transposed view is

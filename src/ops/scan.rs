@@ -53,7 +53,7 @@ fn scan_nodes<O: HasAfEnum>(
         crate::ops::build::common_backend(func, &[k, values]);
     }
     let spec = ScanSpec { op, dim, inclusive };
-    let buf = values.backend.scan(values, keys, spec, O::DTYPE).or_raise(func);
+    let buf = values.backend.ops().scan(values, keys, spec, O::DTYPE).or_raise(func);
     Array::from_node(Node::ready(O::DTYPE, dims, values.backend, Data::dense(buf, dims)))
 }
 

@@ -29,7 +29,8 @@ fn set_of<T: HasAfEnum>(
         Some(b) => common_backend(func, &[first.node(), b.node()]),
         None => first.node().backend,
     };
-    let (buf, n) = backend.set(func, op, first.node(), second.map(|b| b.node())).or_raise(func);
+    let (buf, n) =
+        backend.ops().set(func, op, first.node(), second.map(|b| b.node())).or_raise(func);
     array_of(backend, buf, Dim4::new(&[n as u64, 1, 1, 1]))
 }
 

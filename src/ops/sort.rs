@@ -85,7 +85,8 @@ where
     let dims = input.dims();
     let d = check_dim("sort", dims, dim);
     let backend = input.node().backend;
-    let (values, _) = backend.sort("sort", input.node(), d, !ascending, false).or_raise("sort");
+    let (values, _) =
+        backend.ops().sort("sort", input.node(), d, !ascending, false).or_raise("sort");
     array_of(backend, values, dims)
 }
 
@@ -108,7 +109,7 @@ where
     check_index_range("sort_index", dims, d);
     let backend = input.node().backend;
     let (values, index) =
-        backend.sort("sort_index", input.node(), d, !ascending, true).or_raise("sort_index");
+        backend.ops().sort("sort_index", input.node(), d, !ascending, true).or_raise("sort_index");
     let index = index.expect("an index was asked for");
     (array_of(backend, values, dims), array_of(backend, index, dims))
 }
@@ -144,6 +145,7 @@ where
     check_index_range("sort_by_key", dims, d);
     let backend = keys.node().backend;
     let (sorted_keys, sorted_vals) = backend
+        .ops()
         .sort_by_key("sort_by_key", keys.node(), vals.node(), d, !ascending)
         .or_raise("sort_by_key");
     (array_of(backend, sorted_keys, dims), array_of(vals.node().backend, sorted_vals, dims))

@@ -279,3 +279,20 @@ fn with_gemm<T: Element>(a: &MatArg, b: &MatArg, dst: *mut u8, read_c: bool, p: 
         }
     });
 }
+
+impl crate::backend::blas::Blas for super::Cpu {
+    fn blas_available(&self) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn gemm(
+        &self,
+        a: &MatArg,
+        b: &MatArg,
+        c: Option<Buffer>,
+        p: &GemmParams,
+    ) -> Result<Buffer, Error> {
+        debug_assert!(p.m > 0 && p.n > 0 && p.k > 0 && p.batch.iter().all(|&x| x > 0));
+        gemm(a, b, c, p)
+    }
+}

@@ -14,6 +14,8 @@ use super::write_into::DstPtr;
 use crate::backend::index_copy::{fold_index, Axis, Side};
 use crate::backend::Buffer;
 use crate::dim4::Dim4;
+use crate::dtype::DType;
+use crate::error::Error;
 use crate::storage::{with_vec, HostVec};
 
 /// Per dimension, the element offset (relative to the side's offset) of each block coordinate.
@@ -93,4 +95,24 @@ pub(crate) fn index_copy(
             copy_box([0; 4], b);
         }
     });
+}
+
+impl crate::backend::index_copy::IndexCopy for super::Cpu {
+    fn copy_checked(
+        &self,
+        _dtype: DType,
+        block: Dim4,
+        src_buf: &Buffer,
+        src: &Side,
+        dst_buf: &mut Buffer,
+        dst: &Side,
+    ) -> Result<(), Error> {
+        match (src_buf, dst_buf) {
+            (Buffer::Host(s), Buffer::Host(d)) => {
+                index_copy(block, s, src, d, dst);
+                Ok(())
+            }
+            _ => panic!("internal error: index_copy between buffers of different backends"),
+        }
+    }
 }

@@ -13,6 +13,7 @@ pub(crate) mod host_table;
 pub(crate) mod image;
 pub(crate) mod kernels;
 pub(crate) mod lapack;
+mod movement;
 pub(crate) mod radix;
 pub(crate) mod random;
 #[cfg(target_arch = "x86_64")]

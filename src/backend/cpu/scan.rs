@@ -32,8 +32,11 @@ use crate::backend::scan::BinaryOp;
 use crate::backend::scan::ScanSpec;
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
+use crate::jit::Expr;
+use crate::jit::Node;
 use crate::jit::Program;
 use crate::storage::{alloc_uninit, Element, HostVec};
+use std::sync::Arc;
 
 /// Elements per evaluation of the producer: a few temporaries of this size stay in L2.
 const CHUNK: usize = 4096;
@@ -534,6 +537,30 @@ fn drive<T: Out, O: Op>(p: &Program, spec: ScanSpec) -> Result<Vec<T>, Error> {
 
 // The scans are exercised through every element type, operation and path by
 // tests/algorithms/scan.rs; these pin the task plan, which decides the paths.
+
+impl crate::backend::scan::Scan for super::Cpu {
+    fn scan(
+        &self,
+        values: &Arc<Node>,
+        keys: Option<&Arc<Node>>,
+        spec: ScanSpec,
+        out: DType,
+    ) -> Result<crate::backend::Buffer, Error> {
+        // the conversions become steps of the fused program
+        let cast = |n: &Arc<Node>, t: DType| {
+            if n.dtype == t {
+                n.clone()
+            } else {
+                Node::lazy(t, n.dims, n.backend, Expr::Cast(n.clone()))
+            }
+        };
+        let mut roots = vec![cast(values, out)];
+        roots.extend(keys.map(|k| cast(k, DType::S64)));
+        let program = crate::backend::schedule::program_for(&roots)?;
+        Ok(crate::backend::Buffer::host(scan(&program, spec)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

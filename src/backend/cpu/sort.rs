@@ -503,6 +503,40 @@ pub(crate) fn set_node(
     Ok((Buffer::host(out), n))
 }
 
+impl crate::backend::sort::Sort for super::Cpu {
+    fn sort(
+        &self,
+        func: &str,
+        node: &Arc<Node>,
+        dim: usize,
+        descending: bool,
+        with_index: bool,
+    ) -> Result<(Buffer, Option<Buffer>), Error> {
+        sort_node(func, node, dim, descending, with_index)
+    }
+
+    fn sort_by_key(
+        &self,
+        func: &str,
+        keys: &Arc<Node>,
+        vals: &Arc<Node>,
+        dim: usize,
+        descending: bool,
+    ) -> Result<(Buffer, Buffer), Error> {
+        sort_by_key_node(func, keys, vals, dim, descending)
+    }
+
+    fn set(
+        &self,
+        func: &str,
+        op: crate::backend::sort::SetOp,
+        a: &Arc<Node>,
+        b: Option<&Arc<Node>>,
+    ) -> Result<(Buffer, usize), Error> {
+        set_node(func, op, a, b)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

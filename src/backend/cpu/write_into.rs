@@ -6,6 +6,9 @@ use rayon::prelude::*;
 
 use super::eval::{eval_steps, for_runs, CHUNK};
 use super::kernels::Src;
+use crate::backend::write_into::Dest;
+use crate::dtype::DType;
+use crate::error::Error;
 use crate::jit::Program;
 use crate::storage::{with_dtype, with_vec, HostVec};
 
@@ -66,5 +69,25 @@ pub(crate) fn run_into(p: &Program, dst: &mut HostVec, offset: usize, strides: [
         (0..nchunks).for_each(work);
     } else {
         (0..nchunks).into_par_iter().for_each(work);
+    }
+}
+
+impl crate::backend::write_into::WriteInto for super::Cpu {
+    fn write_checked(&self, p: &Program, dst: Dest<'_>) -> Result<(), Error> {
+        match dst.buf {
+            crate::backend::Buffer::Host(h) => {
+                run_into(p, h, dst.offset, dst.strides);
+                Ok(())
+            }
+            _ => panic!("internal error: run_into on a buffer of another backend"),
+        }
+    }
+
+    fn alloc_for_overwrite(
+        &self,
+        dtype: DType,
+        elements: usize,
+    ) -> Result<crate::backend::Buffer, Error> {
+        Ok(crate::backend::Buffer::host(HostVec::try_zeros(dtype, elements)?))
     }
 }

@@ -464,6 +464,23 @@ pub(crate) fn with_handle<R>(
     result
 }
 
+impl crate::backend::blas::Blas for super::Cuda {
+    fn blas_available(&self) -> Result<(), Error> {
+        available(self.ordinal)
+    }
+
+    fn gemm(
+        &self,
+        a: &MatArg,
+        b: &MatArg,
+        c: Option<Buffer>,
+        p: &GemmParams,
+    ) -> Result<Buffer, Error> {
+        debug_assert!(p.m > 0 && p.n > 0 && p.k > 0 && p.batch.iter().all(|&x| x > 0));
+        gemm(self.ordinal, a, b, c, p)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

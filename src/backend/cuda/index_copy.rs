@@ -101,6 +101,25 @@ pub(crate) fn index_copy(
     unsafe { func.launch(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, &mut args) }
 }
 
+impl crate::backend::index_copy::IndexCopy for super::Cuda {
+    fn copy_checked(
+        &self,
+        dtype: DType,
+        block: Dim4,
+        src_buf: &Buffer,
+        src: &Side,
+        dst_buf: &mut Buffer,
+        dst: &Side,
+    ) -> Result<(), Error> {
+        match (src_buf, dst_buf) {
+            (Buffer::Cuda(s), Buffer::Cuda(d)) => {
+                index_copy(self.ordinal, dtype, block, s, src, d, dst)
+            }
+            _ => panic!("internal error: index_copy between buffers of different backends"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

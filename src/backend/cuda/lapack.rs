@@ -386,7 +386,7 @@ pub(crate) fn orgqr(ordinal: usize, qr: &Dense, tau: &Dense, q: usize) -> Result
 fn adjoint(ordinal: usize, d: &Dense) -> Result<Dense, Error> {
     let backend = BackendKind::Cuda(ordinal);
     let (r, c, _) = shape(d);
-    let buf = backend.transpose(&d.data, d.dims, d.dtype, true)?;
+    let buf = backend.ops().transpose(&d.data, d.dims, d.dtype, true)?;
     Ok(Dense::new(buf, batched_dims(c, r, d.dims), d.dtype, backend))
 }
 

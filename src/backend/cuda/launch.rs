@@ -149,3 +149,23 @@ impl crate::backend::evaluate::Evaluate for super::Cuda {
         HostVec::try_from_bytes(dtype, &bytes)
     }
 }
+
+impl crate::backend::write_into::WriteInto for super::Cuda {
+    fn write_checked(
+        &self,
+        p: &Program,
+        dst: crate::backend::write_into::Dest<'_>,
+    ) -> Result<(), Error> {
+        match dst.buf {
+            Buffer::Cuda(m) => run_into(self.ordinal, p, m, dst.offset, dst.strides),
+            _ => panic!("internal error: run_into on a buffer of another backend"),
+        }
+    }
+
+    fn alloc_for_overwrite(&self, dtype: DType, elements: usize) -> Result<Buffer, Error> {
+        let dev = runtime::device(self.ordinal)?;
+        // a size past usize::MAX is a request no memory serves, never a wrapped one
+        let bytes = elements.saturating_mul(dtype.size()).max(1);
+        Ok(Buffer::Cuda(dev.memory().alloc(bytes)?))
+    }
+}

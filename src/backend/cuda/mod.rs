@@ -35,6 +35,7 @@ pub(crate) mod index_copy;
 pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod ml;
+mod movement;
 pub(crate) mod nearest;
 pub(crate) mod peer;
 pub(crate) mod random;

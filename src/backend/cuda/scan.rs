@@ -24,6 +24,8 @@ use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::Data;
+use crate::jit::Node;
+use std::sync::Arc;
 
 /// The kernels' text, after the generated header.
 const KERNELS: &str = include_str!("kernels/scan.cu");
@@ -352,6 +354,26 @@ fn op_text(out: DType, op: BinaryOp) -> (String, String, String) {
                 }
             }
         }
+    }
+}
+
+impl crate::backend::scan::Scan for super::Cuda {
+    fn scan(
+        &self,
+        values: &Arc<Node>,
+        keys: Option<&Arc<Node>>,
+        spec: ScanSpec,
+        out: DType,
+    ) -> Result<crate::backend::Buffer, Error> {
+        let data = values.try_eval()?;
+        let key_data = match keys {
+            Some(k) => Some((k.try_eval()?, k.dtype)),
+            None => None,
+        };
+        let input = Input { data: &data, dtype: values.dtype };
+        let keys = key_data.as_ref().map(|(d, t)| Input { data: d, dtype: *t });
+        let mem = scan(self.ordinal, values.dims, input, keys, spec, out)?;
+        Ok(crate::backend::Buffer::Cuda(mem))
     }
 }
 

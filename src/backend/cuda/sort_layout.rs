@@ -223,3 +223,37 @@ pub(crate) fn set(
     };
     Ok((Buffer::Cuda(mem), count))
 }
+
+impl crate::backend::sort::Sort for super::Cuda {
+    fn sort(
+        &self,
+        func: &str,
+        node: &Arc<Node>,
+        dim: usize,
+        descending: bool,
+        with_index: bool,
+    ) -> Result<(Buffer, Option<Buffer>), Error> {
+        sort(func, self.ordinal, node, dim, descending, with_index)
+    }
+
+    fn sort_by_key(
+        &self,
+        func: &str,
+        keys: &Arc<Node>,
+        vals: &Arc<Node>,
+        dim: usize,
+        descending: bool,
+    ) -> Result<(Buffer, Buffer), Error> {
+        sort_by_key(func, self.ordinal, keys, vals, dim, descending)
+    }
+
+    fn set(
+        &self,
+        func: &str,
+        op: crate::backend::sort::SetOp,
+        a: &Arc<Node>,
+        b: Option<&Arc<Node>>,
+    ) -> Result<(Buffer, usize), Error> {
+        set(func, self.ordinal, op, a, b)
+    }
+}
