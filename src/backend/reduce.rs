@@ -13,7 +13,7 @@ use crate::storage::HostVec;
 
 /// What a reduction computes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum ReduceOp {
+pub(crate) enum Reduction {
     Sum,
     Product,
     Min,
@@ -42,13 +42,13 @@ pub(crate) trait Reduce {
     fn reduce_dim(
         &self,
         node: &Arc<Node>,
-        op: ReduceOp,
+        op: Reduction,
         dim: usize,
         out: DType,
     ) -> Result<Buffer, Error>;
 
     /// Reduces every element of `node` to one value of type `out`, returned to the host.
-    fn reduce_all(&self, node: &Arc<Node>, op: ReduceOp, out: DType) -> Result<HostVec, Error>;
+    fn reduce_all(&self, node: &Arc<Node>, op: Reduction, out: DType) -> Result<HostVec, Error>;
 
     /// `imin`/`imax` along `dim`: the extreme values (of the node's type) and their u32
     /// positions along `dim`, as two new buffers of this backend.

@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn a_cpu_reduction_stores_the_held_operations_it_computes() {
-        use crate::backend::reduce::ReduceOp;
+        use crate::backend::reduce::Reduction;
         let (a, b, c) = (input(0.5), input(1.0), input(2.0));
         // `r` is held (as conjugate gradients holds `r` while `dot(&r, &r)` reduces it); the
         // inner sum is read by `r` alone
@@ -456,7 +456,7 @@ mod tests {
         assert!(Arc::ptr_eq(&held[0], &r));
         assert_eq!(prog.outputs.len(), 2);
         drop((prog, held));
-        let total = BackendKind::Cpu.ops().reduce_all(&root, ReduceOp::Sum, DType::F32).unwrap();
+        let total = BackendKind::Cpu.ops().reduce_all(&root, Reduction::Sum, DType::F32).unwrap();
         assert_eq!(total.as_slice::<f32>(), &[7.0 * LEN as f32]);
         assert!(!r.is_lazy(), "`r` is stored by the reduction");
         assert_eq!(value(&r), vec![3.5; LEN]);

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use crate::array::Array;
 use crate::backend::blas::{GemmParams, MatArg};
-use crate::backend::reduce::ReduceOp;
+use crate::backend::reduce::Reduction;
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -641,7 +641,7 @@ fn dot_in<T: GemmType>(
     let product = Node::lazy(T::DTYPE, a.dims, backend, Expr::Binary(BinOp::Mul, a, b));
     // f16 sums in f32, as `sum` does, and the result is rounded once
     let acc = if T::DTYPE == DType::F16 { DType::F32 } else { T::DTYPE };
-    let buf = backend.ops().reduce_dim(&product, ReduceOp::Sum, 0, acc)?;
+    let buf = backend.ops().reduce_dim(&product, Reduction::Sum, 0, acc)?;
     let total = Node::ready(acc, one_dims, backend, Data::dense(buf, one_dims));
     Ok(Array::from_node(crate::ops::build::cast_node(&total, T::DTYPE)))
 }

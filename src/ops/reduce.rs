@@ -33,7 +33,7 @@
 use half::f16;
 
 use crate::array::Array;
-use crate::backend::reduce::{IndexOp, ReduceOp};
+use crate::backend::reduce::{IndexOp, Reduction};
 use crate::dim4::Dim4;
 use crate::dtype::{Fromf64, HasAfEnum};
 use crate::error_handler::OrRaise;
@@ -63,7 +63,7 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     func: &str,
     input: &Array<T>,
     dim: i32,
-    op: ReduceOp,
+    op: Reduction,
 ) -> Array<O> {
     let node = input.node();
     let d = resolve_dim(func, node.dims, dim);
@@ -74,7 +74,7 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
 }
 
-fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: ReduceOp) -> O {
+fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: Reduction) -> O {
     let node = input.node();
     let h = node.backend.ops().reduce_all(node, op, O::DTYPE).or_raise(func);
     h.view::<O>()[0]
@@ -112,7 +112,7 @@ dim_reduce!(
     /// // fused: `a * a` is never stored
     /// assert_eq!(sum(&(&a * &a), 0).to_vec(), vec![5.0, 25.0, 61.0]);
     /// ```
-    sum, T::AggregateOutType, ReduceOp::Sum
+    sum, T::AggregateOutType, Reduction::Sum
 );
 
 dim_reduce!(
@@ -124,7 +124,7 @@ dim_reduce!(
     /// assert_eq!(product(&a, 0).to_vec(), vec![2, 12, 30]);
     /// assert_eq!(product(&a, 1).to_vec(), vec![15, 48]);
     /// ```
-    product, T::ProductOutType, ReduceOp::Product
+    product, T::ProductOutType, Reduction::Product
 );
 
 dim_reduce!(
@@ -136,7 +136,7 @@ dim_reduce!(
     /// let a = Array::new(&[3.0f64, f64::NAN, 1.0, 2.0], dim4!(2, 2));
     /// assert_eq!(min(&a, 0).to_vec(), vec![3.0, 1.0]);
     /// ```
-    min, T::InType, ReduceOp::Min
+    min, T::InType, Reduction::Min
 );
 
 dim_reduce!(
@@ -148,7 +148,7 @@ dim_reduce!(
     /// let a = Array::new(&[3u8, 7, 1, 2], dim4!(2, 2));
     /// assert_eq!(max(&a, 1).to_vec(), vec![3, 7]);
     /// ```
-    max, T::InType, ReduceOp::Max
+    max, T::InType, Reduction::Max
 );
 
 dim_reduce!(
@@ -159,7 +159,7 @@ dim_reduce!(
     /// let a = Array::new(&[1i32, 2, 0, 3], dim4!(2, 2));
     /// assert_eq!(all_true(&a, 0).to_vec(), vec![true, false]);
     /// ```
-    all_true, bool, ReduceOp::AllTrue
+    all_true, bool, Reduction::AllTrue
 );
 
 dim_reduce!(
@@ -170,7 +170,7 @@ dim_reduce!(
     /// let a = Array::new(&[0.0f32, 0.0, 0.0, 0.5], dim4!(2, 2));
     /// assert_eq!(any_true(&a, 0).to_vec(), vec![false, true]);
     /// ```
-    any_true, bool, ReduceOp::AnyTrue
+    any_true, bool, Reduction::AnyTrue
 );
 
 dim_reduce!(
@@ -182,7 +182,7 @@ dim_reduce!(
     /// let big = gt(&a, &0.5f32, false);
     /// assert_eq!(count(&big, 0).to_vec(), vec![1, 1]);
     /// ```
-    count, u32, ReduceOp::Count
+    count, u32, Reduction::Count
 );
 
 /// Sums the elements along `dim` with every NaN replaced by `nanval`.
@@ -197,7 +197,7 @@ where
     T: HasAfEnum,
     T::AggregateOutType: HasAfEnum,
 {
-    reduce_dim("sum_nan", input, dim, ReduceOp::SumNan(nanval))
+    reduce_dim("sum_nan", input, dim, Reduction::SumNan(nanval))
 }
 
 /// Multiplies the elements along `dim` with every NaN replaced by `nanval`.
@@ -212,7 +212,7 @@ where
     T: HasAfEnum,
     T::ProductOutType: HasAfEnum,
 {
-    reduce_dim("product_nan", input, dim, ReduceOp::ProductNan(nanval))
+    reduce_dim("product_nan", input, dim, Reduction::ProductNan(nanval))
 }
 
 macro_rules! all_reduce {
@@ -246,7 +246,7 @@ all_reduce!(
     /// assert_eq!(sum_all(&x), (6.0, 0.0));
     /// assert_eq!(sum_all(&(&x * &y)), (32.0, 0.0)); // a fused dot product
     /// ```
-    sum_all, AggregateOutType, ReduceOp::Sum
+    sum_all, AggregateOutType, Reduction::Sum
 );
 
 all_reduce!(
@@ -257,7 +257,7 @@ all_reduce!(
     /// let a = Array::new(&[c32::new(0.0, 1.0), c32::new(0.0, 1.0)], dim4!(2));
     /// assert_eq!(product_all(&a), (-1.0, 0.0));
     /// ```
-    product_all, ProductOutType, ReduceOp::Product
+    product_all, ProductOutType, Reduction::Product
 );
 
 all_reduce!(
@@ -267,7 +267,7 @@ all_reduce!(
     /// use emberfire::{dim4, min_all, Array};
     /// assert_eq!(min_all(&Array::new(&[4i16, -2, 9], dim4!(3))), (-2, 0));
     /// ```
-    min_all, InType, ReduceOp::Min
+    min_all, InType, Reduction::Min
 );
 
 all_reduce!(
@@ -277,7 +277,7 @@ all_reduce!(
     /// use emberfire::{dim4, max_all, Array};
     /// assert_eq!(max_all(&Array::new(&[4.0f32, f32::NAN, 9.0], dim4!(3))), (9.0, 0.0));
     /// ```
-    max_all, InType, ReduceOp::Max
+    max_all, InType, Reduction::Max
 );
 
 /// The sum of all elements with every NaN replaced by `val`, as `(real, imaginary)`.
@@ -300,7 +300,7 @@ where
     <T as HasAfEnum>::AggregateOutType: HasAfEnum,
     <<T as HasAfEnum>::AggregateOutType as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
 {
-    parts(reduce_all::<T, T::AggregateOutType>("sum_nan_all", input, ReduceOp::SumNan(val)))
+    parts(reduce_all::<T, T::AggregateOutType>("sum_nan_all", input, Reduction::SumNan(val)))
 }
 
 /// The product of all elements with every NaN replaced by `val`, as `(real, imaginary)`.
@@ -323,7 +323,7 @@ where
     <T as HasAfEnum>::ProductOutType: HasAfEnum,
     <<T as HasAfEnum>::ProductOutType as HasAfEnum>::BaseType: HasAfEnum + Fromf64,
 {
-    parts(reduce_all::<T, T::ProductOutType>("product_nan_all", input, ReduceOp::ProductNan(val)))
+    parts(reduce_all::<T, T::ProductOutType>("product_nan_all", input, Reduction::ProductNan(val)))
 }
 
 /// Whether every element is non-zero, as `(result, false)`.
@@ -333,7 +333,7 @@ where
 /// assert_eq!(all_true_all(&Array::new(&[1u8, 2, 0], dim4!(3))), (false, false));
 /// ```
 pub fn all_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
-    (reduce_all::<T, bool>("all_true_all", input, ReduceOp::AllTrue), false)
+    (reduce_all::<T, bool>("all_true_all", input, Reduction::AllTrue), false)
 }
 
 /// Whether any element is non-zero, as `(result, false)`.
@@ -343,7 +343,7 @@ pub fn all_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
 /// assert_eq!(any_true_all(&Array::new(&[0u8, 2, 0], dim4!(3))), (true, false));
 /// ```
 pub fn any_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
-    (reduce_all::<T, bool>("any_true_all", input, ReduceOp::AnyTrue), false)
+    (reduce_all::<T, bool>("any_true_all", input, Reduction::AnyTrue), false)
 }
 
 /// The number of non-zero elements, as `(count, 0)`.
@@ -353,7 +353,7 @@ pub fn any_true_all<T: HasAfEnum>(input: &Array<T>) -> (bool, bool) {
 /// assert_eq!(count_all(&Array::new(&[0.0f32, 2.0, -1.0], dim4!(3))), (2, 0));
 /// ```
 pub fn count_all<T: HasAfEnum>(input: &Array<T>) -> (u64, u64) {
-    (reduce_all::<T, u64>("count_all", input, ReduceOp::Count), 0)
+    (reduce_all::<T, u64>("count_all", input, Reduction::Count), 0)
 }
 
 fn index_dim<T: HasAfEnum, O: HasAfEnum>(

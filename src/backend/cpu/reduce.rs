@@ -19,7 +19,7 @@ use super::eval::{eval_steps, output_buffers, set_written, write_chunk, OutPtr, 
 use super::kernels::Src;
 use std::sync::Arc;
 
-use crate::backend::reduce::{IndexOp, ReduceOp};
+use crate::backend::reduce::{IndexOp, Reduction};
 use crate::backend::schedule::{program_for, reduction_program};
 use crate::backend::Buffer;
 use crate::dtype::{c32, c64, DType};
@@ -43,7 +43,7 @@ const ROWS: usize = 64;
 /// [`Error::OutOfMemory`] when the result or a stored output does not fit.
 pub(crate) fn reduce(
     p: &Program,
-    op: ReduceOp,
+    op: Reduction,
     dim: Option<usize>,
     out: DType,
 ) -> Result<(HostVec, Vec<HostVec>), Error> {
@@ -51,17 +51,17 @@ pub(crate) fn reduce(
     let n = p.dims.elements() as usize;
     let (mut stored, to) = output_buffers(p, &p.outputs[1..], n)?;
     let reduced = with_dtype!(t, T => match op {
-        ReduceOp::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim, &to)?, out),
-        ReduceOp::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim, &to)?, out),
-        ReduceOp::Min => values::<T, _>(&Min, &drive::<T, _>(p, &Min, dim, &to)?, out),
-        ReduceOp::Max => values::<T, _>(&Max, &drive::<T, _>(p, &Max, dim, &to)?, out),
-        ReduceOp::AllTrue => values::<T, _>(&All, &drive::<T, _>(p, &All, dim, &to)?, out),
-        ReduceOp::AnyTrue => values::<T, _>(&Any, &drive::<T, _>(p, &Any, dim, &to)?, out),
-        ReduceOp::Count => values::<T, _>(&Count, &drive::<T, _>(p, &Count, dim, &to)?, out),
-        ReduceOp::SumNan(v) => {
+        Reduction::Sum => values::<T, _>(&Sum, &drive::<T, _>(p, &Sum, dim, &to)?, out),
+        Reduction::Product => values::<T, _>(&Prod, &drive::<T, _>(p, &Prod, dim, &to)?, out),
+        Reduction::Min => values::<T, _>(&Min, &drive::<T, _>(p, &Min, dim, &to)?, out),
+        Reduction::Max => values::<T, _>(&Max, &drive::<T, _>(p, &Max, dim, &to)?, out),
+        Reduction::AllTrue => values::<T, _>(&All, &drive::<T, _>(p, &All, dim, &to)?, out),
+        Reduction::AnyTrue => values::<T, _>(&Any, &drive::<T, _>(p, &Any, dim, &to)?, out),
+        Reduction::Count => values::<T, _>(&Count, &drive::<T, _>(p, &Count, dim, &to)?, out),
+        Reduction::SumNan(v) => {
             values::<T, _>(&SumNan(v), &drive::<T, _>(p, &SumNan(v), dim, &to)?, out)
         }
-        ReduceOp::ProductNan(v) => {
+        Reduction::ProductNan(v) => {
             values::<T, _>(&ProdNan(v), &drive::<T, _>(p, &ProdNan(v), dim, &to)?, out)
         }
     })?;
@@ -777,14 +777,14 @@ impl crate::backend::reduce::Reduce for super::Cpu {
     fn reduce_dim(
         &self,
         node: &Arc<Node>,
-        op: ReduceOp,
+        op: Reduction,
         dim: usize,
         out: DType,
     ) -> Result<Buffer, Error> {
         Ok(Buffer::host(reduce_holding(node, op, Some(dim), out)?))
     }
 
-    fn reduce_all(&self, node: &Arc<Node>, op: ReduceOp, out: DType) -> Result<HostVec, Error> {
+    fn reduce_all(&self, node: &Arc<Node>, op: Reduction, out: DType) -> Result<HostVec, Error> {
         reduce_holding(node, op, None, out)
     }
 
@@ -808,7 +808,7 @@ impl crate::backend::reduce::Reduce for super::Cpu {
 /// while it folds, and become ready (see `schedule::reduction_program`).
 fn reduce_holding(
     node: &Arc<Node>,
-    op: ReduceOp,
+    op: Reduction,
     dim: Option<usize>,
     out: DType,
 ) -> Result<HostVec, Error> {

@@ -12,7 +12,7 @@ use super::kernel::{Family, KernelArgs, KernelFn, KernelKey};
 use super::launch::order_inputs;
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
-use crate::backend::reduce::{IndexOp, ReduceOp};
+use crate::backend::reduce::{IndexOp, Reduction};
 use crate::backend::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -244,7 +244,7 @@ impl crate::backend::reduce::Reduce for super::Cuda {
     fn reduce_dim(
         &self,
         node: &Arc<Node>,
-        op: ReduceOp,
+        op: Reduction,
         dim: usize,
         out: DType,
     ) -> Result<Buffer, Error> {
@@ -253,7 +253,7 @@ impl crate::backend::reduce::Reduce for super::Cuda {
         Ok(Buffer::Cuda(m))
     }
 
-    fn reduce_all(&self, node: &Arc<Node>, op: ReduceOp, out: DType) -> Result<HostVec, Error> {
+    fn reduce_all(&self, node: &Arc<Node>, op: Reduction, out: DType) -> Result<HostVec, Error> {
         let (fold, nanval) = Fold::of(op);
         let (m, _) = reduce(self.ordinal, node, fold, nanval, None, out)?;
         one(m, out)

@@ -41,7 +41,7 @@
 use std::fmt::Write;
 
 use super::{self as codegen, Plan};
-use crate::backend::reduce::{IndexOp, ReduceOp};
+use crate::backend::reduce::{IndexOp, Reduction};
 use crate::dtype::DType;
 use crate::jit::{Instr, Program};
 
@@ -74,17 +74,17 @@ pub(crate) enum Fold {
 
 impl Fold {
     /// The fold of `op` and its NaN replacement value (0 where there is none).
-    pub(crate) fn of(op: ReduceOp) -> (Fold, f64) {
+    pub(crate) fn of(op: Reduction) -> (Fold, f64) {
         match op {
-            ReduceOp::Sum => (Fold::Sum, 0.0),
-            ReduceOp::Product => (Fold::Product, 0.0),
-            ReduceOp::Min => (Fold::Min, 0.0),
-            ReduceOp::Max => (Fold::Max, 0.0),
-            ReduceOp::AllTrue => (Fold::All, 0.0),
-            ReduceOp::AnyTrue => (Fold::Any, 0.0),
-            ReduceOp::Count => (Fold::Count, 0.0),
-            ReduceOp::SumNan(v) => (Fold::SumNan, v),
-            ReduceOp::ProductNan(v) => (Fold::ProductNan, v),
+            Reduction::Sum => (Fold::Sum, 0.0),
+            Reduction::Product => (Fold::Product, 0.0),
+            Reduction::Min => (Fold::Min, 0.0),
+            Reduction::Max => (Fold::Max, 0.0),
+            Reduction::AllTrue => (Fold::All, 0.0),
+            Reduction::AnyTrue => (Fold::Any, 0.0),
+            Reduction::Count => (Fold::Count, 0.0),
+            Reduction::SumNan(v) => (Fold::SumNan, v),
+            Reduction::ProductNan(v) => (Fold::ProductNan, v),
         }
     }
 
