@@ -194,3 +194,7 @@ pub(crate) fn download(d: &Data, dims: Dim4, dtype: crate::dtype::DType) -> Resu
         }
     }
 }
+
+pub(crate) mod devices;
+pub(crate) mod native;
+pub(crate) mod peer;
