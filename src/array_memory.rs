@@ -13,7 +13,7 @@ use std::ffi::c_void;
 
 use crate::array::Array;
 use crate::backend::cpu::host_table;
-use crate::backend::{buffer_addr, buffer_locked, cuda, BackendKind, Buffer};
+use crate::backend::{buffer_addr, buffer_locked, native, BackendKind, Buffer};
 use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
@@ -203,11 +203,11 @@ impl<T: HasAfEnum> Array<T> {
                 Buffer::host(h)
             }
             BackendKind::Cuda(d) => {
-                let dev = cuda::runtime::device(d).or_raise("Array::new_from_device_ptr");
                 // SAFETY: the caller gives us n elements of device memory on `d`: a whole
                 // cuMemAlloc allocation, or memory kept locked until its last array drops
                 // (which `adopt` hands back without freeing).
-                Buffer::Cuda(unsafe { dev.memory().adopt(dev_ptr as u64, n * T::DTYPE.size()) })
+                unsafe { native::adopt_device_memory(d, dev_ptr as u64, n * T::DTYPE.size()) }
+                    .or_raise("Array::new_from_device_ptr")
             }
         };
         let data = Data::dense(buf, dims);

@@ -3,7 +3,7 @@
 use std::cell::Cell;
 use std::sync::OnceLock;
 
-use crate::backend::{cuda, BackendKind};
+use crate::backend::{devices, BackendKind};
 use crate::error::{Error, Result};
 use crate::error_handler::OrRaise;
 
@@ -81,13 +81,9 @@ fn cuda_default(n: usize) -> Result<BackendKind> {
     default_cuda_device(n).map(BackendKind::Cuda)
 }
 
+/// How many CUDA devices can evaluate arrays, or why CUDA cannot be used.
 fn cuda_count() -> Result<usize> {
-    // kernels are compiled at run time, so CUDA without NVRTC cannot evaluate anything
-    cuda::kernel::nvrtc::nvrtc_version()?;
-    match cuda::runtime::device_count()? {
-        0 => Err(Error::BackendUnavailable("CUDA: no CUDA device found".into())),
-        n => Ok(n),
-    }
+    devices::usable_cuda_devices()
 }
 
 fn kind_of(b: Backend) -> Result<BackendKind> {
@@ -282,22 +278,10 @@ pub fn try_set_device(device: i32) -> Result<()> {
         return Err(Error::InvalidDevice { requested: device, count });
     }
     if let BackendKind::Cuda(_) = active_kind() {
-        cuda::runtime::device(device as usize)?;
+        BackendKind::Cuda(device as usize).open_device()?;
         ACTIVE.with(|a| a.set(Some(BackendKind::Cuda(device as usize))));
     }
     Ok(())
-}
-
-fn cpu_name() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|n| n.trim().to_string())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
 /// (device name, platform, toolkit version, compute capability) of the active device.
@@ -307,29 +291,7 @@ fn cpu_name() -> String {
 /// assert!(!name.is_empty() && !platform.is_empty());
 /// ```
 pub fn device_info() -> (String, String, String, String) {
-    match active_kind() {
-        BackendKind::Cpu => (
-            cpu_name(),
-            "CPU".to_string(),
-            format!("rayon, {} threads", rayon::current_num_threads()),
-            std::env::consts::ARCH.to_string(),
-        ),
-        BackendKind::Cuda(d) => match cuda::runtime::device(d) {
-            Ok(dev) => {
-                let (major, minor) = dev.compute_capability();
-                let driver = cuda::runtime::driver_version()
-                    .map(|(a, b)| format!("CUDA driver {a}.{b}"))
-                    .unwrap_or_else(|e| e.to_string());
-                (
-                    dev.name().to_string(),
-                    "CUDA".to_string(),
-                    format!("{driver}, {} GiB", dev.total_memory() >> 30),
-                    format!("{major}.{minor}"),
-                )
-            }
-            Err(e) => (e.to_string(), "CUDA".into(), String::new(), String::new()),
-        },
-    }
+    active_kind().device_description()
 }
 
 /// A description of the backend and its devices, as [`info`] prints it.
@@ -374,7 +336,7 @@ pub fn info() {
 pub fn init() {
     if let BackendKind::Cuda(_) = active_kind() {
         let d = get_device();
-        cuda::runtime::device(d as usize).or_raise("init");
+        BackendKind::Cuda(d as usize).open_device().or_raise("init");
     }
 }
 
@@ -393,7 +355,7 @@ pub fn sync(device: i32) {
         crate::error_handler::raise(&e, format!("sync: {e}"));
     }
     if let BackendKind::Cuda(_) = active_kind() {
-        cuda::runtime::device(device as usize).and_then(|d| d.sync()).or_raise("sync");
+        BackendKind::Cuda(device as usize).sync_device().or_raise("sync");
     }
 }
 
@@ -426,16 +388,7 @@ pub fn is_half_available(_device: i32) -> bool {
 /// drop(a);
 /// ```
 pub fn device_mem_info() -> (usize, usize, usize, usize) {
-    match active_kind() {
-        BackendKind::Cpu => {
-            let (bytes, buffers) = crate::backend::cpu::host_table::counted();
-            let (lbytes, lbuffers) = crate::backend::cpu::host_table::host_locked();
-            (bytes, buffers, lbytes, lbuffers)
-        }
-        BackendKind::Cuda(d) => {
-            cuda::runtime::device(d).map(|dev| dev.memory().info()).unwrap_or((0, 0, 0, 0))
-        }
-    }
+    active_kind().device_memory_info()
 }
 
 /// Prints [`device_mem_info`] for `device` with a title.
@@ -459,17 +412,7 @@ pub fn print_mem_info(msg: String, device: i32) {
 /// emberfire::device_gc();
 /// ```
 pub fn device_gc() {
-    match active_kind() {
-        BackendKind::Cpu => {
-            crate::storage::cache::clear();
-            crate::backend::cpu::fft::release_scratch();
-        }
-        BackendKind::Cuda(d) => {
-            if let Ok(dev) = cuda::runtime::device(d) {
-                dev.gc();
-            }
-        }
-    }
+    active_kind().device_gc()
 }
 
 /// The CUDA ordinal (native id) of emberfire device `id` of the active backend; on the CPU it

@@ -2,7 +2,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use crate::backend::cuda::event::DeviceEvent;
+use crate::backend::native::DeviceEvent;
 use crate::backend::BackendKind;
 use crate::device::active_kind;
 use crate::error_handler::OrRaise;

@@ -119,7 +119,7 @@ pub use ops::sparse::*;
 pub use ops::vision::*;
 pub use sharded::{ShardedArray, Sharding};
 
-pub use backend::cuda::kernel::JitStats;
+pub use backend::native::JitStats;
 
 /// How many kernels have been compiled, and how many lookups the in-memory and on-disk kernel
 /// caches answered, since the process started (all zero on the CPU backend, which compiles
@@ -131,7 +131,7 @@ pub use backend::cuda::kernel::JitStats;
 /// assert!(after.compiles >= before.compiles);
 /// ```
 pub fn jit_stats() -> JitStats {
-    backend::cuda::kernel::jit_stats()
+    backend::native::jit_stats()
 }
 
 /// Re-exported so that users can name `f16` without adding the crate.

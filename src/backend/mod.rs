@@ -213,3 +213,7 @@ impl BackendKind {
         }
     }
 }
+
+pub(crate) mod devices;
+pub(crate) mod native;
+pub(crate) mod peer;

@@ -6,8 +6,8 @@ use std::ffi::c_int;
 use super::layout::{gathered, scattered};
 use super::{Communicator, Ranks, ReduceOp};
 use crate::array::Array;
-use crate::backend::cuda::{memory::DeviceMem, runtime, vendor::nccl};
 use crate::backend::dense::Dense;
+use crate::backend::native::{self, nccl, DeviceMem};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
@@ -119,7 +119,7 @@ impl Communicator {
         let _serial = lock(&self.calls);
         let mut outs: Vec<Option<(Dim4, DeviceMem)>> = Vec::with_capacity(parts.len());
         for (i, p) in parts.iter().enumerate() {
-            let dev = runtime::device(p.ordinal)?;
+            let dev = native::device(p.ordinal)?;
             outs.push(match out(i) {
                 Some((dims, bytes)) => Some((dims, dev.memory().alloc(bytes.max(1))?)),
                 None => None,
@@ -127,7 +127,7 @@ impl Communicator {
         }
         nccl::group(func, || {
             for ((p, o), comm) in parts.iter().zip(&outs).zip(self.comms()) {
-                let dev = runtime::device(p.ordinal)?;
+                let dev = native::device(p.ordinal)?;
                 dev.bind()?;
                 let stream = dev.current_stream_id();
                 dev.memory().order_use(p.mem(), stream)?;
@@ -153,7 +153,7 @@ impl Communicator {
         for (p, o) in parts.iter().zip(outs) {
             arrays.push(match o {
                 Some((dims, mem)) => {
-                    let dev = runtime::device(p.ordinal)?;
+                    let dev = native::device(p.ordinal)?;
                     dev.memory().producer_waits_for(&mem, dev.current_stream_id())?;
                     let kind = BackendKind::Cuda(p.ordinal);
                     let data = Data::dense(Buffer::Cuda(mem), dims);
@@ -397,7 +397,7 @@ impl Communicator {
                 let (t, per) = nccl::moving_type(T::DTYPE);
                 let n = array.elements();
                 let _serial = lock(&self.calls);
-                let dev = runtime::device(part.ordinal)?;
+                let dev = native::device(part.ordinal)?;
                 dev.bind()?;
                 dev.memory().order_use(part.mem(), dev.current_stream_id())?;
                 if n == 0 {
@@ -452,7 +452,7 @@ impl Communicator {
                 let ordinal = comms[i].ordinal();
                 let (t, per) = nccl::moving_type(T::DTYPE);
                 let _serial = lock(&self.calls);
-                let dev = runtime::device(ordinal)?;
+                let dev = native::device(ordinal)?;
                 let mem = dev.memory().alloc((n * T::DTYPE.size()).max(1))?;
                 dev.bind()?;
                 let stream = dev.current_stream_id();

@@ -33,7 +33,7 @@ mod layout;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use crate::backend::cuda::vendor::nccl;
+use crate::backend::native::nccl;
 use crate::backend::BackendKind;
 use crate::device::active_kind;
 use crate::error::{Error, Result};

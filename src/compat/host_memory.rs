@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
-use crate::backend::{cuda, BackendKind};
+use crate::backend::{native, BackendKind};
 use crate::compat::ffi_types::void_ptr;
 use crate::device::active_kind;
 use crate::dtype::DType;
@@ -35,7 +35,7 @@ enum Block {
     /// a mapping of `len` bytes of its own.
     Host { len: usize, pinned: bool },
     /// From `alloc_pinned` on the CUDA backend; dropping it frees the page-locked memory.
-    Pinned(cuda::runtime::PinnedBuffer),
+    Pinned(native::PinnedBuffer),
 }
 
 /// The live allocations, by address.
@@ -219,8 +219,7 @@ pub unsafe fn alloc_pinned(bytes: usize) -> void_ptr {
     match active_kind() {
         BackendKind::Cpu => host_block("alloc_pinned", bytes, true) as void_ptr,
         BackendKind::Cuda(d) => {
-            let buffer =
-                cuda::runtime::device(d).and_then(|dev| dev.pinned(bytes)).or_raise("alloc_pinned");
+            let buffer = native::pinned_host(d, bytes).or_raise("alloc_pinned");
             let ptr = buffer.as_ptr();
             // SAFETY: the buffer holds at least `bytes` bytes (one when `bytes` is 0).
             unsafe { ptr.write_bytes(0, bytes) };

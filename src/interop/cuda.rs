@@ -46,26 +46,23 @@ use std::sync::Arc;
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream};
 
 use crate::array::Array;
-use crate::backend::cuda::kernel::{KernelFn, Origin};
-use crate::backend::cuda::memory::StreamId;
-use crate::backend::cuda::runtime::{self, Device};
-use crate::backend::cuda::{driver_error, memory::DeviceMem};
-use crate::backend::{BackendKind, Buffer};
+use crate::backend::native::{self, Device, DeviceMem, KernelFn, StreamId};
+use crate::backend::{devices, BackendKind, Buffer};
 use crate::device::active_kind;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
 use crate::error::{Error, Result};
 use crate::jit::{Data, Node};
 
-pub use crate::backend::cuda::memory::DeviceAllocator;
+pub use crate::backend::native::DeviceAllocator;
 
 /// The CUDA device behind emberfire device `device`.
 fn device_of(device: i32) -> Result<&'static Device> {
-    let count = runtime::device_count()?;
+    let count = devices::cuda_device_count()?;
     if device < 0 || device as usize >= count {
         return Err(Error::InvalidDevice { requested: device, count: count as i32 });
     }
-    runtime::device(crate::device::native_ordinal(device) as usize)
+    native::device(crate::device::native_ordinal(device) as usize)
 }
 
 /// How many CUDA devices there are, or why CUDA cannot be used (no driver, no device).
@@ -77,7 +74,7 @@ fn device_of(device: i32) -> Result<&'static Device> {
 /// }
 /// ```
 pub fn device_count() -> Result<i32> {
-    Ok(runtime::device_count()? as i32)
+    Ok(devices::cuda_device_count()? as i32)
 }
 
 /// The CUDA ordinal of emberfire's CUDA device `device` (the same number: see
@@ -130,29 +127,6 @@ pub fn current_stream(device: i32) -> Result<sys::CUstream> {
     Ok(device_of(device)?.stream_raw())
 }
 
-/// The context a stream belongs to (the legacy default stream's is the current context).
-fn context_of_stream(stream: sys::CUstream) -> Result<sys::CUcontext> {
-    let mut ctx: sys::CUcontext = std::ptr::null_mut();
-    // SAFETY: `ctx` is a valid out-pointer; the caller vouches for the stream.
-    unsafe { sys::cuStreamGetCtx(stream, &mut ctx) }
-        .result()
-        .map_err(|e| driver_error("finding the context of a stream", e))?;
-    Ok(ctx)
-}
-
-/// Checks that `stream` belongs to `dev`'s primary context.
-pub(crate) fn check_stream(dev: &Device, stream: sys::CUstream) -> Result<()> {
-    dev.bind()?;
-    let ctx = context_of_stream(stream)?;
-    if ctx != dev.context().cu_ctx() {
-        return Err(Error::Driver(format!(
-            "the stream belongs to another context than device {}'s primary context",
-            dev.ordinal()
-        )));
-    }
-    Ok(())
-}
-
 /// Runs `f` with `stream` as this thread's current stream on `device`: the arrays `f` evaluates
 /// on that device are computed on `stream`, and their memory is allocated for it. On entry,
 /// `stream` waits (on the device) for the work emberfire queued before; on return (also by a
@@ -183,7 +157,7 @@ pub unsafe fn with_stream<R>(
     f: impl FnOnce() -> R,
 ) -> Result<R> {
     let dev = device_of(device)?;
-    check_stream(dev, stream)?;
+    native::check_stream(dev, stream)?;
     // SAFETY: the caller keeps the stream alive for the scope, which ends before we return.
     let scope = unsafe { dev.memory().enter_stream(StreamId::from_raw(stream)) }?;
     let r = f();
@@ -207,7 +181,7 @@ pub unsafe fn with_stream<R>(
 /// ```
 pub unsafe fn wait_for_emberfire(device: i32, stream: sys::CUstream) -> Result<()> {
     let dev = device_of(device)?;
-    check_stream(dev, stream)?;
+    native::check_stream(dev, stream)?;
     dev.memory().wait_for_all(StreamId::from_raw(stream))
 }
 
@@ -227,7 +201,7 @@ pub unsafe fn wait_for_emberfire(device: i32, stream: sys::CUstream) -> Result<(
 /// ```
 pub unsafe fn emberfire_waits_for(device: i32, stream: sys::CUstream) -> Result<()> {
     let dev = device_of(device)?;
-    check_stream(dev, stream)?;
+    native::check_stream(dev, stream)?;
     dev.memory().all_wait_for(StreamId::from_raw(stream))
 }
 
@@ -311,7 +285,7 @@ impl ArrayMemory {
     ///
     /// `stream` is a live stream of the memory's device's primary context.
     pub unsafe fn wait_for_producer(&self, stream: sys::CUstream) -> Result<()> {
-        let dev = runtime::device(self.ordinal)?;
+        let dev = native::device(self.ordinal)?;
         dev.memory().wait_for_producer(self.mem(), StreamId::from_raw(stream))
     }
 
@@ -323,7 +297,7 @@ impl ArrayMemory {
     ///
     /// `stream` is a live stream of the memory's device's primary context.
     pub unsafe fn wait_for_user(&self, stream: sys::CUstream) -> Result<()> {
-        let dev = runtime::device(self.ordinal)?;
+        let dev = native::device(self.ordinal)?;
         dev.memory().producer_waits_for(self.mem(), StreamId::from_raw(stream))
     }
 }
@@ -361,7 +335,7 @@ pub unsafe fn borrow_device_memory<T: HasAfEnum>(
     let BackendKind::Cuda(ordinal) = active_kind() else {
         return Err(Error::BackendUnavailable("the active backend is not CUDA".into()));
     };
-    let dev = runtime::device(ordinal)?;
+    let dev = native::device(ordinal)?;
     let bytes = (dims.elements() as usize).checked_mul(T::DTYPE.size()).unwrap_or_else(|| {
         panic!("borrow_device_memory: {dims} elements of {:?} do not fit in memory", T::DTYPE)
     });
@@ -449,7 +423,7 @@ impl fmt::Debug for Kernel {
 /// ```
 pub fn compile_kernel(device: i32, source: &str, entry: &str) -> Result<Kernel> {
     let dev = device_of(device)?;
-    let func = dev.kernels().source(dev, source, entry, Origin::User)?;
+    let func = native::compile_user_kernel(dev, source, entry)?;
     Ok(Kernel { func, ordinal: dev.ordinal() })
 }
 
@@ -488,7 +462,7 @@ impl Kernel {
         shared_mem_bytes: u32,
         params: &mut [*mut c_void],
     ) -> Result<()> {
-        let dev = runtime::device(self.ordinal)?;
+        let dev = native::device(self.ordinal)?;
         // SAFETY: the caller's contract above.
         unsafe { self.func.launch_on(grid, block, shared_mem_bytes, dev, stream, params) }
     }

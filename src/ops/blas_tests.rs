@@ -114,7 +114,7 @@ fn layouts(r: u64, c: u64, b2: u64, b3: u64) -> Vec<(usize, [i64; 4], usize)> {
 
 fn all_views<T: GemmType>(eps: f64) {
     // On CUDA, tests of the memory manager's counters must not see these allocations.
-    let _gpu = crate::backend::cuda::tests::exclusive();
+    let _gpu = crate::backend::devices::exclusive_gpu();
     let props = [MatProp::NONE, MatProp::TRANS, MatProp::CTRANS, MatProp::CONJ];
     let (m, n, k) = (4u64, 3u64, 5u64);
     for (i, pa) in props.into_iter().enumerate() {
@@ -153,7 +153,7 @@ fn views_c32() {
 
 #[test]
 fn gemm_into_a_view_and_dot_of_strided_vectors() {
-    let _gpu = crate::backend::cuda::tests::exclusive();
+    let _gpu = crate::backend::devices::exclusive_gpu();
     // gemm into an output that is a view (offset and padding): the result is dense and the
     // buffer under the view is left alone.
     let a = view(&values::<f64>(6, 1), 0, Dim4::new(&[2, 3, 1, 1]), [1, 2, 6, 6]);

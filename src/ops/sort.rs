@@ -15,7 +15,7 @@
 //! Both backends sort order-preserving integer words with a radix sort. The CPU partitions the
 //! elements by their top varying bits and sorts each part in cache, in parallel
 //! (`backend::cpu::radix`); a dense CPU array is read in place. On CUDA the data stays on the
-//! device: a stable LSD radix sort with 8-bit digits (`backend::cuda::sort`) on the device's
+//! device: a stable LSD radix sort with 8-bit digits (`backend/cuda/sort.rs`) on the device's
 //! current stream, batched over the other dimensions (`backend::sort` dispatches). On CUDA a sort
 //! takes at most 2^31 - 1 elements.
 

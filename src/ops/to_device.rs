@@ -1,9 +1,8 @@
 //! Moving an array to another device of its backend.
 
 use crate::array::Array;
-use crate::backend::cuda::peer;
 use crate::backend::dense::Dense;
-use crate::backend::{BackendKind, Buffer};
+use crate::backend::{devices, peer, BackendKind};
 use crate::dtype::HasAfEnum;
 use crate::error::{Error, Result};
 use crate::error_handler::OrRaise;
@@ -51,7 +50,7 @@ impl<T: HasAfEnum> Array<T> {
                 Ok(self.clone())
             }
             BackendKind::Cuda(from) => {
-                let count = crate::backend::cuda::runtime::device_count()? as i32;
+                let count = devices::cuda_device_count()? as i32;
                 if device < 0 || device >= count {
                     return Err(Error::InvalidDevice { requested: device, count });
                 }
@@ -60,14 +59,12 @@ impl<T: HasAfEnum> Array<T> {
                     return Ok(self.clone());
                 }
                 let dense = Dense::of(node)?;
-                let Buffer::Cuda(src) = dense.data.buffer() else {
-                    unreachable!("a CUDA array's memory is on the device")
-                };
                 let size = T::DTYPE.size();
                 let bytes = self.elements() * size;
-                let mem = peer::copy_to_device(src, dense.data.offset * size, bytes, to)?;
+                let buf =
+                    peer::copy_to_device(dense.data.buffer(), dense.data.offset * size, bytes, to)?;
                 let dims = self.dims();
-                let data = Data::dense(Buffer::Cuda(mem), dims);
+                let data = Data::dense(buf, dims);
                 Ok(Array::from_node(Node::ready(T::DTYPE, dims, BackendKind::Cuda(to), data)))
             }
         }

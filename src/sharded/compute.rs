@@ -90,7 +90,7 @@ fn combine<U: HasAfEnum>(
     if partials.len() == 1 {
         return partials;
     }
-    let nccl_can = crate::backend::cuda::vendor::nccl::reducing_type(U::DTYPE).is_some()
+    let nccl_can = crate::backend::native::nccl::reducing_type(U::DTYPE).is_some()
         || (U::DTYPE.is_complex() && op == ReduceOp::Sum);
     if let (true, Some(devices)) = (nccl_can, collective_devices(&partials)) {
         if let Some(comm) = communicator(&devices) {

@@ -399,7 +399,7 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
                     ),
                 );
             }
-            let dev = crate::backend::cuda::runtime::device(ord)?;
+            let dev = crate::backend::native::device(ord)?;
             let read_only = producer.read_only;
             // SAFETY: the caller's contract: device memory of the active device valid while
             // the producer lives, whose deleter runs when the memory's last array drops.

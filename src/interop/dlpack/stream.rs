@@ -7,8 +7,7 @@
 
 use cudarc::driver::sys;
 
-use crate::backend::cuda::memory::{DeviceMem, StreamId};
-use crate::backend::cuda::runtime;
+use crate::backend::native::{self, Device, DeviceMem, StreamId};
 use crate::error::{Error, Result};
 
 /// The legacy default stream.
@@ -37,12 +36,12 @@ fn handle(func: &str, stream: isize) -> Result<Option<sys::CUstream>> {
 
 /// The device of `mem`, bound to this thread, with `stream` checked to belong to its context
 /// (default streams belong to every context).
-fn device_for(mem: &DeviceMem, stream: sys::CUstream) -> Result<&'static runtime::Device> {
-    let dev = runtime::device(mem.ordinal())?;
+fn device_for(mem: &DeviceMem, stream: sys::CUstream) -> Result<&'static Device> {
+    let dev = native::device(mem.ordinal())?;
     if is_default(stream as usize as isize) {
         dev.bind()?;
     } else {
-        crate::interop::cuda::check_stream(dev, stream)?;
+        native::check_stream(dev, stream)?;
     }
     Ok(dev)
 }
