@@ -35,7 +35,13 @@ pub(crate) use crate::place::BackendKind;
 use crate::storage::HostVec;
 use cpu::host_table::{self, HostRelease, HOST_BUFFERS, HOST_BYTES};
 use evaluate::Evaluate;
+use image::Image;
+use lapack::Lapack;
+use ml::Ml;
 use random::Random;
+use signal::Signal;
+use sparse::Sparse;
+use vision::Vision;
 
 /// Memory owned by a backend.
 #[derive(Debug)]
@@ -168,9 +174,12 @@ impl Data {
 /// `backend/cuda/<family>.rs`); this trait is all of them together. A family's caller picks
 /// the backend of its operands and calls the family's method on it:
 /// `node.backend.ops().reduce_dim(...)`.
-pub(crate) trait Backend: Evaluate + Random {}
+pub(crate) trait Backend:
+    Evaluate + Random + Signal + Lapack + Image + Vision + Ml + Sparse
+{
+}
 
-impl<B: Evaluate + Random> Backend for B {}
+impl<B: Evaluate + Random + Signal + Lapack + Image + Vision + Ml + Sparse> Backend for B {}
 
 /// The backend that runs a `BackendKind`'s arrays (see [`BackendKind::ops`]); it derefs to the
 /// family traits.
