@@ -382,6 +382,30 @@ fn index_values(
     Val::Owned(with_dtype!(dtype, T => T::wrap(crate::storage::cast_slice::<u64, T>(&idx))))
 }
 
+impl crate::backend::evaluate::Evaluate for super::Cpu {
+    fn run(&self, p: &Program) -> Result<Vec<Buffer>, Error> {
+        Ok(run(p)?.into_iter().map(Buffer::host).collect())
+    }
+
+    fn upload(&self, h: HostVec) -> Result<Buffer, Error> {
+        Ok(Buffer::host(h))
+    }
+
+    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error> {
+        let n = dims.elements() as usize;
+        if !d.is_contiguous(dims) {
+            // gather into a contiguous buffer first
+            let buf = self.run(&Program::copy_of(d.clone(), dtype, dims))?.pop();
+            let dense = Data::dense(buf.expect("one output"), dims);
+            return self.download(&dense, dims, dtype);
+        }
+        let Buffer::Host(h) = d.buffer() else {
+            unreachable!("internal error: device data read as host data")
+        };
+        h.try_sub(d.offset..d.offset + n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,29 +454,5 @@ mod tests {
                 assert_eq!(g, col[e % 37] + full[e], "element {e}");
             }
         }
-    }
-}
-
-impl crate::backend::evaluate::Evaluate for super::Cpu {
-    fn run(&self, p: &Program) -> Result<Vec<Buffer>, Error> {
-        Ok(run(p)?.into_iter().map(Buffer::host).collect())
-    }
-
-    fn upload(&self, h: HostVec) -> Result<Buffer, Error> {
-        Ok(Buffer::host(h))
-    }
-
-    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error> {
-        let n = dims.elements() as usize;
-        if !d.is_contiguous(dims) {
-            // gather into a contiguous buffer first
-            let buf = self.run(&Program::copy_of(d.clone(), dtype, dims))?.pop();
-            let dense = Data::dense(buf.expect("one output"), dims);
-            return self.download(&dense, dims, dtype);
-        }
-        let Buffer::Host(h) = d.buffer() else {
-            unreachable!("internal error: device data read as host data")
-        };
-        h.try_sub(d.offset..d.offset + n)
     }
 }
