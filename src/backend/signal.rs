@@ -92,9 +92,9 @@ pub(crate) trait Signal {
     /// types).
     fn mul_bcast(&self, a: &Dense, b: &Dense, od: Dim4) -> Result<Dense, Error>;
 
-    /// Direct convolution over the first `rank` dimensions into shape `od`, output element
-    /// `o` centred at `o + start` of the full convolution (see `cpu::signal::convolve`);
-    /// `signal` and `filter` have the same type.
+    /// Direct convolution over the first `rank` dimensions into shape `od`, batched over the
+    /// others: `out[o] = sum_f signal[o + start - f] * filter[f]`, samples outside the signal
+    /// being zero (see `cpu::signal::convolve`); `signal` and `filter` have the same type.
     fn convolve(
         &self,
         signal: &Dense,

@@ -137,7 +137,7 @@ fn sample<P: Pixel, T: WarpReal>(
     }
 }
 
-/// See `backend::image::warp`: `input` has shape `id`, the result `od`.
+/// See `Image::warp`: `input` has shape `id`, the result `od`.
 pub(crate) fn warp<P: Pixel, T: WarpReal>(
     input: &[P],
     id: [usize; 4],
@@ -178,7 +178,7 @@ pub(crate) fn warp<P: Pixel, T: WarpReal>(
 /// Elements a histogram task counts at least.
 const CHUNK: usize = 1 << 16;
 
-/// See `backend::image::histogram`: `R` is the type the bins are computed in (f32, or f64
+/// See `Image::histogram`: `R` is the type the bins are computed in (f32, or f64
 /// for 64-bit elements), as on the device.
 pub(crate) fn histogram<T: Pixel, R: WarpReal>(
     input: &[T],

@@ -20,7 +20,7 @@ use crate::storage::{alloc_uninit, try_filled, with_float};
 /// row starts a byte and a 16-bit word of the diagonal layout's stored bits.
 const ROWS_PER_TASK: usize = 4096;
 
-/// See `backend::sparse::compress`.
+/// See `Sparse::compress`.
 pub(crate) fn compress(sorted: &[i32], n: usize) -> Vec<i32> {
     let mut out = Vec::with_capacity(n + 1);
     let mut j = 0usize;
@@ -33,7 +33,7 @@ pub(crate) fn compress(sorted: &[i32], n: usize) -> Vec<i32> {
     out
 }
 
-/// See `backend::sparse::expand`.
+/// See `Sparse::expand`.
 pub(crate) fn expand(offsets: &[i32], nnz: usize) -> Vec<i32> {
     let mut out = vec![0i32; nnz];
     for (k, w) in offsets.windows(2).enumerate() {
@@ -42,7 +42,7 @@ pub(crate) fn expand(offsets: &[i32], nnz: usize) -> Vec<i32> {
     out
 }
 
-/// See `backend::sparse::scatter`.
+/// See `Sparse::scatter`.
 pub(crate) fn scatter<T: Sample>(
     values: &[T],
     rows: &[i32],
@@ -57,7 +57,7 @@ pub(crate) fn scatter<T: Sample>(
     out
 }
 
-/// See `backend::sparse::csr_matmul`; `rhs` is `[k, n]`, column-major. Every offset and
+/// See `Sparse::csr_matmul`; `rhs` is `[k, n]`, column-major. Every offset and
 /// column index was checked against the matrix's shape when it was made, and `rhs` has the
 /// matrix's column count of rows (checked by the caller).
 pub(crate) fn csr_matmul<T: Sample>(
