@@ -1,9 +1,10 @@
-//! Where the convolutions of the `ml` family run fast: cuDNN on CUDA (`cuda::ml`); `None`
-//! where no fast path applies, and the callers then lower the convolution to matrix
-//! products (see `ops::ml`).
+//! The ml family: the convolutions of `ops::ml` on a backend's fast path, as one trait, [`Ml`],
+//! implemented by `cpu::Cpu` (in `cpu/ml.rs`: no fast path) and by `cuda::Cuda` (in
+//! `cuda/ml.rs`: cuDNN). Callers pick the backend of their operands:
+//! `a.backend.ops().run_convolution(...)`; `None` where no fast path applies, and the callers
+//! then lower the convolution to matrix products (see `ops::ml`).
 
 use super::dense::Dense;
-use super::{cuda, BackendKind};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -57,23 +58,24 @@ pub(crate) enum Pass {
     Filter,
 }
 
-/// Whether a fast path may run for arrays of type `dtype` on `backend` (checked before the
-/// operands are evaluated into dense memory for it).
-pub(crate) fn may_run(backend: BackendKind, dtype: DType) -> bool {
-    match backend {
-        BackendKind::Cuda(_) => matches!(dtype, DType::F32 | DType::F64) && cuda::ml::enabled(),
-        BackendKind::Cpu => false,
-    }
-}
+/// Convolutions on one backend's fast path.
+pub(crate) trait Ml {
+    /// Whether a fast path may run for arrays of type `dtype` on this backend (asked before
+    /// the operands are evaluated into dense memory for it): on CUDA for f32 and f64 where
+    /// cuDNN loads and is not turned off; never on the CPU.
+    fn may_run(&self, dtype: DType) -> Result<bool, Error>;
 
-/// Runs `pass` of the convolution `g` on `a` and `b` (signal and filter for `Forward`, the
-/// output's gradient and the filter for `Data`, the output's gradient and the signal for
-/// `Filter`), or `None` where the fast path declines. Only where [`may_run`].
-pub(crate) fn run(pass: Pass, a: &Dense, b: &Dense, g: &Geometry) -> Result<Option<Dense>, Error> {
-    match a.backend {
-        BackendKind::Cuda(d) => cuda::ml::run(d, pass, a, b, g),
-        BackendKind::Cpu => Ok(None),
-    }
+    /// Runs `pass` of the convolution `g` on `a` and `b` (signal and filter for `Forward`, the
+    /// output's gradient and the filter for `Data`, the output's gradient and the signal for
+    /// `Filter`) into new data of shape [`result_dims`], or `None` where the fast path
+    /// declines (always on a backend without one). Only where [`Ml::may_run`].
+    fn run_convolution(
+        &self,
+        pass: Pass,
+        a: &Dense,
+        b: &Dense,
+        g: &Geometry,
+    ) -> Result<Option<Dense>, Error>;
 }
 
 /// The dims of what `pass` returns.

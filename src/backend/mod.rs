@@ -37,12 +37,18 @@ use crate::storage::HostVec;
 use blas::Blas;
 use cpu::host_table::{self, HostRelease, HOST_BUFFERS, HOST_BYTES};
 use evaluate::Evaluate;
+use image::Image;
 use index_copy::IndexCopy;
+use lapack::Lapack;
+use ml::Ml;
 use movement::Movement;
 use random::Random;
 use reduce::Reduce;
 use scan::Scan;
+use signal::Signal;
 use sort::Sort;
+use sparse::Sparse;
+use vision::Vision;
 use write_into::WriteInto;
 
 /// Memory owned by a backend.
@@ -177,12 +183,41 @@ impl Data {
 /// the backend of its operands and calls the family's method on it:
 /// `node.backend.ops().reduce_dim(...)`.
 pub(crate) trait Backend:
-    Evaluate + Random + Reduce + Scan + Sort + Movement + IndexCopy + WriteInto + Blas
+    Evaluate
+    + Random
+    + Reduce
+    + Scan
+    + Sort
+    + Movement
+    + IndexCopy
+    + WriteInto
+    + Blas
+    + Signal
+    + Lapack
+    + Image
+    + Vision
+    + Ml
+    + Sparse
 {
 }
 
-impl<B: Evaluate + Random + Reduce + Scan + Sort + Movement + IndexCopy + WriteInto + Blas> Backend
-    for B
+impl<
+        B: Evaluate
+            + Random
+            + Reduce
+            + Scan
+            + Sort
+            + Movement
+            + IndexCopy
+            + WriteInto
+            + Blas
+            + Signal
+            + Lapack
+            + Image
+            + Vision
+            + Ml
+            + Sparse,
+    > Backend for B
 {
 }
 

@@ -223,6 +223,35 @@ macro_rules! with_dtype {
 }
 pub(crate) use with_dtype;
 
+/// Runs `$body` with `$T` bound to the Rust type of one of the four floating `DType`s (f32,
+/// f64, c32, c64), the types the signal, linear algebra and sparse kernels exist for; any other
+/// type evaluates `$other` with `$o` bound to it (each caller's own panic).
+macro_rules! with_float {
+    ($dt:expr, $T:ident => $body:expr, $o:ident => $other:expr) => {{
+        use $crate::dtype::DType as __D;
+        match $dt {
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
+            __D::C32 => {
+                type $T = $crate::dtype::c32;
+                $body
+            }
+            __D::C64 => {
+                type $T = $crate::dtype::c64;
+                $body
+            }
+            $o => $other,
+        }
+    }};
+}
+pub(crate) use with_float;
+
 /// A value of any element type, widened without loss, used to define casts once.
 #[derive(Clone, Copy, Debug)]
 pub enum Lit {

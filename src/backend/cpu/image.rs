@@ -1,13 +1,17 @@
 //! Image kernels on the CPU: geometric warps (split between rayon tasks by output column) and
 //! histograms (by chunk, each task counting into its own bins). They compute what the CUDA
 //! kernels of `cuda/kernels/image.cu` compute, in the same types and the same order of
-//! operations, so both backends give the same bins and the same samples.
+//! operations, so both backends give the same bins and the same samples. The image family
+//! (`backend::image::Image`) of the CPU backend runs them on dense host data.
 
 use num_traits::Float;
 use rayon::prelude::*;
 
-use crate::backend::image::WarpMaps;
+use crate::backend::dense::Dense;
+use crate::backend::image::{histogram_real_type, warp_real_type, WarpMaps, WindowFilter};
 use crate::backend::signal::Interp;
+use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::error::Error;
 use crate::storage::{try_filled, Element};
 
@@ -133,7 +137,7 @@ fn sample<P: Pixel, T: WarpReal>(
     }
 }
 
-/// See `backend::image::warp`: `input` has shape `id`, the result `od`.
+/// See `Image::warp`: `input` has shape `id`, the result `od`.
 pub(crate) fn warp<P: Pixel, T: WarpReal>(
     input: &[P],
     id: [usize; 4],
@@ -174,7 +178,7 @@ pub(crate) fn warp<P: Pixel, T: WarpReal>(
 /// Elements a histogram task counts at least.
 const CHUNK: usize = 1 << 16;
 
-/// See `backend::image::histogram`: `R` is the type the bins are computed in (f32, or f64
+/// See `Image::histogram`: `R` is the type the bins are computed in (f32, or f64
 /// for 64-bit elements), as on the device.
 pub(crate) fn histogram<T: Pixel, R: WarpReal>(
     input: &[T],
@@ -223,4 +227,93 @@ pub(crate) fn histogram<T: Pixel, R: WarpReal>(
         }
     }
     Ok(out)
+}
+
+/// Runs `$body` with `$T` bound to the Rust type of a real `DType` (not f16 or bool) and `$R`
+/// to the Rust type of the real type `$real` (f32 or f64).
+macro_rules! with_pixel {
+    ($dt:expr, $real:expr, $T:ident, $R:ident => $body:expr) => {{
+        macro_rules! real {
+            ($t:ty) => {{
+                type $T = $t;
+                match $real {
+                    DType::F32 => {
+                        type $R = f32;
+                        $body
+                    }
+                    _ => {
+                        type $R = f64;
+                        $body
+                    }
+                }
+            }};
+        }
+        match $dt {
+            DType::F32 => real!(f32),
+            DType::F64 => real!(f64),
+            DType::U8 => real!(u8),
+            DType::S16 => real!(i16),
+            DType::U16 => real!(u16),
+            DType::S32 => real!(i32),
+            DType::U32 => real!(u32),
+            DType::S64 => real!(i64),
+            DType::U64 => real!(u64),
+            other => unreachable!("internal error: image kernel for {}", other.name()),
+        }
+    }};
+}
+
+fn shape(d: Dim4) -> [usize; 4] {
+    std::array::from_fn(|k| d[k] as usize)
+}
+
+/// The image family on host data: warps and histograms by the functions above; the tiled
+/// window filters do not run here (`window_runs` is false, and the callers compose them).
+impl crate::backend::image::Image for super::Cpu {
+    fn window_runs(&self, _size: [u64; 2]) -> Result<bool, Error> {
+        Ok(false)
+    }
+
+    fn window(
+        &self,
+        _input: &Dense,
+        _mask: Option<&Dense>,
+        _filter: &WindowFilter,
+        _out_type: DType,
+    ) -> Result<(Dense, Option<Dense>), Error> {
+        unreachable!("internal error: the window kernel on the CPU")
+    }
+
+    fn warp(
+        &self,
+        input: &Dense,
+        maps: &WarpMaps,
+        od: Dim4,
+        m: Interp,
+        clamp_nearest: bool,
+    ) -> Result<Dense, Error> {
+        let (id, o) = (shape(input.dims), shape(od));
+        let real = warp_real_type(input.dtype);
+        Ok(with_pixel!(input.dtype, real, T, R => Dense::from_host(
+            warp::<T, R>(input.host(), id, maps, o, m, clamp_nearest)?,
+            od,
+        )))
+    }
+
+    fn histogram(
+        &self,
+        input: &Dense,
+        slices: u64,
+        nbins: u32,
+        minval: f64,
+        scale: f64,
+    ) -> Result<Dense, Error> {
+        let od = Dim4::new(&[u64::from(nbins), slices, 1, 1]);
+        let (s, b) = (slices as usize, nbins as usize);
+        let real = histogram_real_type(input.dtype);
+        let counts = with_pixel!(input.dtype, real, T, R => {
+            histogram::<T, R>(input.host(), s, b, minval, scale)?
+        });
+        Ok(Dense::from_host(counts, od))
+    }
 }

@@ -1,5 +1,6 @@
 //! Dense factorizations on the CPU, in LAPACK's conventions, for one column-major matrix at a
-//! time (the dispatch in `backend::lapack` runs the batches).
+//! time, and the linear algebra family (`backend::lapack::Lapack`) of the CPU backend, which
+//! runs the batches.
 //!
 //! Why these choices:
 //! - **LU and QR are written here**, blocked, with faer doing the level-3 work (triangular
@@ -20,9 +21,14 @@ use faer::linalg::triangular_solve as tri;
 use faer::reborrow::{Reborrow, ReborrowMut};
 use faer::{Accum, MatMut, MatRef, Par};
 
-use crate::dtype::{c32, c64};
+use rayon::prelude::*;
+
+use crate::backend::dense::Dense;
+use crate::backend::lapack::{batched_dims, shape, Svd};
+use crate::backend::Buffer;
+use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
-use crate::storage::{try_filled, Element};
+use crate::storage::{alloc_uninit, try_copied, try_filled, with_float, Element};
 
 /// The element types of the factorizations: f32, f64, c32, c64.
 pub(crate) trait Field:
@@ -550,6 +556,175 @@ pub(crate) fn gesvd<T: Field>(
         }
     }
     Ok(Some((u, s, vt)))
+}
+
+/// Panics for a type no factorization exists for (the public functions convert those).
+fn not_float(t: DType) -> ! {
+    unreachable!("internal error: factorization of {} data", t.name())
+}
+
+/// A copy of CPU data's elements, or [`Error::OutOfMemory`].
+fn host_vec<T: Element>(d: &Dense) -> Result<Vec<T>, Error> {
+    match d.data.buffer() {
+        Buffer::Host(h) => {
+            let n = d.dims.elements() as usize;
+            try_copied(&h.as_slice::<T>()[d.data.offset..d.data.offset + n])
+        }
+        Buffer::Cuda(_) => unreachable!("internal error: device data on the CPU path"),
+    }
+}
+
+/// The matrices of a batch one after another, or [`Error::OutOfMemory`]; a batch of one is
+/// returned as it is, without a copy.
+fn concat<T: Copy>(mut parts: Vec<Vec<T>>) -> Result<Vec<T>, Error> {
+    if parts.len() == 1 {
+        return Ok(parts.pop().expect("one part"));
+    }
+    let mut all = alloc_uninit(parts.iter().map(Vec::len).sum())?;
+    for p in &parts {
+        all.extend_from_slice(p);
+    }
+    Ok(all)
+}
+
+/// Runs `f` on each `size`-element matrix of `v`, in parallel over the matrices.
+fn each<T: Send, R: Send>(
+    v: &mut [T],
+    size: usize,
+    f: impl Fn(&mut [T]) -> R + Sync + Send,
+) -> Vec<R> {
+    if size == 0 {
+        return Vec::new();
+    }
+    v.par_chunks_mut(size).map(f).collect()
+}
+
+/// The linear algebra family on host data: the functions above, run on each matrix of a
+/// batch in parallel.
+impl crate::backend::lapack::Lapack for super::Cpu {
+    fn getrf(&self, a: &Dense) -> Result<(Dense, Dense, Vec<i32>), Error> {
+        let (m, n, _) = shape(a);
+        let k = m.min(n);
+        with_float!(a.dtype, T => {
+            let mut v = host_vec::<T>(a)?;
+            let results = each(&mut v, m * n, |x| getrf(x, m, n));
+            let mut ipiv = Vec::with_capacity(k * results.len());
+            let mut info = Vec::with_capacity(results.len());
+            for (p, i) in results {
+                ipiv.extend(p);
+                info.push(i);
+            }
+            let ipiv = Dense::from_host(ipiv, batched_dims(k, 1, a.dims));
+            Ok((Dense::from_host(v, a.dims), ipiv, info))
+        }, other => not_float(other))
+    }
+
+    fn getrs(&self, lu: &Dense, ipiv: &Dense, b: &Dense) -> Result<Dense, Error> {
+        let (n, _, _) = shape(lu);
+        let (_, nrhs, _) = shape(b);
+        with_float!(lu.dtype, T => {
+            let f = host_vec::<T>(lu)?;
+            let p = host_vec::<i32>(ipiv)?;
+            let mut x = host_vec::<T>(b)?;
+            if n * nrhs > 0 {
+                x.par_chunks_mut(n * nrhs).enumerate().for_each(|(i, xb)| {
+                    getrs(&f[i * n * n..(i + 1) * n * n], &p[i * n..(i + 1) * n], xb, n, nrhs)
+                });
+            }
+            Ok(Dense::from_host(x, b.dims))
+        }, other => not_float(other))
+    }
+
+    fn potrf(&self, a: &Dense, upper: bool) -> Result<(Dense, Vec<i32>), Error> {
+        let (n, _, _) = shape(a);
+        with_float!(a.dtype, T => {
+            let mut v = host_vec::<T>(a)?;
+            let info = each(&mut v, n * n, |x| potrf(x, n, upper));
+            Ok((Dense::from_host(v, a.dims), info))
+        }, other => not_float(other))
+    }
+
+    fn geqrf(&self, a: &Dense) -> Result<(Dense, Dense), Error> {
+        let (m, n, _) = shape(a);
+        let k = m.min(n);
+        with_float!(a.dtype, T => {
+            let mut v = host_vec::<T>(a)?;
+            let taus = each(&mut v, m * n, |x| geqrf(x, m, n));
+            let tau: Vec<T> = taus.into_iter().flatten().collect();
+            Ok((Dense::from_host(v, a.dims), Dense::from_host(tau, batched_dims(k, 1, a.dims))))
+        }, other => not_float(other))
+    }
+
+    fn orgqr(&self, qr: &Dense, tau: &Dense, q: usize) -> Result<Dense, Error> {
+        let (m, n, count) = shape(qr);
+        let k = m.min(n);
+        with_float!(qr.dtype, T => {
+            let f = host_vec::<T>(qr)?;
+            let t = host_vec::<T>(tau)?;
+            let parts: Vec<Vec<T>> = (0..count)
+                .into_par_iter()
+                .map(|i| orgqr(&f[i * m * n..(i + 1) * m * n], m, &t[i * k..(i + 1) * k], q))
+                .collect::<Result<_, Error>>()?;
+            Ok(Dense::from_host(concat(parts)?, batched_dims(m, q, qr.dims)))
+        }, other => not_float(other))
+    }
+
+    fn gesvd(&self, a: &Dense, vectors: bool) -> Result<Svd, Error> {
+        let (m, n, count) = shape(a);
+        let k = m.min(n);
+        with_float!(a.dtype, T => {
+            let v = host_vec::<T>(a)?;
+            let parts: Vec<_> = (0..count)
+                .into_par_iter()
+                .map(|i| gesvd(&v[i * m * n..(i + 1) * m * n], m, n, vectors))
+                .collect::<Result<_, Error>>()?;
+            let mut u = Vec::new();
+            let mut s: Vec<<T as Field>::Scalar> = Vec::with_capacity(k * count);
+            let mut vt = Vec::new();
+            for part in parts {
+                let (pu, ps, pvt) = part.ok_or_else(|| {
+                    Error::Driver(format!(
+                        "the singular value decomposition of a {m}×{n} matrix did not converge"
+                    ))
+                })?;
+                u.push(pu);
+                s.extend(ps);
+                vt.push(pvt);
+            }
+            let s = Dense::from_host(s, batched_dims(k, 1, a.dims));
+            Ok(if vectors {
+                Svd {
+                    u: Some(Dense::from_host(concat(u)?, batched_dims(m, m, a.dims))),
+                    s,
+                    vt: Some(Dense::from_host(concat(vt)?, batched_dims(n, n, a.dims))),
+                }
+            } else {
+                Svd { u: None, s, vt: None }
+            })
+        }, other => not_float(other))
+    }
+
+    fn trsm(
+        &self,
+        a: &Dense,
+        b: &Dense,
+        lower: bool,
+        adjoint: bool,
+        unit: bool,
+    ) -> Result<Dense, Error> {
+        let (n, _, _) = shape(a);
+        let (_, nrhs, _) = shape(b);
+        with_float!(a.dtype, T => {
+            let f = host_vec::<T>(a)?;
+            let mut x = host_vec::<T>(b)?;
+            if n * nrhs > 0 {
+                x.par_chunks_mut(n * nrhs).enumerate().for_each(|(i, xb)| {
+                    trsm(&f[i * n * n..(i + 1) * n * n], xb, n, nrhs, lower, adjoint, unit)
+                });
+            }
+            Ok(Dense::from_host(x, b.dims))
+        }, other => not_float(other))
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(crate) mod host_table;
 pub(crate) mod image;
 pub(crate) mod kernels;
 pub(crate) mod lapack;
+pub(crate) mod ml;
 mod movement;
 pub(crate) mod radix;
 pub(crate) mod random;
@@ -28,6 +29,7 @@ mod sparse_avx512;
 pub(crate) mod sparse_diagonals;
 mod stream;
 pub(crate) mod transpose;
+pub(crate) mod vision;
 pub(crate) mod vmath;
 
 pub(crate) mod index_copy;

@@ -9,10 +9,13 @@ use num_complex::Complex;
 use rayon::prelude::*;
 
 use super::fft::{c2c_axis, c2r_lines, r2c_lines, FftReal};
-use crate::backend::signal::{FftKind, Interp};
+use crate::backend::dense::Dense;
+use crate::backend::signal::{approx1_dims, approx2_dims, dim4_of, dims_usize, FftKind, Interp};
+use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::dtype::{c32, c64};
 use crate::error::Error;
-use crate::storage::{alloc_uninit, try_filled, Element};
+use crate::storage::{alloc_uninit, try_filled, with_float, Element};
 
 /// The element types signal kernels compute in: f32, f64, c32 and c64.
 pub(crate) trait Sample:
@@ -413,4 +416,101 @@ pub(crate) fn approx2<S: Sample>(
         }
     });
     Ok(out)
+}
+
+/// Panics for a type no signal kernel exists for (the public functions convert those).
+fn not_float(t: DType) -> ! {
+    unreachable!("internal error: signal kernel for {}", t.name())
+}
+
+fn host_dense<T: Sample>(v: Vec<T>, dims: [usize; 4]) -> Dense {
+    Dense::from_host(v, dim4_of(dims))
+}
+
+/// The signal family on host data: the functions above, on the operands' elements.
+impl crate::backend::signal::Signal for super::Cpu {
+    fn reshape_copy(
+        &self,
+        src: &Dense,
+        od: Dim4,
+        to: DType,
+        offset: [i64; 4],
+        scale: f64,
+    ) -> Result<Dense, Error> {
+        Ok(with_float!(src.dtype, S => with_float!(to, D => {
+            let v: Vec<D> = reshape_copy(
+                src.host::<S>(), src.shape(), dims_usize(od), offset, scale)?;
+            host_dense(v, dims_usize(od))
+        }, other => not_float(other)), other => not_float(other)))
+    }
+
+    fn fft(
+        &self,
+        src: &Dense,
+        kind: FftKind,
+        rank: usize,
+        pdims: Dim4,
+        scale: f64,
+    ) -> Result<Dense, Error> {
+        Ok(with_float!(src.dtype, S => {
+            let (re, cx, od) =
+                fft::<S>(src.host::<S>(), src.shape(), kind, rank, dims_usize(pdims), scale)?;
+            if kind == FftKind::C2R { host_dense(re, od) } else { host_dense(cx, od) }
+        }, other => not_float(other)))
+    }
+
+    fn mul_bcast(&self, a: &Dense, b: &Dense, od: Dim4) -> Result<Dense, Error> {
+        Ok(with_float!(a.dtype, S => {
+            let v = mul_bcast::<S>(
+                a.host(), a.shape(), b.host(), b.shape(), dims_usize(od))?;
+            host_dense(v, dims_usize(od))
+        }, other => not_float(other)))
+    }
+
+    fn convolve(
+        &self,
+        signal: &Dense,
+        filter: &Dense,
+        rank: usize,
+        od: Dim4,
+        start: [i64; 4],
+    ) -> Result<Dense, Error> {
+        Ok(with_float!(signal.dtype, S => {
+            let v = convolve::<S>(signal.host(), signal.shape(), filter.host(),
+                filter.shape(), rank, dims_usize(od), start)?;
+            host_dense(v, dims_usize(od))
+        }, other => not_float(other)))
+    }
+
+    fn iir(&self, c: &Dense, a: &Dense) -> Result<Dense, Error> {
+        Ok(with_float!(c.dtype, S => {
+            host_dense(iir::<S>(c.host(), c.shape(), a.host(), a.shape())?, c.shape())
+        }, other => not_float(other)))
+    }
+
+    fn approx1(&self, input: &Dense, pos: &Dense, m: Interp, off: f64) -> Result<Dense, Error> {
+        let od = approx1_dims(input, pos);
+        Ok(with_float!(input.dtype, S => {
+            let v = approx1::<S>(input.host(), input.shape(),
+                pos.host::<<S as Sample>::Real>(), pos.shape(), m, off)?;
+            host_dense(v, dims_usize(od))
+        }, other => not_float(other)))
+    }
+
+    fn approx2(
+        &self,
+        input: &Dense,
+        pos0: &Dense,
+        pos1: &Dense,
+        m: Interp,
+        off: f64,
+    ) -> Result<Dense, Error> {
+        let od = approx2_dims(input, pos0);
+        Ok(with_float!(input.dtype, S => {
+            let v = approx2::<S>(input.host(), input.shape(),
+                pos0.host::<<S as Sample>::Real>(), pos1.host::<<S as Sample>::Real>(),
+                pos0.shape(), m, off)?;
+            host_dense(v, dims_usize(od))
+        }, other => not_float(other)))
+    }
 }

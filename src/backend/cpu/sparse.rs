@@ -1,20 +1,26 @@
 //! Sparse matrix kernels on the CPU: compressing and expanding offsets, scattering into a
 //! dense matrix (sequential: one pass over memory), and the CSR product, split between threads
-//! by blocks of rows.
+//! by blocks of rows; and the sparse family (`backend::sparse::Sparse`) of the CPU backend,
+//! which runs them on dense host data.
 
 use std::mem::MaybeUninit;
 
 use super::shared_ptr::SharedPtr;
 use super::signal::Sample;
+use super::sparse_diagonals::Diagonals;
+use crate::backend::dense::Dense;
+use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::error::Error;
-use crate::storage::{alloc_uninit, try_filled};
+use crate::jit::sparse::ProductMemo;
+use crate::storage::{alloc_uninit, try_filled, with_float};
 
 /// Rows per parallel task of the products: enough work per task to amortise the scheduling,
 /// and enough tasks to balance rows of uneven length; a multiple of 64, so that a task's first
 /// row starts a byte and a 16-bit word of the diagonal layout's stored bits.
 const ROWS_PER_TASK: usize = 4096;
 
-/// See `backend::sparse::compress`.
+/// See `Sparse::compress`.
 pub(crate) fn compress(sorted: &[i32], n: usize) -> Vec<i32> {
     let mut out = Vec::with_capacity(n + 1);
     let mut j = 0usize;
@@ -27,7 +33,7 @@ pub(crate) fn compress(sorted: &[i32], n: usize) -> Vec<i32> {
     out
 }
 
-/// See `backend::sparse::expand`.
+/// See `Sparse::expand`.
 pub(crate) fn expand(offsets: &[i32], nnz: usize) -> Vec<i32> {
     let mut out = vec![0i32; nnz];
     for (k, w) in offsets.windows(2).enumerate() {
@@ -36,7 +42,7 @@ pub(crate) fn expand(offsets: &[i32], nnz: usize) -> Vec<i32> {
     out
 }
 
-/// See `backend::sparse::scatter`.
+/// See `Sparse::scatter`.
 pub(crate) fn scatter<T: Sample>(
     values: &[T],
     rows: &[i32],
@@ -51,7 +57,7 @@ pub(crate) fn scatter<T: Sample>(
     out
 }
 
-/// See `backend::sparse::csr_matmul`; `rhs` is `[k, n]`, column-major. Every offset and
+/// See `Sparse::csr_matmul`; `rhs` is `[k, n]`, column-major. Every offset and
 /// column index was checked against the matrix's shape when it was made, and `rhs` has the
 /// matrix's column count of rows (checked by the caller).
 pub(crate) fn csr_matmul<T: Sample>(
@@ -162,4 +168,62 @@ unsafe fn rows_in_lanes<T: Sample>(
     _: &mut [MaybeUninit<T>],
 ) -> usize {
     0
+}
+
+/// Panics for a type no sparse kernel exists for (the public functions convert those).
+fn not_float(t: DType) -> ! {
+    unreachable!("internal error: sparse kernel for {}", t.name())
+}
+
+fn vector(n: u64) -> Dim4 {
+    Dim4::new(&[n, 1, 1, 1])
+}
+
+/// The sparse family on host data: the functions above, and for a product whose matrix keeps
+/// a memo, the laid-out form of `sparse_diagonals.rs` where it pays.
+impl crate::backend::sparse::Sparse for super::Cpu {
+    fn compress(&self, sorted: &Dense, n: u64) -> Result<Dense, Error> {
+        Ok(Dense::from_host(compress(sorted.host::<i32>(), n as usize), vector(n + 1)))
+    }
+
+    fn expand(&self, offsets: &Dense, nnz: u64) -> Result<Dense, Error> {
+        Ok(Dense::from_host(expand(offsets.host::<i32>(), nnz as usize), vector(nnz)))
+    }
+
+    fn scatter(
+        &self,
+        values: &Dense,
+        rows: &Dense,
+        cols: &Dense,
+        (m, n): (u64, u64),
+    ) -> Result<Dense, Error> {
+        let (r, c) = (rows.host::<i32>(), cols.host::<i32>());
+        Ok(with_float!(values.dtype, S => Dense::from_host(
+            scatter::<S>(values.host(), r, c, m as usize, n as usize),
+            Dim4::new(&[m, n, 1, 1]),
+        ), other => not_float(other)))
+    }
+
+    fn csr_matmul(
+        &self,
+        values: &Dense,
+        offsets: &Dense,
+        indices: &Dense,
+        m: u64,
+        rhs: &Dense,
+        memo: Option<&ProductMemo>,
+    ) -> Result<Dense, Error> {
+        Ok(with_float!(values.dtype, S => {
+            let (k, n) = (rhs.dims[0] as usize, rhs.dims[1] as usize);
+            let (v, o, c) = (values.host::<S>(), offsets.host::<i32>(), indices.host::<i32>());
+            let laid = memo.and_then(|memo| {
+                memo.kept(|| Diagonals::of_csr(v, o, c, (m as usize, k)))
+            });
+            let out = match laid {
+                Some(d) => d.product::<S>(rhs.host(), n)?,
+                None => csr_matmul::<S>(v, o, c, m as usize, rhs.host(), [k, n])?,
+            };
+            Dense::from_host(out, Dim4::new(&[m, rhs.dims[1], 1, 1]))
+        }, other => not_float(other)))
+    }
 }

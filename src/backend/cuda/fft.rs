@@ -22,8 +22,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::runtime::{self, Device};
+use super::signal::reshape_copy;
 use super::vendor::cufft::{self, cufft, Handle};
-use crate::backend::signal::{reshape_copy, Dense, FftKind};
+use crate::backend::signal::{Dense, FftKind};
 use crate::backend::{BackendKind, Buffer};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -193,7 +194,7 @@ fn execute(
     cufft::check("running a transform", status)
 }
 
-/// The batched FFT of `backend::signal::fft` on device `ordinal`.
+/// The batched FFT of `Signal::fft` on device `ordinal`.
 pub(crate) fn fft(
     ordinal: usize,
     src: &Dense,
@@ -241,7 +242,7 @@ pub(crate) fn fft(
                 execute(dev, &p, code, inverse, device_ptr(src), device_ptr(&out))?;
                 Ok(out)
             } else {
-                let out = reshape_copy(src, pdims, ctype, [0; 4], scale)?;
+                let out = reshape_copy(ordinal, src, pdims, ctype, [0; 4], scale)?;
                 let at = device_ptr(&out);
                 execute(dev, &p, code, inverse, at, at)?;
                 Ok(out)
@@ -253,7 +254,7 @@ pub(crate) fn fft(
             let input = if src.dims == pdims && scale == 1.0 && src.dtype == rtype && aligned(src) {
                 src.clone()
             } else {
-                reshape_copy(src, pdims, rtype, [0; 4], scale)?
+                reshape_copy(ordinal, src, pdims, rtype, [0; 4], scale)?
             };
             let out = alloc(half, ctype)?;
             execute(dev, &p, code, false, device_ptr(&input), device_ptr(&out))?;
@@ -263,7 +264,7 @@ pub(crate) fn fft(
             let code = if double { cufft::Z2D } else { cufft::C2R };
             let p = plan(dev, key(code))?;
             // cuFFT overwrites a complex-to-real transform's input: always work on a copy.
-            let scratch = reshape_copy(src, half, ctype, [0; 4], scale)?;
+            let scratch = reshape_copy(ordinal, src, half, ctype, [0; 4], scale)?;
             let out = alloc(pdims, rtype)?;
             execute(dev, &p, code, true, device_ptr(&scratch), device_ptr(&out))?;
             Ok(out)

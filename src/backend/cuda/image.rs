@@ -125,7 +125,7 @@ fn separable(maps: &WarpMaps) -> bool {
         .all(|m| m[1] == 0.0 && m[3] == 0.0 && m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0)
 }
 
-/// See `backend::image::warp`.
+/// See `Image::warp`.
 pub(crate) fn warp(
     ordinal: usize,
     input: &Dense,
@@ -195,7 +195,7 @@ pub(crate) fn warp(
 /// Counters a block keeps in shared memory at most (48 KiB, the default limit).
 const SHARED_BINS: u32 = 12 * 1024;
 
-/// See `backend::image::histogram`.
+/// See `Image::histogram`.
 pub(crate) fn histogram(
     ordinal: usize,
     input: &Dense,
@@ -245,7 +245,7 @@ pub(crate) fn histogram(
 /// stays well within a block's shared memory for every type).
 pub(crate) const WINDOW_MAX: u64 = 17;
 
-/// See `backend::image::window`.
+/// See `Image::window`.
 pub(crate) fn window(
     ordinal: usize,
     input: &Dense,
@@ -319,4 +319,43 @@ pub(crate) fn window(
     // kernel's static shared memory; the kernel runs on emberfire's stream.
     unsafe { k.launch(dev, grid, (32, 8, 1), 0, &mut p) }?;
     Ok((out, second))
+}
+
+/// The image family on a CUDA device: the kernels above.
+impl crate::backend::image::Image for super::Cuda {
+    fn window_runs(&self, size: [u64; 2]) -> Result<bool, Error> {
+        Ok(size.iter().all(|&w| (1..=WINDOW_MAX).contains(&w)))
+    }
+
+    fn window(
+        &self,
+        input: &Dense,
+        mask: Option<&Dense>,
+        filter: &WindowFilter,
+        out_type: DType,
+    ) -> Result<(Dense, Option<Dense>), Error> {
+        window(self.ordinal, input, mask, filter, out_type)
+    }
+
+    fn warp(
+        &self,
+        input: &Dense,
+        maps: &WarpMaps,
+        od: Dim4,
+        m: Interp,
+        clamp_nearest: bool,
+    ) -> Result<Dense, Error> {
+        warp(self.ordinal, input, maps, od, m, clamp_nearest)
+    }
+
+    fn histogram(
+        &self,
+        input: &Dense,
+        slices: u64,
+        nbins: u32,
+        minval: f64,
+        scale: f64,
+    ) -> Result<Dense, Error> {
+        histogram(self.ordinal, input, slices, nbins, minval, scale)
+    }
 }

@@ -20,12 +20,13 @@
 //!   transpose kernel.
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::Mutex;
+use std::sync::{Mutex, Once};
 
 use cudarc::cublas::sys as cb;
 use cudarc::driver::result as cu;
 use cudarc::driver::sys::CUstream;
 
+use super::super::cpu::Cpu;
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use super::vendor::cusolver::{self, cusolver, Handle, FILL_LOWER, FILL_UPPER, OP_N};
@@ -552,4 +553,103 @@ pub(crate) fn trsm(
         Ok(())
     })?;
     Ok(dense(x, b.dims, b.dtype, ordinal))
+}
+
+/// CPU data with the same elements as `d` (device data): a download.
+fn to_host(d: &Dense) -> Result<Dense, Error> {
+    let h = crate::backend::download(&d.data, d.dims, d.dtype)?;
+    Ok(Dense::new(Buffer::host(h), d.dims, d.dtype, BackendKind::Cpu))
+}
+
+/// `d` (CPU data) on `backend` (a CUDA device): an upload.
+fn to_backend(d: Dense, backend: BackendKind) -> Result<Dense, Error> {
+    let h = crate::backend::download(&d.data, d.dims, d.dtype)?;
+    Ok(Dense::new(backend.ops().upload(h)?, d.dims, d.dtype, backend))
+}
+
+/// Whether the CUDA routines can run on device `ordinal`; when not, notes once why the CPU
+/// code is used instead.
+fn cuda_ready(ordinal: usize) -> bool {
+    match available(ordinal) {
+        Ok(()) => true,
+        Err(why) => {
+            static NOTE: Once = Once::new();
+            NOTE.call_once(|| {
+                eprintln!(
+                    "emberfire: linear algebra on CUDA runs on the CPU through host copies, \
+                     because {why}"
+                )
+            });
+            false
+        }
+    }
+}
+
+/// The linear algebra family on a CUDA device: the routines above where cuSOLVER (and
+/// cuBLAS) can be loaded; otherwise the operands go through the host to `cpu::Cpu`'s
+/// implementation and the results come back to the device.
+impl crate::backend::lapack::Lapack for super::Cuda {
+    fn getrf(&self, a: &Dense) -> Result<(Dense, Dense, Vec<i32>), Error> {
+        if cuda_ready(self.ordinal) {
+            return getrf(self.ordinal, a);
+        }
+        let (lu, ipiv, info) = Cpu.getrf(&to_host(a)?)?;
+        Ok((to_backend(lu, a.backend)?, to_backend(ipiv, a.backend)?, info))
+    }
+
+    fn getrs(&self, lu: &Dense, ipiv: &Dense, b: &Dense) -> Result<Dense, Error> {
+        if cuda_ready(self.ordinal) {
+            return getrs(self.ordinal, lu, ipiv, b);
+        }
+        let x = Cpu.getrs(&to_host(lu)?, &to_host(ipiv)?, &to_host(b)?)?;
+        to_backend(x, lu.backend)
+    }
+
+    fn potrf(&self, a: &Dense, upper: bool) -> Result<(Dense, Vec<i32>), Error> {
+        if cuda_ready(self.ordinal) {
+            return potrf(self.ordinal, a, upper);
+        }
+        let (f, info) = Cpu.potrf(&to_host(a)?, upper)?;
+        Ok((to_backend(f, a.backend)?, info))
+    }
+
+    fn geqrf(&self, a: &Dense) -> Result<(Dense, Dense), Error> {
+        if cuda_ready(self.ordinal) {
+            return geqrf(self.ordinal, a);
+        }
+        let (qr, tau) = Cpu.geqrf(&to_host(a)?)?;
+        Ok((to_backend(qr, a.backend)?, to_backend(tau, a.backend)?))
+    }
+
+    fn orgqr(&self, qr: &Dense, tau: &Dense, q: usize) -> Result<Dense, Error> {
+        if cuda_ready(self.ordinal) {
+            return orgqr(self.ordinal, qr, tau, q);
+        }
+        let out = Cpu.orgqr(&to_host(qr)?, &to_host(tau)?, q)?;
+        to_backend(out, qr.backend)
+    }
+
+    fn gesvd(&self, a: &Dense, vectors: bool) -> Result<Svd, Error> {
+        if cuda_ready(self.ordinal) {
+            return gesvd(self.ordinal, a, vectors);
+        }
+        let r = Cpu.gesvd(&to_host(a)?, vectors)?;
+        let back = |x: Option<Dense>| x.map(|d| to_backend(d, a.backend)).transpose();
+        Ok(Svd { u: back(r.u)?, s: to_backend(r.s, a.backend)?, vt: back(r.vt)? })
+    }
+
+    fn trsm(
+        &self,
+        a: &Dense,
+        b: &Dense,
+        lower: bool,
+        adjoint: bool,
+        unit: bool,
+    ) -> Result<Dense, Error> {
+        if cuda_ready(self.ordinal) {
+            return trsm(self.ordinal, a, b, lower, adjoint, unit);
+        }
+        let x = Cpu.trsm(&to_host(a)?, &to_host(b)?, lower, adjoint, unit)?;
+        to_backend(x, a.backend)
+    }
 }

@@ -1,5 +1,6 @@
 //! Convolutions on a CUDA device with cuDNN (`cudnn.rs`): the forward pass and the data and
-//! filter gradients of `backend::ml`, called directly on the arrays' memory.
+//! filter gradients of `backend::ml` (its `Ml` family for this backend), called directly on
+//! the arrays' memory.
 //!
 //! - **Layout.** emberfire's `[w, h, c, n]` column-major array is cuDNN's packed NCHW tensor
 //!   (`w` innermost) and its `[fw, fh, c, f]` filter cuDNN's KCRS filter, so nothing is
@@ -218,7 +219,7 @@ fn measure(
         .copied())
 }
 
-/// See `backend::ml::run`: `Ok(None)` where cuDNN is missing or refuses the convolution.
+/// See `Ml::run_convolution`: `Ok(None)` where cuDNN is missing or refuses the convolution.
 pub(crate) fn run(
     ordinal: usize,
     pass: Pass,
@@ -303,6 +304,23 @@ pub(crate) fn run(
         return Ok(None);
     }
     Ok(Some(out))
+}
+
+/// The ml family on a CUDA device: cuDNN, where it loads.
+impl crate::backend::ml::Ml for super::Cuda {
+    fn may_run(&self, dtype: DType) -> Result<bool, Error> {
+        Ok(matches!(dtype, DType::F32 | DType::F64) && enabled())
+    }
+
+    fn run_convolution(
+        &self,
+        pass: Pass,
+        a: &Dense,
+        b: &Dense,
+        g: &Geometry,
+    ) -> Result<Option<Dense>, Error> {
+        run(self.ordinal, pass, a, b, g)
+    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,6 @@ pub(crate) mod kernel;
 pub(crate) mod launch;
 pub(crate) mod ml;
 mod movement;
-pub(crate) mod nearest;
 pub(crate) mod peer;
 pub(crate) mod random;
 pub(crate) mod reduce;
@@ -48,6 +47,7 @@ pub(crate) mod sort_layout;
 pub(crate) mod sparse;
 pub(crate) mod tiled;
 pub(crate) mod transpose;
+pub(crate) mod vision;
 
 pub(crate) mod blas;
 pub(crate) mod lapack;

@@ -9,7 +9,7 @@ use super::dense::{alloc_dense as alloc, device_ptr};
 use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey};
 use super::runtime::{self, Device};
 use super::tiled::{tile_shape, tiled_grid, TileShape, CONVOLUTION_TILE, TILE_STAGING};
-use crate::backend::signal::{Dense, Interp};
+use crate::backend::signal::{approx1_dims, approx2_dims, Dense, FftKind, Interp};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
@@ -117,7 +117,7 @@ fn launch(dev: &Device, k: &KernelFn, n: usize, args: &mut KernelArgs) -> Result
     unsafe { k.launch(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, args) }
 }
 
-/// See `backend::signal::reshape_copy`.
+/// See `Signal::reshape_copy`.
 pub(crate) fn reshape_copy(
     ordinal: usize,
     src: &Dense,
@@ -138,7 +138,7 @@ pub(crate) fn reshape_copy(
     Ok(out)
 }
 
-/// See `backend::signal::mul_bcast`.
+/// See `Signal::mul_bcast`.
 pub(crate) fn mul_bcast(ordinal: usize, a: &Dense, b: &Dense, od: Dim4) -> Result<Dense, Error> {
     let dev = runtime::device(ordinal)?;
     let out = alloc(dev, od, a.dtype)?;
@@ -152,7 +152,7 @@ pub(crate) fn mul_bcast(ordinal: usize, a: &Dense, b: &Dense, od: Dim4) -> Resul
     Ok(out)
 }
 
-/// See `backend::signal::convolve`. Two-dimensional convolutions with filters of up to 9 x 9
+/// See `Signal::convolve`. Two-dimensional convolutions with filters of up to 9 x 9
 /// run tiled (`ef_convolve2_tiled`: each signal element is read from global memory about once
 /// per tile, the filter is held in registers); the others run one thread per output.
 pub(crate) fn convolve(
@@ -207,7 +207,7 @@ pub(crate) fn convolve(
     Ok(out)
 }
 
-/// See `backend::signal::iir`.
+/// See `Signal::iir`.
 pub(crate) fn iir(ordinal: usize, c: &Dense, a: &Dense) -> Result<Dense, Error> {
     let dev = runtime::device(ordinal)?;
     let out = alloc(dev, c.dims, c.dtype)?;
@@ -221,7 +221,7 @@ pub(crate) fn iir(ordinal: usize, c: &Dense, a: &Dense) -> Result<Dense, Error> 
     Ok(out)
 }
 
-/// approx1 (one position array) or approx2 (two, of one shape); see `backend::signal`.
+/// approx1 (one position array) or approx2 (two, of one shape); see `Signal::approx1` and `Signal::approx2`.
 pub(crate) fn approx(
     ordinal: usize,
     input: &Dense,
@@ -250,6 +250,65 @@ pub(crate) fn approx(
         launch(dev, &k, n, &mut p)?;
     }
     Ok(out)
+}
+
+/// The signal family on a CUDA device: the kernels above, and cuFFT (`cuda/fft.rs`) for FFTs.
+impl crate::backend::signal::Signal for super::Cuda {
+    fn reshape_copy(
+        &self,
+        src: &Dense,
+        od: Dim4,
+        to: DType,
+        offset: [i64; 4],
+        scale: f64,
+    ) -> Result<Dense, Error> {
+        reshape_copy(self.ordinal, src, od, to, offset, scale)
+    }
+
+    fn fft(
+        &self,
+        src: &Dense,
+        kind: FftKind,
+        rank: usize,
+        pdims: Dim4,
+        scale: f64,
+    ) -> Result<Dense, Error> {
+        super::fft::fft(self.ordinal, src, kind, rank, pdims, scale)
+    }
+
+    fn mul_bcast(&self, a: &Dense, b: &Dense, od: Dim4) -> Result<Dense, Error> {
+        mul_bcast(self.ordinal, a, b, od)
+    }
+
+    fn convolve(
+        &self,
+        signal: &Dense,
+        filter: &Dense,
+        rank: usize,
+        od: Dim4,
+        start: [i64; 4],
+    ) -> Result<Dense, Error> {
+        convolve(self.ordinal, signal, filter, rank, od, start)
+    }
+
+    fn iir(&self, c: &Dense, a: &Dense) -> Result<Dense, Error> {
+        iir(self.ordinal, c, a)
+    }
+
+    fn approx1(&self, input: &Dense, pos: &Dense, m: Interp, off: f64) -> Result<Dense, Error> {
+        approx(self.ordinal, input, &[pos], approx1_dims(input, pos), m, off)
+    }
+
+    fn approx2(
+        &self,
+        input: &Dense,
+        pos0: &Dense,
+        pos1: &Dense,
+        m: Interp,
+        off: f64,
+    ) -> Result<Dense, Error> {
+        approx(self.ordinal, input, &[pos0, pos1], approx2_dims(input, pos0), m, off)
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::backend::dense::Dense;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
+use crate::jit::sparse::ProductMemo;
 
 const SOURCE: &str = include_str!("kernels/sparse.cu");
 const BLOCK: u32 = 256;
@@ -59,7 +60,7 @@ fn launch_over(dev: &Device, k: &KernelFn, n: u64, args: &mut KernelArgs) -> Res
     launch(dev, k, (grid, 1, 1), BLOCK, args)
 }
 
-/// See `backend::sparse::compress`.
+/// See `Sparse::compress`.
 pub(crate) fn compress(ordinal: usize, sorted: &Dense, n: u64) -> Result<Dense, Error> {
     let dev = runtime::device(ordinal)?;
     let out = alloc(dev, vector(n + 1), DType::S32)?;
@@ -71,7 +72,7 @@ pub(crate) fn compress(ordinal: usize, sorted: &Dense, n: u64) -> Result<Dense, 
     Ok(out)
 }
 
-/// See `backend::sparse::expand`.
+/// See `Sparse::expand`.
 pub(crate) fn expand(ordinal: usize, offsets: &Dense, nnz: u64) -> Result<Dense, Error> {
     let dev = runtime::device(ordinal)?;
     let out = alloc(dev, vector(nnz), DType::S32)?;
@@ -85,7 +86,7 @@ pub(crate) fn expand(ordinal: usize, offsets: &Dense, nnz: u64) -> Result<Dense,
     Ok(out)
 }
 
-/// See `backend::sparse::scatter`.
+/// See `Sparse::scatter`.
 pub(crate) fn scatter(
     ordinal: usize,
     values: &Dense,
@@ -109,7 +110,7 @@ pub(crate) fn scatter(
     Ok(out)
 }
 
-/// See `backend::sparse::csr_matmul`.
+/// See `Sparse::csr_matmul`.
 pub(crate) fn csr_matmul(
     ordinal: usize,
     values: &Dense,
@@ -132,4 +133,38 @@ pub(crate) fn csr_matmul(
     let grid = (m.div_ceil(ROWS_PER_BLOCK) as u32, n.min(65_535) as u32, 1);
     launch(dev, &f, grid, ROWS_PER_BLOCK as u32, &mut p)?;
     Ok(out)
+}
+
+/// The sparse family on a CUDA device: the kernels above (a product keeps nothing in the
+/// matrix's memo here).
+impl crate::backend::sparse::Sparse for super::Cuda {
+    fn compress(&self, sorted: &Dense, n: u64) -> Result<Dense, Error> {
+        compress(self.ordinal, sorted, n)
+    }
+
+    fn expand(&self, offsets: &Dense, nnz: u64) -> Result<Dense, Error> {
+        expand(self.ordinal, offsets, nnz)
+    }
+
+    fn scatter(
+        &self,
+        values: &Dense,
+        rows: &Dense,
+        cols: &Dense,
+        shape: (u64, u64),
+    ) -> Result<Dense, Error> {
+        scatter(self.ordinal, values, rows, cols, shape)
+    }
+
+    fn csr_matmul(
+        &self,
+        values: &Dense,
+        offsets: &Dense,
+        indices: &Dense,
+        m: u64,
+        rhs: &Dense,
+        _memo: Option<&ProductMemo>,
+    ) -> Result<Dense, Error> {
+        csr_matmul(self.ordinal, values, offsets, indices, m, rhs)
+    }
 }

@@ -6,7 +6,6 @@
 use super::calc::Val;
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::image as backend;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, RealNumber};
 use crate::error_handler::OrRaise;
@@ -54,7 +53,7 @@ where
     let scale = f64::from(nbins) / (maxval - minval);
     let run = || -> crate::error::Result<Dense> {
         let d = Dense::of(&node)?;
-        backend::histogram(&d, slices, nbins, minval, scale)
+        d.backend.ops().histogram(&d, slices, nbins, minval, scale)
     };
     let counts = run().or_raise(FUNC);
     let out = Array::<u32>::from_node(counts.into_node());

@@ -1,5 +1,5 @@
 //! The window filters' fast path on CUDA: one tiled kernel of the image family
-//! (`backend::image::window`) for the maximum, minimum and median over a window and for the
+//! (`backend::image::Image::window`) for the maximum, minimum and median over a window and for the
 //! Sobel derivatives. Each block copies its tile of the image, grown by the window, into
 //! shared memory once and computes every output of the tile from there, so the image is read
 //! about once and each output written once, where the composed element-wise form reads a
@@ -12,7 +12,7 @@
 
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::image::{window, window_runs, WindowFilter, WindowOp};
+use crate::backend::image::{WindowFilter, WindowOp};
 use crate::dtype::{DType, HasAfEnum};
 use crate::error_handler::OrRaise;
 
@@ -44,7 +44,7 @@ fn kernel_type(t: DType) -> bool {
     !matches!(t, DType::B8 | DType::F16 | DType::C32 | DType::C64)
 }
 
-/// Runs `filter` over `input` with the tiled kernel where it applies (see `window_runs`),
+/// Runs `filter` over `input` with the tiled kernel where it applies (see `Image::window_runs`),
 /// returning its one or two outputs of type `O`; `None` where the caller's composed form
 /// runs instead. A maximum or minimum folds over the positions where `mask` is positive (it
 /// stays on the device: nothing waits for it), or over every position without one.
@@ -55,13 +55,13 @@ pub(super) fn tiled<T: HasAfEnum, O: HasAfEnum>(
     filter: WindowFilter,
 ) -> Option<(Array<O>, Option<Array<O>>)> {
     let node = input.node();
-    if !window_runs(node.backend, filter.size) || !kernel_type(node.dtype) {
+    if !node.backend.ops().window_runs(filter.size).or_raise(func) || !kernel_type(node.dtype) {
         return None;
     }
     let run = || -> crate::error::Result<(Dense, Option<Dense>)> {
         let d = Dense::of(node)?;
         let m = mask.map(|m| Dense::of(m.node())).transpose()?;
-        window(&d, m.as_ref(), &filter, O::get_af_dtype())
+        d.backend.ops().window(&d, m.as_ref(), &filter, O::get_af_dtype())
     };
     let (a, b) = run().or_raise(func);
     Some((Array::from_node(a.into_node()), b.map(|b| Array::from_node(b.into_node()))))

@@ -4,7 +4,7 @@
 //! Every one of them is a warp: each output pixel `(x, y)` (`x` along dimension 0) reads the
 //! input at the point a 3 x 3 map sends it to, `x' = m0 x + m1 y + m2`, `y' = m3 x + m4 y + m5`,
 //! divided by `m6 x + m7 y + m8` for a projective map. The maps are worked out on the host
-//! (a few numbers), and one kernel of the image family (`backend::image::warp`, CUDA and CPU)
+//! (a few numbers), and one kernel of the image family (`backend::image::Image::warp`, CUDA, CPU)
 //! samples the whole output in one pass, so a resize reads the input once and writes the
 //! output once.
 //!
@@ -28,7 +28,7 @@
 
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::image::{self as backend, WarpMaps};
+use crate::backend::image::WarpMaps;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, RealFloating};
 use crate::error_handler::OrRaise;
@@ -61,7 +61,7 @@ fn warp_real(
     let interp = check_method(func, m);
     let run = || -> crate::error::Result<Dense> {
         let d = Dense::of(node)?;
-        backend::warp(&d, maps, od, interp, clamp_nearest)
+        d.backend.ops().warp(&d, maps, od, interp, clamp_nearest)
     };
     run().or_raise(func).into_node()
 }

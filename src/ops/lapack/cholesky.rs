@@ -2,7 +2,6 @@
 
 use super::{array_of, dense, fail, square_size, zeros};
 use crate::array::Array;
-use crate::backend::lapack;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::ops::arith::{and, lt};
 use crate::ops::data::{lower, range, select, upper};
@@ -12,7 +11,12 @@ fn factor<T: HasAfEnum>(func: &str, input: &Array<T>, is_upper: bool) -> (Array<
     if n == 0 {
         return (input.copy(), 0);
     }
-    let (f, info) = lapack::potrf(&dense(func, input), is_upper).unwrap_or_else(|e| fail(func, e));
+    let (f, info) = input
+        .node()
+        .backend
+        .ops()
+        .potrf(&dense(func, input), is_upper)
+        .unwrap_or_else(|e| fail(func, e));
     let info = info[0];
     // The other triangle, and on failure everything outside the leading factor, are zero
     // (cuSOLVER leaves them as they were; the CPU code already clears them).

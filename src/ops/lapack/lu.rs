@@ -4,7 +4,6 @@
 use super::{array_of, dense, download, empty, fail, mat_dims, matrix_shape, square_size, upload};
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::lapack;
 use crate::dim4::Dim4;
 use crate::dtype::{c64, DType, FloatingPoint, HasAfEnum};
 use crate::jit::Data;
@@ -25,7 +24,7 @@ pub(super) fn permutation(ipiv: &[i32], m: usize) -> Vec<i32> {
 /// The packed factors and the pivots of a single matrix.
 fn factor<T: HasAfEnum>(func: &str, input: &Array<T>) -> (Dense, Vec<i32>) {
     let (packed, ipiv, _info) =
-        lapack::getrf(&dense(func, input)).unwrap_or_else(|e| fail(func, e));
+        input.node().backend.ops().getrf(&dense(func, input)).unwrap_or_else(|e| fail(func, e));
     let ipiv = download(func, &ipiv).as_slice::<i32>().to_vec();
     (packed, ipiv)
 }
@@ -155,7 +154,11 @@ where
         return empty(FUNC, mat_dims(n, nrhs), b.node().backend);
     }
     let piv = piv.copy(); // a dense column of exactly n pivots
-    let x = lapack::getrs(&dense(FUNC, a), &dense(FUNC, &piv), &dense(FUNC, b))
+    let x = a
+        .node()
+        .backend
+        .ops()
+        .getrs(&dense(FUNC, a), &dense(FUNC, &piv), &dense(FUNC, b))
         .unwrap_or_else(|e| fail(FUNC, e));
     array_of(x)
 }

@@ -2,7 +2,6 @@
 
 use super::{array_of, dense, empty, fail, mat_dims, matrix_shape};
 use crate::array::Array;
-use crate::backend::lapack;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::ops::data::{identity, upper};
 
@@ -36,8 +35,9 @@ where
             if m == 0 { empty(FUNC, mat_dims(0, 0), backend) } else { identity(mat_dims(m, m)) };
         return (q, empty(FUNC, mat_dims(m, n), backend), empty(FUNC, mat_dims(0, 1), backend));
     }
-    let (packed, tau) = lapack::geqrf(&dense(FUNC, input)).unwrap_or_else(|e| fail(FUNC, e));
-    let q = lapack::orgqr(&packed, &tau, m).unwrap_or_else(|e| fail(FUNC, e));
+    let (packed, tau) =
+        input.node().backend.ops().geqrf(&dense(FUNC, input)).unwrap_or_else(|e| fail(FUNC, e));
+    let q = packed.backend.ops().orgqr(&packed, &tau, m).unwrap_or_else(|e| fail(FUNC, e));
     let r = upper(&array_of::<T>(packed), false);
     r.eval();
     (array_of(q), r, array_of(tau))
@@ -64,7 +64,8 @@ where
     if m.min(n) == 0 {
         return empty(FUNC, mat_dims(0, 1), input.node().backend);
     }
-    let (packed, tau) = lapack::geqrf(&dense(FUNC, input)).unwrap_or_else(|e| fail(FUNC, e));
+    let (packed, tau) =
+        input.node().backend.ops().geqrf(&dense(FUNC, input)).unwrap_or_else(|e| fail(FUNC, e));
     *input = array_of(packed);
     array_of(tau)
 }

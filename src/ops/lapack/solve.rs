@@ -3,7 +3,7 @@
 
 use super::{array_of, check, dense, empty, mat_dims, square_size, zeros};
 use crate::array::Array;
-use crate::backend::lapack::{self, batched_dims};
+use crate::backend::lapack::batched_dims;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::ops::blas::{matmul, MatProp};
@@ -75,25 +75,34 @@ where
         return zeros(out, backend);
     }
     let x = if let Some(lower) = triangular {
-        check(FUNC, lapack::trsm(&dense(FUNC, a), &dense(FUNC, b), lower, false, false))
+        check(
+            FUNC,
+            a.node().backend.ops().trsm(&dense(FUNC, a), &dense(FUNC, b), lower, false, false),
+        )
     } else if m == n {
-        let (lu, ipiv, _info) = check(FUNC, lapack::getrf(&dense(FUNC, a)));
-        check(FUNC, lapack::getrs(&lu, &ipiv, &dense(FUNC, b)))
+        let (lu, ipiv, _info) = check(FUNC, a.node().backend.ops().getrf(&dense(FUNC, a)));
+        check(FUNC, lu.backend.ops().getrs(&lu, &ipiv, &dense(FUNC, b)))
     } else if m > n {
         // a = Q·R: x = R⁻¹·(Qᴴ·b), with the first n columns of Q.
-        let (packed, tau) = check(FUNC, lapack::geqrf(&dense(FUNC, a)));
-        let q: Array<T> = array_of(check(FUNC, lapack::orgqr(&packed, &tau, n)));
+        let (packed, tau) = check(FUNC, a.node().backend.ops().geqrf(&dense(FUNC, a)));
+        let q: Array<T> = array_of(check(FUNC, packed.backend.ops().orgqr(&packed, &tau, n)));
         let r = rows(&array_of::<T>(packed), 0, n as i64 - 1);
         let c = matmul(&q, b, MatProp::CTRANS, MatProp::NONE);
-        check(FUNC, lapack::trsm(&dense(FUNC, &r), &dense(FUNC, &c), false, false, false))
+        check(
+            FUNC,
+            r.node().backend.ops().trsm(&dense(FUNC, &r), &dense(FUNC, &c), false, false, false),
+        )
     } else {
         // aᴴ = Q·R: x = Q·(R⁻ᴴ·b), with the first m columns of Q.
-        let (packed, tau) = check(FUNC, lapack::geqrf(&dense(FUNC, &transpose(a, true))));
-        let q: Array<T> = array_of(check(FUNC, lapack::orgqr(&packed, &tau, m)));
+        let (packed, tau) = check(FUNC, {
+            let at = dense(FUNC, &transpose(a, true));
+            at.backend.ops().geqrf(&at)
+        });
+        let q: Array<T> = array_of(check(FUNC, packed.backend.ops().orgqr(&packed, &tau, m)));
         let r = rows(&array_of::<T>(packed), 0, m as i64 - 1);
         let y: Array<T> = array_of(check(
             FUNC,
-            lapack::trsm(&dense(FUNC, &r), &dense(FUNC, b), false, true, false),
+            r.node().backend.ops().trsm(&dense(FUNC, &r), &dense(FUNC, b), false, true, false),
         ));
         return matmul(&q, &y, MatProp::NONE, MatProp::NONE);
     };
@@ -129,7 +138,7 @@ where
     if n == 0 {
         return empty(FUNC, mat_dims(0, 0), backend);
     }
-    let (lu, ipiv, _info) = check(FUNC, lapack::getrf(&dense(FUNC, input)));
+    let (lu, ipiv, _info) = check(FUNC, input.node().backend.ops().getrf(&dense(FUNC, input)));
     let eye: Array<T> = identity(Dim4::new(&[n as u64, n as u64, 1, 1]));
-    array_of(check(FUNC, lapack::getrs(&lu, &ipiv, &dense(FUNC, &eye))))
+    array_of(check(FUNC, lu.backend.ops().getrs(&lu, &ipiv, &dense(FUNC, &eye))))
 }

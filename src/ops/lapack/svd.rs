@@ -3,7 +3,7 @@
 
 use super::{array_of, dense, download, empty, fail, mat_dims, matrix_shape, upload};
 use crate::array::Array;
-use crate::backend::lapack::{self, batched_dims};
+use crate::backend::lapack::batched_dims;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::jit::BinOp;
@@ -16,7 +16,12 @@ use crate::storage::Lit;
 /// The singular values of every matrix of `input` (`min(m, n)` per matrix, in f64, largest
 /// first), for the functions that need only them.
 pub(super) fn singular_values<T: HasAfEnum>(func: &str, input: &Array<T>) -> Vec<f64> {
-    let r = lapack::gesvd(&dense(func, input), false).unwrap_or_else(|e| fail(func, e));
+    let r = input
+        .node()
+        .backend
+        .ops()
+        .gesvd(&dense(func, input), false)
+        .unwrap_or_else(|e| fail(func, e));
     download(func, &r.s).cast(crate::dtype::DType::F64).as_slice::<f64>().to_vec()
 }
 
@@ -76,7 +81,12 @@ where
         };
         return (square(m), empty(func, mat_dims(0, 1), backend), square(n));
     }
-    let r = lapack::gesvd(&dense(func, input), true).unwrap_or_else(|e| fail(func, e));
+    let r = input
+        .node()
+        .backend
+        .ops()
+        .gesvd(&dense(func, input), true)
+        .unwrap_or_else(|e| fail(func, e));
     let (u, vt) = (r.u.expect("vectors were asked for"), r.vt.expect("vectors were asked for"));
     (array_of(u), array_of(r.s), array_of(vt))
 }
@@ -122,7 +132,12 @@ where
     if out.elements() == 0 {
         return empty(FUNC, out, backend);
     }
-    let r = lapack::gesvd(&dense(FUNC, input), true).unwrap_or_else(|e| fail(FUNC, e));
+    let r = input
+        .node()
+        .backend
+        .ops()
+        .gesvd(&dense(FUNC, input), true)
+        .unwrap_or_else(|e| fail(FUNC, e));
     let s = download(FUNC, &r.s).cast(crate::dtype::DType::F64);
     // S⁺ per matrix, on the host (k values each), as a row to scale U's columns by.
     let scale = tolerance * m.max(n) as f64;

@@ -7,8 +7,8 @@ use crate::ops::blas::{matmul, GemmType, MatProp};
 use crate::ops::build::common_backend;
 use crate::ops::movement::moddims;
 
-use super::fast;
 use super::patches::{columns, filter_matrix};
+use super::vendor_path;
 use crate::backend::ml::Geometry;
 
 /// Convolves a batch of multi-channel signals with a bank of filters, as a convolution layer
@@ -61,7 +61,7 @@ where
     if g.is_degenerate() {
         return super::zeros(g.out_dims(), backend);
     }
-    if let Some(out) = fast::forward(FUNC, signal, filter, &g) {
+    if let Some(out) = vendor_path::forward(FUNC, signal, filter, &g) {
         return out;
     }
     match T::DTYPE {

@@ -8,8 +8,8 @@ use crate::ops::build::common_backend;
 use crate::ops::movement::moddims;
 use crate::ops::reduce::sum;
 
-use super::fast;
 use super::patches::{add_columns, columns, filter_from_matrix, filter_matrix};
+use super::vendor_path;
 use super::ConvGradientType;
 use crate::backend::ml::Geometry;
 
@@ -90,7 +90,7 @@ where
         let per_filter = sum(&sum(&sum(dy, 0), 1), 3);
         return per_filter.cast();
     }
-    if let Some(grad) = fast::gradient(FUNC, dy, x, w, &g, grad_type) {
+    if let Some(grad) = vendor_path::gradient(FUNC, dy, x, w, &g, grad_type) {
         return grad;
     }
     let filter_grad = grad_type == ConvGradientType::FILTER;

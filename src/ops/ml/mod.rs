@@ -31,10 +31,10 @@
 //! takes f16, but arrayfire-rust's signatures do not, and neither do emberfire's.
 
 mod convolve;
-mod fast;
 mod geometry;
 mod gradient;
 mod patches;
+mod vendor_path;
 
 pub use convolve::convolve2_nn;
 pub use gradient::convolve2_gradient_nn;

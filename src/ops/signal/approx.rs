@@ -9,7 +9,7 @@
 
 use super::InterpType;
 use crate::array::Array;
-use crate::backend::signal::{self, Dense, Interp};
+use crate::backend::signal::{Dense, Interp};
 use crate::dtype::{FloatingPoint, HasAfEnum, RealFloating};
 use crate::error_handler::OrRaise;
 use crate::ops::build::{cast_node, common_backend};
@@ -69,7 +69,7 @@ where
     let run = || -> crate::error::Result<Dense> {
         let input = Dense::of(i)?;
         let pos = Dense::of(&cast_node(p, T::DTYPE.real_of()))?;
-        signal::approx1(&input, &pos, m, off_grid as f64)
+        input.backend.ops().approx1(&input, &pos, m, off_grid as f64)
     };
     let out = run().or_raise(FUNC);
     Array::from_node(out.into_node())
@@ -121,7 +121,7 @@ where
         let rt = T::DTYPE.real_of();
         let x = Dense::of(&cast_node(p0, rt))?;
         let y = Dense::of(&cast_node(p1, rt))?;
-        signal::approx2(&input, &x, &y, m, off_grid as f64)
+        input.backend.ops().approx2(&input, &x, &y, m, off_grid as f64)
     };
     let out = run().or_raise(FUNC);
     Array::from_node(out.into_node())

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use super::compute_type;
 use super::{ConvDomain, ConvMode};
 use crate::array::Array;
-use crate::backend::signal::{self, Dense, FftKind};
+use crate::backend::signal::{Dense, FftKind};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
 use crate::error::Result;
@@ -99,20 +99,20 @@ fn frequency(s: &Dense, f: &Dense, rank: usize, od: Dim4, start: [i64; 4]) -> Re
     let inv = 1.0 / points as f64;
     let result = if s.dtype.is_complex() {
         let fwd = FftKind::C2C { inverse: false };
-        let sf = signal::fft(s, fwd, rank, ps, 1.0)?;
-        let ff = signal::fft(f, fwd, rank, pf, 1.0)?;
-        let prod = signal::mul_bcast(&sf, &ff, full)?;
-        signal::fft(&prod, FftKind::C2C { inverse: true }, rank, full, inv)?
+        let sf = s.backend.ops().fft(s, fwd, rank, ps, 1.0)?;
+        let ff = f.backend.ops().fft(f, fwd, rank, pf, 1.0)?;
+        let prod = sf.backend.ops().mul_bcast(&sf, &ff, full)?;
+        prod.backend.ops().fft(&prod, FftKind::C2C { inverse: true }, rank, full, inv)?
     } else {
-        let sf = signal::fft(s, FftKind::R2C, rank, ps, 1.0)?;
-        let ff = signal::fft(f, FftKind::R2C, rank, pf, 1.0)?;
+        let sf = s.backend.ops().fft(s, FftKind::R2C, rank, ps, 1.0)?;
+        let ff = f.backend.ops().fft(f, FftKind::R2C, rank, pf, 1.0)?;
         let mut half = full;
         half[0] = full[0] / 2 + 1;
-        let prod = signal::mul_bcast(&sf, &ff, half)?;
-        signal::fft(&prod, FftKind::C2R, rank, full, inv)?
+        let prod = sf.backend.ops().mul_bcast(&sf, &ff, half)?;
+        prod.backend.ops().fft(&prod, FftKind::C2R, rank, full, inv)?
     };
     let offset = std::array::from_fn(|k| if k < rank { start[k] } else { 0 });
-    signal::reshape_copy(&result, od, s.dtype, offset, 1.0)
+    result.backend.ops().reshape_copy(&result, od, s.dtype, offset, 1.0)
 }
 
 /// Converts a result computed in `node.dtype` back to `to`: integer and bool results are
@@ -158,7 +158,7 @@ pub(crate) fn convolve_nodes(
         if in_frequency {
             frequency(&s, &f, rank, od, start)
         } else {
-            signal::convolve(&s, &f, rank, od, start)
+            s.backend.ops().convolve(&s, &f, rank, od, start)
         }
     };
     let out = run().or_raise(func);
@@ -354,9 +354,9 @@ where
         cf.dims = Dim4::new(&[cn, 1, 1, 1]);
         rf.dims = Dim4::new(&[1, rn, 1, 1]);
         let (od1, start1) = conv_shape(FUNC, sig.dims, cf.dims, 2, mode);
-        let cols = signal::convolve(&sig, &cf, 2, od1, start1)?;
+        let cols = sig.backend.ops().convolve(&sig, &cf, 2, od1, start1)?;
         let (od2, start2) = conv_shape(FUNC, cols.dims, rf.dims, 2, mode);
-        signal::convolve(&cols, &rf, 2, od2, start2)
+        cols.backend.ops().convolve(&cols, &rf, 2, od2, start2)
     };
     let out = run().or_raise(FUNC);
     Array::from_node(finish(FUNC, out.into_node(), s.dtype))

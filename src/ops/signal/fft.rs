@@ -16,7 +16,7 @@ use std::sync::Arc;
 use num_complex::Complex;
 
 use crate::array::Array;
-use crate::backend::signal::{self, Dense, FftKind};
+use crate::backend::signal::{Dense, FftKind};
 use crate::dim4::Dim4;
 use crate::dtype::{ComplexFloating, FloatingPoint, HasAfEnum, RealFloating};
 use crate::error_handler::OrRaise;
@@ -52,7 +52,7 @@ fn transform<O: HasAfEnum>(
     let run = || -> crate::error::Result<Dense> {
         let src = Dense::of(node)?;
         if node.dims.elements() == 0 {
-            return signal::reshape_copy(&src, node.dims, O::DTYPE, [0; 4], 1.0);
+            return src.backend.ops().reshape_copy(&src, node.dims, O::DTYPE, [0; 4], 1.0);
         }
         let pdims = match kind {
             FftKind::C2R => {
@@ -62,7 +62,7 @@ fn transform<O: HasAfEnum>(
             }
             _ => padded(func, node.dims, pads),
         };
-        signal::fft(&src, kind, rank, pdims, norm_factor)
+        src.backend.ops().fft(&src, kind, rank, pdims, norm_factor)
     };
     let out = run().or_raise(func);
     debug_assert_eq!(out.dtype, O::DTYPE);

@@ -4,7 +4,7 @@
 use super::compute_type;
 use super::convolve::{convolve_nodes, finish, prefers_frequency};
 use crate::array::Array;
-use crate::backend::signal::{self, Dense};
+use crate::backend::signal::Dense;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
 use crate::error_handler::OrRaise;
@@ -95,7 +95,7 @@ pub fn iir<T: HasAfEnum>(b: &Array<T>, a: &Array<T>, x: &Array<T>) -> Array<T> {
     let run = || -> crate::error::Result<Dense> {
         let c = Dense::of(&forward)?;
         let a = Dense::of(&cast_node(an, ct))?;
-        signal::iir(&c, &a)
+        c.backend.ops().iir(&c, &a)
     };
     let out = run().or_raise(FUNC);
     Array::from_node(finish(FUNC, out.into_node(), T::DTYPE))

@@ -27,35 +27,7 @@ use crate::ops::locate::locate;
 use crate::ops::movement::{flat, join};
 use crate::ops::scan::{accum, diff1};
 use crate::ops::sort::sort_by_key;
-
-/// Runs `$body` with `$T` bound to the Rust type of one of the four floating `DType`s.
-macro_rules! with_float {
-    ($dt:expr, $func:expr, $T:ident => $body:expr) => {{
-        match $dt {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            DType::C32 => {
-                type $T = crate::dtype::c32;
-                $body
-            }
-            DType::C64 => {
-                type $T = crate::dtype::c64;
-                $body
-            }
-            other => panic!(
-                "{}: sparse arithmetic computes in f32, f64, c32 or c64, not {}",
-                $func,
-                other.name()
-            ),
-        }
-    }};
-}
+use crate::storage::with_float;
 
 /// `lhs op rhs` where at least one operand is sparse, computed in `compute` (one of the four
 /// floating types): a sparse or dense node, by the rules of the module table.
@@ -76,7 +48,7 @@ pub(crate) fn binary(
              matmul; convert with sparse_to_dense first)"
         ),
     };
-    with_float!(compute, func, T => {
+    with_float!(compute, T => {
         let (l, r) = (cast_operand::<T>(lhs), cast_operand::<T>(rhs));
         match (l.node().sparse(), r.node().sparse(), op) {
             (Some(_), Some(_), BinOp::Add | BinOp::Sub) => {
@@ -101,7 +73,11 @@ pub(crate) fn binary(
             ),
             (None, None, _) => unreachable!("internal error: no sparse operand"),
         }
-    })
+    }, other => panic!(
+        "{}: sparse arithmetic computes in f32, f64, c32 or c64, not {}",
+        func,
+        other.name()
+    ))
 }
 
 /// The operand as `Array<T>`: a sparse one with its values cast, a dense one cast lazily.

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use super::{assemble, parts_of, SparseFormat};
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::sparse as kernels;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::error_handler::OrRaise;
@@ -25,14 +24,16 @@ fn dense(func: &str, node: &Arc<Node>) -> Dense {
 /// Offsets (`n + 1` of them) of the ascending indices `sorted` into `0..n`: offset `k` is the
 /// number of indices below `k`.
 pub(crate) fn compress(func: &str, sorted: &Array<i32>, n: u64) -> Array<i32> {
-    let out = kernels::compress(&dense(func, sorted.node()), n).or_raise(func);
+    let sorted = dense(func, sorted.node());
+    let out = sorted.backend.ops().compress(&sorted, n).or_raise(func);
     Array::from_node(out.into_node())
 }
 
 /// One index per value from offsets: value `j` gets the `k` with `offsets[k] <= j <
 /// offsets[k + 1]`.
 fn expand(func: &str, offsets: &Arc<Node>, nnz: u64) -> Array<i32> {
-    let out = kernels::expand(&dense(func, offsets), nnz).or_raise(func);
+    let offsets = dense(func, offsets);
+    let out = offsets.backend.ops().expand(&offsets, nnz).or_raise(func);
     Array::from_node(out.into_node())
 }
 
@@ -108,13 +109,18 @@ pub(crate) fn to_dense<T: HasAfEnum>(func: &str, input: &Array<T>) -> Array<T> {
     let p = parts_of(func, input);
     let c = coordinates::<T>(func, &p);
     let d = input.dims();
-    let out = kernels::scatter(
-        &dense(func, c.values.node()),
-        &dense(func, c.rows.node()),
-        &dense(func, c.cols.node()),
-        (d[0], d[1]),
-    )
-    .or_raise(func);
+    let out = c
+        .values
+        .node()
+        .backend
+        .ops()
+        .scatter(
+            &dense(func, c.values.node()),
+            &dense(func, c.rows.node()),
+            &dense(func, c.cols.node()),
+            (d[0], d[1]),
+        )
+        .or_raise(func);
     Array::from_node(out.into_node())
 }
 

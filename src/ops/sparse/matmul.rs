@@ -6,7 +6,6 @@ use super::convert::to_format;
 use super::{parts_of, SparseFormat};
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::sparse as kernels;
 use crate::dtype::HasAfEnum;
 use crate::error::Result;
 use crate::jit::UnOp;
@@ -68,7 +67,7 @@ pub(crate) fn product<T: HasAfEnum>(
     } else {
         (values, &p.rows, &p.cols)
     };
-    let out = kernels::csr_matmul(
+    let out = values.node().backend.ops().csr_matmul(
         &Dense::of(values.node())?,
         &Dense::of(offsets)?,
         &Dense::of(indices)?,

@@ -11,7 +11,6 @@
 use super::MatchType;
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::vision as backend;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, ImageFilterType, RealNumber};
 use crate::error_handler::OrRaise;
@@ -313,12 +312,12 @@ where
     T: HasAfEnum,
     D: HasAfEnum,
 {
-    if !backend::fuses_nearest_ssd(q.node().backend) {
+    if !q.node().backend.ops().fuses_nearest_ssd().or_raise(func) {
         return None;
     }
     let query = Dense::of(q.node()).or_raise(func);
     let train = Dense::of(t.node()).or_raise(func);
-    let (idx, dist) = backend::nearest_ssd(&query, &train)?.or_raise(func);
+    let (idx, dist) = query.backend.ops().nearest_ssd(&query, &train).or_raise(func)?;
     debug_assert_eq!(dist.dtype, D::get_af_dtype());
     Some((Array::from_node(idx.into_node()), Array::from_node(dist.into_node())))
 }

@@ -1,9 +1,11 @@
-//! The way into the backends' fast paths (`backend::ml`): the operands evaluated into dense
-//! memory, the result wrapped as an array, and `None` where no fast path runs.
+//! The vendor-library path of the convolutions: the way into the backends' fast paths (the
+//! `Ml` family of `backend::ml`, cuDNN on CUDA): the operands evaluated into dense memory, the
+//! result wrapped as an array, and `None` where no fast path runs (then the callers lower the
+//! convolution to matrix products).
 
 use crate::array::Array;
 use crate::backend::dense::Dense;
-use crate::backend::ml::{self, Geometry, Pass};
+use crate::backend::ml::{result_dims, Geometry, Pass};
 use crate::dtype::HasAfEnum;
 use crate::error_handler::OrRaise;
 
@@ -16,13 +18,13 @@ fn run<T: HasAfEnum>(
     b: &Array<T>,
     g: &Geometry,
 ) -> Option<Array<T>> {
-    if !ml::may_run(a.node().backend, T::DTYPE) {
+    if !a.node().backend.ops().may_run(T::DTYPE).or_raise(func) {
         return None;
     }
     let a = Dense::of(a.node()).or_raise(func);
     let b = Dense::of(b.node()).or_raise(func);
-    let out = ml::run(pass, &a, &b, g).or_raise(func)?;
-    debug_assert_eq!(out.dims, ml::result_dims(pass, g));
+    let out = a.backend.ops().run_convolution(pass, &a, &b, g).or_raise(func)?;
+    debug_assert_eq!(out.dims, result_dims(pass, g));
     Some(Array::from_node(out.into_node()))
 }
 

@@ -1,7 +1,8 @@
 //! The nearest train point of every query by the sum of squared differences, k = 1, in f32, on
 //! a CUDA device: one kernel (`kernels/nearest.cu`) that keeps each query's running minimum
 //! while it computes the products, so the query x train matrix of distances that a GEMM-based
-//! search writes and reads again (16 GiB for 65,536 x 65,536) never exists.
+//! search writes and reads again (16 GiB for 65,536 x 65,536) never exists. This is the vision
+//! family (`backend::vision::Vision`) of the CUDA backend.
 
 use super::dense::{alloc_dense, device_ptr};
 use super::kernel::{Family, KernelArgs, KernelKey};
@@ -71,4 +72,19 @@ pub(crate) fn nearest_ssd(
     // kernel's shared memory is static (under 48 KiB); it runs on emberfire's stream.
     unsafe { kernel.launch(dev, (grid, 1, 1), (256, 1, 1), 0, &mut p) }?;
     Ok((idx, dist))
+}
+
+/// The vision family on a CUDA device: the fused search above, where it takes the operands.
+impl crate::backend::vision::Vision for super::Cuda {
+    fn fuses_nearest_ssd(&self) -> Result<bool, Error> {
+        Ok(true)
+    }
+
+    fn nearest_ssd(&self, query: &Dense, train: &Dense) -> Result<Option<(Dense, Dense)>, Error> {
+        if train.dims[1] > 0 && takes(query, train) {
+            nearest_ssd(self.ordinal, query, train).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
 }
