@@ -278,7 +278,7 @@ pub fn try_set_device(device: i32) -> Result<()> {
         return Err(Error::InvalidDevice { requested: device, count });
     }
     if let BackendKind::Cuda(_) = active_kind() {
-        BackendKind::Cuda(device as usize).open_device()?;
+        BackendKind::Cuda(device as usize).ops().open_device()?;
         ACTIVE.with(|a| a.set(Some(BackendKind::Cuda(device as usize))));
     }
     Ok(())
@@ -291,7 +291,7 @@ pub fn try_set_device(device: i32) -> Result<()> {
 /// assert!(!name.is_empty() && !platform.is_empty());
 /// ```
 pub fn device_info() -> (String, String, String, String) {
-    active_kind().device_description()
+    active_kind().ops().device_description()
 }
 
 /// A description of the backend and its devices, as [`info`] prints it.
@@ -336,7 +336,7 @@ pub fn info() {
 pub fn init() {
     if let BackendKind::Cuda(_) = active_kind() {
         let d = get_device();
-        BackendKind::Cuda(d as usize).open_device().or_raise("init");
+        BackendKind::Cuda(d as usize).ops().open_device().or_raise("init");
     }
 }
 
@@ -355,7 +355,7 @@ pub fn sync(device: i32) {
         crate::error_handler::raise(&e, format!("sync: {e}"));
     }
     if let BackendKind::Cuda(_) = active_kind() {
-        BackendKind::Cuda(device as usize).sync_device().or_raise("sync");
+        BackendKind::Cuda(device as usize).ops().sync_device().or_raise("sync");
     }
 }
 
@@ -388,7 +388,7 @@ pub fn is_half_available(_device: i32) -> bool {
 /// drop(a);
 /// ```
 pub fn device_mem_info() -> (usize, usize, usize, usize) {
-    active_kind().device_memory_info()
+    active_kind().ops().device_memory_info()
 }
 
 /// Prints [`device_mem_info`] for `device` with a title.
@@ -412,7 +412,7 @@ pub fn print_mem_info(msg: String, device: i32) {
 /// emberfire::device_gc();
 /// ```
 pub fn device_gc() {
-    active_kind().device_gc()
+    active_kind().ops().device_gc()
 }
 
 /// The CUDA ordinal (native id) of emberfire device `id` of the active backend; on the CPU it

@@ -18,6 +18,17 @@ pub(crate) trait Evaluate {
     fn upload(&self, h: HostVec) -> Result<Buffer, Error>;
 
     /// Copies the elements of ready data of this backend with shape `dims` to a contiguous
-    /// host vector.
-    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error>;
+    /// host vector: strided data is first gathered into a dense buffer of this backend.
+    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error> {
+        if d.is_contiguous(dims) {
+            return self.download_dense(d, dims.elements() as usize, dtype);
+        }
+        let buf = self.run(&Program::copy_of(d.clone(), dtype, dims))?.pop();
+        let dense = Data::dense(buf.expect("one output"), dims);
+        self.download_dense(&dense, dims.elements() as usize, dtype)
+    }
+
+    /// The `n` elements of `dtype` that dense data of this backend holds from its offset, on
+    /// the host (the backend's part of [`Evaluate::download`]).
+    fn download_dense(&self, d: &Data, n: usize, dtype: DType) -> Result<HostVec, Error>;
 }

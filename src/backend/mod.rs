@@ -36,6 +36,7 @@ pub(crate) use crate::place::BackendKind;
 use crate::storage::HostVec;
 use blas::Blas;
 use cpu::host_table::{self, HostRelease, HOST_BUFFERS, HOST_BYTES};
+use devices::Devices;
 use evaluate::Evaluate;
 use image::Image;
 use index_copy::IndexCopy;
@@ -183,7 +184,8 @@ impl Data {
 /// the backend of its operands and calls the family's method on it:
 /// `node.backend.ops().reduce_dim(...)`.
 pub(crate) trait Backend:
-    Evaluate
+    Devices
+    + Evaluate
     + Random
     + Reduce
     + Scan
@@ -202,7 +204,8 @@ pub(crate) trait Backend:
 }
 
 impl<
-        B: Evaluate
+        B: Devices
+            + Evaluate
             + Random
             + Reduce
             + Scan

@@ -391,14 +391,7 @@ impl crate::backend::evaluate::Evaluate for super::Cpu {
         Ok(Buffer::host(h))
     }
 
-    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error> {
-        let n = dims.elements() as usize;
-        if !d.is_contiguous(dims) {
-            // gather into a contiguous buffer first
-            let buf = self.run(&Program::copy_of(d.clone(), dtype, dims))?.pop();
-            let dense = Data::dense(buf.expect("one output"), dims);
-            return self.download(&dense, dims, dtype);
-        }
+    fn download_dense(&self, d: &Data, n: usize, _dtype: DType) -> Result<HostVec, Error> {
         let Buffer::Host(h) = d.buffer() else {
             unreachable!("internal error: device data read as host data")
         };

@@ -3,6 +3,7 @@
 mod acc;
 pub(crate) mod blas;
 pub(crate) mod copy;
+mod device;
 pub(crate) mod eval;
 pub(crate) mod fft;
 mod fork;

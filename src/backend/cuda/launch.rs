@@ -11,7 +11,6 @@ use super::kernel::{grid_stride_blocks, Family, KernelArgs, KernelFn, KernelKey}
 use super::memory::DeviceMem;
 use super::runtime::{self, Device};
 use crate::backend::Buffer;
-use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
 use crate::jit::{Data, Instr, Program};
@@ -130,14 +129,7 @@ impl crate::backend::evaluate::Evaluate for super::Cuda {
         Ok(Buffer::Cuda(mem))
     }
 
-    fn download(&self, d: &Data, dims: Dim4, dtype: DType) -> Result<HostVec, Error> {
-        let n = dims.elements() as usize;
-        if !d.is_contiguous(dims) {
-            // gather into a contiguous buffer on the device first
-            let buf = self.run(&Program::copy_of(d.clone(), dtype, dims))?.pop();
-            let dense = Data::dense(buf.expect("one output"), dims);
-            return self.download(&dense, dims, dtype);
-        }
+    fn download_dense(&self, d: &Data, n: usize, dtype: DType) -> Result<HostVec, Error> {
         let Buffer::Cuda(m) = d.buffer() else {
             unreachable!("internal error: host data read as device data")
         };

@@ -28,6 +28,7 @@ pub(crate) mod runtime;
 pub(crate) mod codegen;
 pub(crate) mod copy;
 pub(crate) mod dense;
+mod device;
 pub(crate) mod event;
 pub(crate) mod fft;
 pub(crate) mod image;
