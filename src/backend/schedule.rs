@@ -28,7 +28,7 @@ static MANUAL_EVAL: AtomicBool = AtomicBool::new(false);
 
 /// Turns manual evaluation on or off. With it on, emberfire never evaluates a tree on its own
 /// (the height and input-count heuristics are off); trees are computed only when a value is
-/// needed or [`Array::eval`] is called. A tree too large for one pass is then computed in
+/// needed or [`Array::eval`](crate::Array::eval) is called. A tree too large for one pass is then computed in
 /// several, bottom-up; trees of any depth can be evaluated or dropped.
 ///
 /// ```
