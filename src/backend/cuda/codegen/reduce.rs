@@ -40,7 +40,8 @@
 
 use std::fmt::Write;
 
-use super::{self as codegen, Plan};
+use super::Plan;
+use crate::backend::cuda::codegen;
 use crate::backend::reduce::{IndexOp, Reduction};
 use crate::dtype::DType;
 use crate::jit::{Instr, Program};
