@@ -43,6 +43,11 @@ pub enum Error {
     /// element type emberfire does not have, a tensor on another device than the active one, a
     /// layout it cannot hold. The text names the function and the reason.
     Exchange(String),
+    /// A collective between ranks could not be formed or carried out: a rank that did not
+    /// arrive in time, ranks that disagree on the group, a port in use, an argument the call
+    /// cannot take (arrays not one per rank, on the wrong device, of a type it cannot reduce).
+    /// The text names the function and the reason.
+    Collective(String),
 }
 
 impl fmt::Display for Error {
@@ -56,6 +61,7 @@ impl fmt::Display for Error {
             Error::Driver(msg) => write!(f, "driver error: {msg}"),
             Error::ImageFile { path, reason } => write!(f, "image file {path:?}: {reason}"),
             Error::Exchange(why) => write!(f, "exchange failed: {why}"),
+            Error::Collective(why) => write!(f, "collective failed: {why}"),
         }
     }
 }

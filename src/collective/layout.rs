@@ -7,6 +7,7 @@
 //! the last non-unit one.
 
 use crate::dim4::Dim4;
+use crate::error::{Error, Result};
 
 /// The dimension that holds the rank in an all-gather of arrays of shape `dims`: the one after
 /// the last dimension longer than 1 (dimension 3 itself when all four are used).
@@ -33,17 +34,18 @@ pub(crate) fn scatter_dim(dims: Dim4) -> usize {
 }
 
 /// The shape of one rank's part of a reduce-scatter of arrays of shape `dims` over `world`
-/// ranks; panics (naming `func`) unless that dimension divides evenly.
-pub(crate) fn scattered(func: &str, dims: Dim4, world: usize) -> Dim4 {
+/// ranks; an error (naming `func`) unless that dimension divides evenly.
+pub(crate) fn scattered(func: &str, dims: Dim4, world: usize) -> Result<Dim4> {
     let mut d = *dims.get();
     let k = scatter_dim(dims);
-    assert!(
-        d[k].is_multiple_of(world as u64),
-        "{func}: dimension {k} of the arrays ({dims}) does not divide into {world} equal parts, \
-         one per rank"
-    );
+    if !d[k].is_multiple_of(world as u64) {
+        return Err(Error::Collective(format!(
+            "{func}: dimension {k} of the arrays ({dims}) does not divide into {world} equal \
+             parts, one per rank"
+        )));
+    }
     d[k] /= world as u64;
-    Dim4::new(&d)
+    Ok(Dim4::new(&d))
 }
 
 #[cfg(test)]
@@ -62,14 +64,14 @@ mod tests {
 
     #[test]
     fn scatters_split_the_last_used_dimension() {
-        assert_eq!(scattered("t", dim4!(6), 3), dim4!(2));
-        assert_eq!(scattered("t", dim4!(5, 4), 2), dim4!(5, 2));
-        assert_eq!(scattered("t", dim4!(1), 1), dim4!(1));
+        assert_eq!(scattered("t", dim4!(6), 3), Ok(dim4!(2)));
+        assert_eq!(scattered("t", dim4!(5, 4), 2), Ok(dim4!(5, 2)));
+        assert_eq!(scattered("t", dim4!(1), 1), Ok(dim4!(1)));
     }
 
     #[test]
-    #[should_panic(expected = "does not divide into 4 equal parts")]
     fn an_uneven_scatter_is_refused() {
-        scattered("t", dim4!(6), 4);
+        let e = scattered("t", dim4!(6), 4).unwrap_err();
+        assert!(e.to_string().contains("does not divide into 4 equal parts"), "{e}");
     }
 }

@@ -17,6 +17,26 @@
 //! [`Communicator::from_unique_id`] holds one rank of a group that spans processes (or
 //! machines): each process passes its own array, and the group's ranks meet inside NCCL.
 //!
+//! ## One process per GPU
+//!
+//! Under a launcher (torchrun, `mpirun`, `srun`) each process calls
+//! [`Communicator::from_env`]: it reads its rank, the group's size and its local rank from the
+//! launcher's environment (see [`ProcessGroup`]), makes its local rank's device the active one,
+//! meets the other ranks at rank 0's address over TCP (rank 0 hands out NCCL's unique id) and
+//! joins the NCCL communicator. Whatever goes wrong on the way (a rank that does not come, a
+//! group that disagrees on its size, a port in use) is an [`Error::Collective`] at the group's
+//! timeout, never a hang.
+//!
+//! ```no_run
+//! use emberfire::collective::{Communicator, ReduceOp};
+//! use emberfire::{dim4, Array};
+//!
+//! // torchrun --nproc-per-node 2 ./target/release/examples/my_program
+//! let comm = Communicator::from_env().unwrap();
+//! let mine = Array::new(&[comm.ranks()[0] as f32; 4], dim4!(4));
+//! let total = comm.all_reduce(&[mine], ReduceOp::Sum).unwrap();
+//! ```
+//!
 //! ```
 //! use emberfire::collective::{Communicator, ReduceOp};
 //! use emberfire::{dim4, Array};
@@ -29,6 +49,10 @@
 
 mod calls;
 mod layout;
+mod process_group;
+mod rendezvous;
+
+pub use process_group::{Launcher, ProcessGroup, DEFAULT_PORT, DEFAULT_TIMEOUT};
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -174,22 +198,25 @@ impl std::fmt::Debug for Communicator {
 
 impl Communicator {
     /// A communicator whose ranks are `devices` of the active backend, all in this process:
-    /// rank `i` on device `devices[i]`. Panics if the list is empty, names a device twice, or
-    /// names more than the CPU's one device on the CPU backend; an error if a device does not
-    /// exist or NCCL cannot be loaded or fails.
+    /// rank `i` on device `devices[i]`. An [`Error::Collective`] if the list is empty or
+    /// names a device twice, an [`Error::InvalidDevice`] if a device does not exist (on the
+    /// CPU backend, any but device 0), an error if NCCL cannot be loaded or fails.
     ///
     /// ```
     /// let comm = emberfire::collective::Communicator::new(&[0]).unwrap();
     /// assert_eq!(comm.world_size(), 1);
     /// ```
     pub fn new(devices: &[i32]) -> Result<Communicator> {
-        assert!(!devices.is_empty(), "Communicator::new: `devices` is empty");
+        if devices.is_empty() {
+            return Err(Error::Collective("Communicator::new: `devices` is empty".into()));
+        }
         for (i, d) in devices.iter().enumerate() {
-            assert!(
-                !devices[..i].contains(d),
-                "Communicator::new: device {d} is listed twice in `devices` ({devices:?}); a \
-                 device holds one rank"
-            );
+            if devices[..i].contains(d) {
+                return Err(Error::Collective(format!(
+                    "Communicator::new: device {d} is listed twice in `devices` ({devices:?}); \
+                     a device holds one rank"
+                )));
+            }
         }
         let count = crate::device::device_count();
         if let Some(&bad) = devices.iter().find(|&&d| d < 0 || d >= count) {
@@ -222,7 +249,7 @@ impl Communicator {
     /// Rank `rank` of a communicator of `world_size` ranks spanning processes (or machines),
     /// on this thread's active device. Every rank's process calls this with the same `id`
     /// (see [`UniqueId`]) and the same `world_size`; the call returns once all have joined.
-    /// Panics if `rank >= world_size`; an error on the CPU backend, or if NCCL fails.
+    /// An error if `rank >= world_size`, on the CPU backend, or if NCCL fails.
     ///
     /// ```no_run
     /// use emberfire::collective::{Communicator, UniqueId};
@@ -231,10 +258,12 @@ impl Communicator {
     /// let comm = Communicator::from_unique_id(&id, rank, 2).unwrap();
     /// ```
     pub fn from_unique_id(id: &UniqueId, rank: usize, world_size: usize) -> Result<Communicator> {
-        assert!(
-            rank < world_size,
-            "Communicator::from_unique_id: `rank` {rank} is not below `world_size` {world_size}"
-        );
+        if rank >= world_size {
+            return Err(Error::Collective(format!(
+                "Communicator::from_unique_id: `rank` {rank} is not below `world_size` \
+                 {world_size}"
+            )));
+        }
         let ordinal = match active_kind() {
             BackendKind::Cpu => {
                 return Err(Error::BackendUnavailable(
@@ -254,6 +283,96 @@ impl Communicator {
             world: world_size,
             calls: Mutex::new(()),
         })
+    }
+
+    /// This process's rank of the group `pg` describes, on the device of its local rank
+    /// (which becomes this thread's active device): every process of the group calls this;
+    /// rank 0 makes NCCL's unique id and hands it to the others over TCP at `pg`'s address,
+    /// then all join the NCCL communicator. Returns once every rank has joined.
+    ///
+    /// An [`Error::Collective`] where a rank does not arrive within `pg`'s timeout (on every
+    /// rank that did), where the processes disagree on the group's size, where rank 0's port
+    /// is in use, or where the local rank has no device; an [`Error::BackendUnavailable`] for
+    /// a group of several processes on the CPU backend (a group of one is the CPU's one-rank
+    /// communicator). Where NCCL itself does not finish joining within the timeout, the
+    /// error says so and the thread left waiting inside NCCL is abandoned.
+    ///
+    /// ```
+    /// use emberfire::collective::{Communicator, ProcessGroup};
+    /// let pg = ProcessGroup::new(0, 1, "127.0.0.1", 29500).unwrap();
+    /// let comm = Communicator::join(&pg).unwrap();
+    /// assert_eq!((comm.world_size(), comm.ranks()), (1, vec![0]));
+    /// ```
+    pub fn join(pg: &ProcessGroup) -> Result<Communicator> {
+        const F: &str = "Communicator::join";
+        let (rank, world) = (pg.rank(), pg.world_size());
+        let count = crate::device::device_count();
+        let device = i32::try_from(pg.local_rank()).unwrap_or(i32::MAX);
+        if device >= count {
+            return Err(Error::Collective(format!(
+                "{F}: rank {rank}'s local rank is {device}, but this machine has {count} \
+                 device(s): start at most one process per device"
+            )));
+        }
+        match active_kind() {
+            BackendKind::Cpu if world == 1 => Communicator::new(&[0]),
+            BackendKind::Cpu => Err(Error::BackendUnavailable(format!(
+                "{F}: a group of {world} processes needs the CUDA backend and NCCL; the CPU \
+                 backend's communicators have one rank"
+            ))),
+            BackendKind::Cuda(_) => {
+                crate::device::try_set_device(device)?;
+                let mine = if rank == 0 { UniqueId::new()?.0.to_vec() } else { Vec::new() };
+                let shared = rendezvous::share(F, pg, &mine)?;
+                let id: [u8; 128] = shared.as_slice().try_into().map_err(|_| {
+                    Error::Collective(format!(
+                        "{F}: rank 0 sent {} bytes, not a 128-byte unique id",
+                        shared.len()
+                    ))
+                })?;
+                let raw = nccl::RawUniqueId { internal: id.map(|b| b as std::ffi::c_char) };
+                let ordinal = device as usize;
+                let (tx, rx) = std::sync::mpsc::channel();
+                // NCCL's join blocks until every rank has come; on its own thread, so that a
+                // rank that dies after the meeting above ends in an error here, not a hang.
+                std::thread::Builder::new()
+                    .name(format!("emberfire-nccl-join-{rank}"))
+                    .spawn(move || {
+                        let _ = tx.send(nccl::init_rank(ordinal, raw, rank, world));
+                    })
+                    .map_err(|e| Error::Collective(format!("{F}: cannot start a thread: {e}")))?;
+                let comm = match rx.recv_timeout(pg.timeout()) {
+                    Ok(r) => r?,
+                    Err(_) => {
+                        return Err(Error::Collective(format!(
+                            "{F}: rank {rank}: NCCL did not finish joining the {world} ranks \
+                             within {:?}; a rank left after the meeting at {}:{}",
+                            pg.timeout(),
+                            pg.addr(),
+                            pg.port()
+                        )))
+                    }
+                };
+                Ok(Communicator {
+                    backend_is_cuda: true,
+                    ranks: Ranks::Cuda(vec![comm]),
+                    local: vec![(rank, device)],
+                    world,
+                    calls: Mutex::new(()),
+                })
+            }
+        }
+    }
+
+    /// [`Communicator::join`] of the group the launcher's environment describes
+    /// ([`ProcessGroup::from_env`]).
+    ///
+    /// ```no_run
+    /// // In each process started by `torchrun --nproc-per-node 2 ...`:
+    /// let comm = emberfire::collective::Communicator::from_env().unwrap();
+    /// ```
+    pub fn from_env() -> Result<Communicator> {
+        Communicator::join(&ProcessGroup::from_env()?)
     }
 
     /// How many ranks the group has, in all processes.

@@ -110,6 +110,7 @@ impl From<&Error> for AfError {
             Error::Driver(_) => AfError::ERR_DRIVER,
             Error::ImageFile { .. } => AfError::ERR_NOT_SUPPORTED,
             Error::Exchange(_) => AfError::ERR_NOT_SUPPORTED,
+            Error::Collective(_) => AfError::ERR_RUNTIME,
         }
     }
 }

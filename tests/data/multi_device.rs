@@ -429,46 +429,86 @@ fn panic_text(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
         .unwrap_or_default()
 }
 
+/// The text of a collective's error; panics if the call did not fail that way.
+fn collective_error<T: std::fmt::Debug>(r: emberfire::error::Result<T>) -> String {
+    match r {
+        Err(Error::Collective(m)) => m,
+        other => panic!("expected Error::Collective, got {other:?}"),
+    }
+}
+
 #[test]
-fn collectives_refuse_bad_arguments_with_messages_that_name_them() {
+fn collectives_refuse_bad_arguments_with_errors_that_name_them() {
     let comm = Communicator::new(&all_devices()).unwrap();
     let w = comm.world_size();
-    let m = panic_text(|| {
-        let _ = comm.all_reduce::<f32>(&[], ReduceOp::Sum);
-    });
+    let m = collective_error(comm.all_reduce::<f32>(&[], ReduceOp::Sum));
     assert!(m.contains("all_reduce") && m.contains("one array per rank"), "{m}");
-    let m = panic_text(|| {
-        let _ = comm.all_reduce(&per_rank::<i16>(&comm, dim4!(2)), ReduceOp::Sum);
-    });
+    let m = collective_error(comm.all_reduce(&per_rank::<i16>(&comm, dim4!(2)), ReduceOp::Sum));
     assert!(m.contains("all_reduce") && m.contains("S16"), "{m}");
-    let m = panic_text(|| {
-        let _ = comm.all_reduce(&per_rank::<c32>(&comm, dim4!(2)), ReduceOp::Max);
-    });
+    let m = collective_error(comm.all_reduce(&per_rank::<c32>(&comm, dim4!(2)), ReduceOp::Max));
     assert!(m.contains("Max") && m.contains("complex"), "{m}");
-    let m = panic_text(|| {
-        let _ = comm.broadcast(&per_rank::<f32>(&comm, dim4!(2)), w);
-    });
+    let m = collective_error(comm.broadcast(&per_rank::<f32>(&comm, dim4!(2)), w));
     assert!(m.contains("broadcast") && m.contains("`root`"), "{m}");
+    let m = collective_error(comm.send(&Array::new(&[1.0f32], dim4!(1)), w));
+    assert!(m.contains("send") && m.contains("`peer`"), "{m}");
+    let m = collective_error(comm.recv::<f32>(w, dim4!(1), 0));
+    assert!(m.contains("recv") && m.contains("`rank`"), "{m}");
     if w > 1 {
-        let m = panic_text(|| {
-            let _ = comm.reduce_scatter(&per_rank::<f32>(&comm, dim4!(2 * w + 1)), ReduceOp::Sum);
-        });
+        let uneven = per_rank::<f32>(&comm, dim4!(2 * w + 1));
+        let m = collective_error(comm.all_to_all(&uneven));
+        assert!(m.contains("all_to_all") && m.contains("equal parts"), "{m}");
+        let m = collective_error(comm.reduce_scatter(&uneven, ReduceOp::Sum));
         assert!(m.contains("equal parts"), "{m}");
         let mut arrays = per_rank::<f32>(&comm, dim4!(2));
         arrays.swap(0, 1);
-        let m = panic_text(|| {
-            let _ = comm.all_reduce(&arrays, ReduceOp::Sum);
-        });
+        let m = collective_error(comm.all_reduce(&arrays, ReduceOp::Sum));
         assert!(m.contains("not on the rank's device"), "{m}");
     }
-    let m = panic_text(|| {
-        let _ = Communicator::new(&[0, 0]);
-    });
-    assert!(m.contains("listed twice"), "{m}");
+    if get_active_backend() == Backend::CPU {
+        // Nothing sent: the CPU rank's mailbox is empty; a receive of another size keeps
+        // what was sent for the right receive.
+        assert!(collective_error(comm.recv::<f32>(0, dim4!(1), 0)).contains("nothing was sent"));
+        comm.send(&Array::new(&[1.0f32, 2.0], dim4!(2)), 0).unwrap();
+        let m = collective_error(comm.recv::<f32>(0, dim4!(3), 0));
+        assert!(m.contains("sent 2"), "{m}");
+        assert_eq!(comm.recv::<f32>(0, dim4!(2), 0).unwrap().to_vec(), vec![1.0, 2.0]);
+    }
+    assert!(collective_error(Communicator::new(&[0, 0])).contains("listed twice"));
+    assert!(collective_error(Communicator::new(&[])).contains("empty"));
     assert_eq!(
         Communicator::new(&[device_count()]).unwrap_err(),
         Error::InvalidDevice { requested: device_count(), count: device_count() }
     );
+    let id = UniqueId::from_bytes([0; 128]);
+    assert!(collective_error(Communicator::from_unique_id(&id, 2, 2)).contains("not below"));
+}
+
+#[test]
+fn all_to_all_gives_each_rank_its_part_of_every_rank() {
+    let comm = Communicator::new(&all_devices()).unwrap();
+    let w = comm.world_size();
+    // Rank r's array is 3 x (2w): column block s (two columns) goes to rank s.
+    let dims = dim4!(3, 2 * w as u64);
+    let n = 6 * w;
+    let value = |r: usize, i: usize| (r * 1000 + i) as f64;
+    let arrays: Vec<Array<f64>> = comm
+        .devices()
+        .iter()
+        .zip(comm.ranks())
+        .map(|(&d, r)| on(&(0..n).map(|i| value(r, i)).collect::<Vec<_>>(), dims, d))
+        .collect();
+    let out = comm.all_to_all(&arrays).unwrap();
+    let part = n / w;
+    for (got, r) in out.iter().zip(comm.ranks()) {
+        assert_eq!(got.dims(), dims);
+        let want: Vec<f64> =
+            (0..w).flat_map(|s| (0..part).map(move |i| value(s, r * part + i))).collect();
+        assert_eq!(got.to_vec(), want, "rank {r}");
+    }
+    // Empty arrays go through too, and the barrier returns once every rank is there.
+    let empty: Vec<Array<u8>> = per_rank::<u8>(&comm, dim4!(0));
+    assert!(comm.all_to_all(&empty).unwrap().iter().all(|a| a.elements() == 0));
+    comm.barrier().unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
