@@ -40,6 +40,9 @@ pub(super) fn gather<T: HasAfEnum>(s: &ShardedArray<T>, device: i32) -> Array<T>
         Sharding::Replicated => return s.shards[0].to_device(device),
         Sharding::Split(dim) => dim,
     };
+    if let Some(across) = &s.across {
+        return across.gather(&s.shards[0], dim, s.dims).to_device(device);
+    }
     let parts: Vec<Array<T>> =
         s.shards.iter().filter(|a| a.elements() > 0).map(|a| a.to_device(device)).collect();
     let kind = match s.shards[0].node().backend {
@@ -80,13 +83,18 @@ fn collective_devices<T: HasAfEnum>(shards: &[Array<T>]) -> Option<Vec<i32>> {
 
 /// Combines `partials` (one per shard, same shape) element by element, leaving the result on
 /// every shard's device: one NCCL all-reduce where it can, else copies to the first shard's
-/// device, element-wise operations there, and copies back.
+/// device, element-wise operations there, and copies back. Shards in several processes
+/// (`across`) meet in their group's all-reduce.
 fn combine<U: HasAfEnum>(
     func: &str,
     partials: Vec<Array<U>>,
     op: ReduceOp,
     bin: BinOp,
+    across: Option<&super::Across>,
 ) -> Vec<Array<U>> {
+    if let Some(across) = across {
+        return across.all_reduce(func, &partials, op);
+    }
     if partials.len() == 1 {
         return partials;
     }
@@ -131,7 +139,12 @@ impl<T: HasAfEnum> ShardedArray<T> {
         let shards: Vec<Array<U>> =
             self.shards.iter().map(|s| with_active(s.node().backend, || f(s))).collect();
         self.check_mapped("ShardedArray::map", &shards);
-        ShardedArray { dims: self.dims_of_mapped(&shards), shards, sharding: self.sharding }
+        ShardedArray {
+            dims: self.dims_of_mapped(&shards),
+            shards,
+            sharding: self.sharding,
+            across: self.across.clone(),
+        }
     }
 
     /// Applies `f` to the matching shards of `self` and `other`, with their device active, as
@@ -160,6 +173,7 @@ impl<T: HasAfEnum> ShardedArray<T> {
             other.shards.len(),
             "{F}: the arrays have different numbers of shards"
         );
+        super::processes::check_same_group(F, &self.across, &other.across);
         for (i, (a, b)) in self.shards.iter().zip(&other.shards).enumerate() {
             assert!(
                 a.dims() == b.dims() && a.node().backend == b.node().backend,
@@ -177,7 +191,12 @@ impl<T: HasAfEnum> ShardedArray<T> {
             .map(|(a, b)| with_active(a.node().backend, || f(a, b)))
             .collect();
         self.check_mapped(F, &shards);
-        ShardedArray { dims: self.dims_of_mapped(&shards), shards, sharding: self.sharding }
+        ShardedArray {
+            dims: self.dims_of_mapped(&shards),
+            shards,
+            sharding: self.sharding,
+            across: self.across.clone(),
+        }
     }
 
     fn check_mapped<U: HasAfEnum>(&self, func: &str, shards: &[Array<U>]) {
@@ -233,13 +252,15 @@ impl<T: HasAfEnum> ShardedArray<T> {
             self.shards.iter().map(|s| with_active(s.node().backend, || local(s, dim))).collect();
         let mut dims = self.dims;
         dims[dim as usize] = 1;
+        let across = self.across.clone();
         match self.sharding {
             Sharding::Split(d) if d == dim as usize => ShardedArray {
-                shards: combine(func, partials, op, bin),
+                shards: combine(func, partials, op, bin, across.as_deref()),
                 sharding: Sharding::Replicated,
                 dims,
+                across,
             },
-            sharding => ShardedArray { shards: partials, sharding, dims },
+            sharding => ShardedArray { shards: partials, sharding, dims, across },
         }
     }
 
@@ -315,6 +336,53 @@ impl<T: HasAfEnum> ShardedArray<T> {
             BinOp::Max,
         )
     }
+
+    /// The mean along `dim`, as [`crate::mean`] computes it per shard; along the split
+    /// dimension each shard's mean is weighted by its share of the extent and the weighted
+    /// means are added across devices (one all-reduce), which leaves the result replicated.
+    ///
+    /// ```
+    /// use emberfire::{dim4, ShardedArray};
+    /// let x = ShardedArray::from_host(&[1.0f64, 2.0, 3.0, 4.0, 5.0], dim4!(5), &[0, 0], 0);
+    /// assert_eq!(x.mean(0).to_vec(), vec![3.0]);
+    /// ```
+    pub fn mean(&self, dim: i32) -> ShardedArray<T::MeanOutType>
+    where
+        T::MeanOutType: HasAfEnum,
+    {
+        const F: &str = "ShardedArray::mean";
+        assert!((0..4).contains(&dim), "{F}: `dim` is {dim}; arrays have dimensions 0 to 3");
+        let whole = self.dims[dim as usize];
+        let along_split = self.sharding == Sharding::Split(dim as usize);
+        self.reduce_with(
+            F,
+            dim,
+            |s, d| {
+                if along_split && s.dims()[d as usize] == 0 {
+                    // An empty shard adds nothing (its own mean would be NaN).
+                    return crate::sum(s, d).cast::<T::MeanOutType>();
+                }
+                let m = crate::mean(s, d as i64);
+                if !along_split || whole == 0 {
+                    return m;
+                }
+                // This shard's share of the whole extent: the weighted means add up to the mean.
+                let share = s.dims()[d as usize] as f64 / whole as f64;
+                let w =
+                    Array::new(&[share], crate::Dim4::new(&[1, 1, 1, 1])).cast::<T::MeanOutType>();
+                build::binary::<T::MeanOutType>(
+                    F,
+                    BinOp::Mul,
+                    m.node(),
+                    w.node(),
+                    <T::MeanOutType as HasAfEnum>::get_af_dtype(),
+                    true,
+                )
+            },
+            ReduceOp::Sum,
+            BinOp::Add,
+        )
+    }
 }
 
 impl<T: GemmType> ShardedArray<T> {
@@ -363,12 +431,18 @@ impl<T: GemmType> ShardedArray<T> {
         let (m, n) = (self.dims[0], rhs.dims[1]);
         let dims = crate::Dim4::new(&[m, n, 1, 1]);
         match (self.sharding, rhs.sharding) {
-            (Sharding::Split(0), Sharding::Replicated) => {
-                ShardedArray { shards: products(), sharding: Sharding::Split(0), dims }
-            }
-            (Sharding::Replicated, Sharding::Split(1)) => {
-                ShardedArray { shards: products(), sharding: Sharding::Split(1), dims }
-            }
+            (Sharding::Split(0), Sharding::Replicated) => ShardedArray {
+                shards: products(),
+                sharding: Sharding::Split(0),
+                dims,
+                across: self.across.clone(),
+            },
+            (Sharding::Replicated, Sharding::Split(1)) => ShardedArray {
+                shards: products(),
+                sharding: Sharding::Split(1),
+                dims,
+                across: rhs.across.clone(),
+            },
             (Sharding::Split(1), Sharding::Split(0)) => {
                 for (i, (a, b)) in self.shards.iter().zip(&rhs.shards).enumerate() {
                     assert_eq!(
@@ -380,8 +454,10 @@ impl<T: GemmType> ShardedArray<T> {
                         b.dims()[0]
                     );
                 }
-                let shards = combine(F, products(), ReduceOp::Sum, BinOp::Add);
-                ShardedArray { shards, sharding: Sharding::Replicated, dims }
+                super::processes::check_same_group(F, &self.across, &rhs.across);
+                let across = self.across.clone();
+                let shards = combine(F, products(), ReduceOp::Sum, BinOp::Add, across.as_deref());
+                ShardedArray { shards, sharding: Sharding::Replicated, dims, across }
             }
             (l, r) => panic!(
                 "{F}: a product of a {l:?} and a {r:?} operand is not available; split the left \

@@ -25,6 +25,10 @@
 //! ```
 
 mod compute;
+mod operators;
+mod processes;
+
+pub(crate) use processes::Across;
 
 use crate::array::Array;
 use crate::backend::BackendKind;
@@ -63,9 +67,14 @@ pub enum Sharding {
 /// ```
 #[derive(Clone)]
 pub struct ShardedArray<T: HasAfEnum> {
+    /// The shards this process holds.
     shards: Vec<Array<T>>,
     sharding: Sharding,
+    /// The whole array's shape, over every process.
     dims: Dim4,
+    /// For an array whose shards live in several processes: the group and every rank's
+    /// extent along the split dimension.
+    across: Option<std::sync::Arc<Across>>,
 }
 
 impl<T: HasAfEnum> std::fmt::Debug for ShardedArray<T> {
@@ -146,7 +155,7 @@ impl<T: HasAfEnum> ShardedArray<T> {
             let kind = kind_of_device(F, device);
             shards.push(with_active(kind, || Array::new(&host, Dim4::new(&part))));
         }
-        ShardedArray { shards, sharding: Sharding::Split(dim), dims }
+        ShardedArray { shards, sharding: Sharding::Split(dim), dims, across: None }
     }
 
     /// Splits `array` along `dim` over `devices` (of the array's backend), as
@@ -171,7 +180,7 @@ impl<T: HasAfEnum> ShardedArray<T> {
             start += len;
             shards.push(part.to_device(device));
         }
-        ShardedArray { shards, sharding: Sharding::Split(dim), dims }
+        ShardedArray { shards, sharding: Sharding::Split(dim), dims, across: None }
     }
 
     /// A sharded array made of `shards` (kept where they are), split along `dim`: shard `i`
@@ -209,7 +218,7 @@ impl<T: HasAfEnum> ShardedArray<T> {
         }
         let mut dims = first;
         dims[dim] = total;
-        ShardedArray { shards, sharding: Sharding::Split(dim), dims }
+        ShardedArray { shards, sharding: Sharding::Split(dim), dims, across: None }
     }
 
     /// `array` copied whole to each of `devices`: the form of a matrix product's operand
@@ -224,7 +233,7 @@ impl<T: HasAfEnum> ShardedArray<T> {
     pub fn replicate(array: &Array<T>, devices: &[i32]) -> ShardedArray<T> {
         check_devices("ShardedArray::replicate", devices);
         let shards = devices.iter().map(|&d| array.to_device(d)).collect();
-        ShardedArray { shards, sharding: Sharding::Replicated, dims: array.dims() }
+        ShardedArray { shards, sharding: Sharding::Replicated, dims: array.dims(), across: None }
     }
 
     /// The shape of the whole array.
@@ -318,7 +327,8 @@ impl<T: HasAfEnum> ShardedArray<T> {
     }
 
     /// The whole array on `device` (of the shards' backend): the shards copied there and
-    /// joined, or one copy of a replicated array.
+    /// joined, or one copy of a replicated array. For an array whose shards live in several
+    /// processes, every process of the group must call it (it is an all-gather).
     ///
     /// ```
     /// use emberfire::{dim4, ShardedArray};
@@ -329,7 +339,8 @@ impl<T: HasAfEnum> ShardedArray<T> {
         compute::gather(self, device)
     }
 
-    /// The whole array's elements on the host, in column-major order.
+    /// The whole array's elements on the host, in column-major order (for an array whose
+    /// shards live in several processes, a collective every process of the group calls).
     ///
     /// ```
     /// use emberfire::{dim4, ShardedArray};
@@ -339,6 +350,9 @@ impl<T: HasAfEnum> ShardedArray<T> {
     pub fn to_vec(&self) -> Vec<T> {
         match self.sharding {
             Sharding::Replicated => self.shards[0].to_vec(),
+            Sharding::Split(_) if self.across.is_some() => {
+                compute::gather(self, self.shards[0].get_device_id()).to_vec()
+            }
             Sharding::Split(dim) => {
                 let parts: Vec<Vec<T>> = self.shards.iter().map(|s| s.to_vec()).collect();
                 join_host(&parts, &self.shards, self.dims, dim)

@@ -609,7 +609,11 @@ fn sharded_reductions_along_and_across_the_split_match_the_host() {
             let max1: Vec<f64> = (0..7)
                 .map(|r| (0..6).map(|c| host[c * 7 + r]).fold(f64::NEG_INFINITY, f64::max))
                 .collect();
-            let cases: [(&str, ShardedArray<f64>, &Vec<f64>, usize); 6] = [
+            let mean0: Vec<f64> = sum0.iter().map(|v| v / 7.0).collect();
+            let mean1: Vec<f64> = sum1.iter().map(|v| v / 6.0).collect();
+            let cases: [(&str, ShardedArray<f64>, &Vec<f64>, usize); 8] = [
+                ("mean0", s.mean(0), &mean0, 0),
+                ("mean1", s.mean(1), &mean1, 1),
                 ("sum0", s.sum(0), &sum0, 0),
                 ("prod0", s.product(0), &prod0, 0),
                 ("min0", s.min(0), &min0, 0),
@@ -648,6 +652,32 @@ fn sharded_integer_sums_widen_like_sum() {
         assert_eq!(s.sum(0).to_vec(), vec![total]);
         let s16 = ShardedArray::from_host(&[3i16, -9, 4, 12], dim4!(4), &devices, 0);
         assert_eq!(s16.min(0).to_vec(), vec![-9]);
+        // A mean over more shards than elements: the empty shards add nothing.
+        let few = ShardedArray::from_host(
+            &[1i32, 2, 4],
+            dim4!(3),
+            &[devices.clone(), devices.clone()].concat(),
+            0,
+        );
+        let m = few.mean(0).to_vec();
+        assert!((m[0] - 7.0f32 / 3.0).abs() < 1e-6, "{m:?}");
+    }
+}
+
+#[test]
+fn sharded_operators_between_arrays_and_with_scalars_match_the_host() {
+    let a: Vec<f32> = (0..20).map(|i| i as f32 * 0.25 - 1.0).collect();
+    let b: Vec<f32> = (0..20).map(|i| 3.0 + (i % 7) as f32).collect();
+    for devices in shard_layouts() {
+        for split in 0..2 {
+            let x = ShardedArray::from_host(&a, dim4!(4, 5), &devices, split);
+            let y = ShardedArray::from_host(&b, dim4!(4, 5), &devices, split);
+            let got = (&(&(&x * &y) - &(2.0f32 / &y)) + 0.5f32).to_vec();
+            for i in 0..20 {
+                let want = a[i] as f64 * b[i] as f64 - 2.0 / b[i] as f64 + 0.5;
+                assert!(close(got[i], V::F(want), Tol::x(4.0)), "{devices:?} {split} {i}");
+            }
+        }
     }
 }
 

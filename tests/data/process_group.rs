@@ -12,6 +12,8 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use emberfire::collective::{Communicator, ProcessGroup, ReduceOp};
 use emberfire::*;
 
@@ -185,6 +187,13 @@ fn a_group_of_processes_joins_a_communicator_and_combines_arrays() {
             Err(Error::BackendUnavailable(m)) => assert!(m.contains("CUDA backend"), "{m}"),
             other => panic!("expected BackendUnavailable, got {other:?}"),
         }
+        let comm = Arc::new(one);
+        sharded_across_processes(comm.clone(), 0, 1).unwrap();
+        let m = match ShardedArray::from_process_shard(Array::new(&[1.0f32], dim4!(1)), 4, &comm) {
+            Err(Error::Collective(m)) => m,
+            other => panic!("expected a collective error, got {other:?}"),
+        };
+        assert!(m.contains("`dim` is 4"), "{m}");
         let m = match Communicator::join(&group(0, 1, 1, 1_000).with_local_rank(1)) {
             Err(Error::Collective(m)) => m,
             other => panic!("expected a collective error, got {other:?}"),
@@ -204,6 +213,52 @@ fn a_group_of_processes_joins_a_communicator_and_combines_arrays() {
             format!("rank {r} of {world} on device {r}: all-reduce and all-to-all checked")
         );
     }
+}
+
+/// Rank `r`'s shard of the sharded test array: `r + 1` rows of 3 columns (uneven shards), row
+/// `i` of the whole holding `i * 0.5 + column`.
+fn shard_rows(r: usize) -> (usize, usize) {
+    let start: usize = (0..r).map(|q| q + 1).sum();
+    (start, r + 1)
+}
+
+fn whole_value(i: usize, c: usize) -> f64 {
+    i as f64 * 0.5 + c as f64
+}
+
+/// A sharded array with one shard in each process of `comm`'s group: element-wise work, sums,
+/// means and maxima along and across the split, and the gathered whole, against the host.
+fn sharded_across_processes(
+    comm: Arc<Communicator>,
+    rank: usize,
+    world: usize,
+) -> emberfire::error::Result<()> {
+    let rows: usize = (0..world).map(|r| r + 1).sum();
+    let (start, len) = shard_rows(rank);
+    let mine: Vec<f64> =
+        (0..3).flat_map(|c| (start..start + len).map(move |i| whole_value(i, c))).collect();
+    let x = ShardedArray::from_process_shard(Array::new(&mine, dim4!(len as u64, 3)), 0, &comm)?;
+    assert_eq!(x.dims(), dim4!(rows as u64, 3));
+    let y: ShardedArray<f64> = &(&x * 2.0f64) + 1.0f64;
+    let col = |c: usize| (0..rows).map(move |i| whole_value(i, c) * 2.0 + 1.0);
+    let sums: Vec<f64> = (0..3).map(|c| col(c).sum()).collect();
+    let means: Vec<f64> = sums.iter().map(|s| s / rows as f64).collect();
+    let maxima: Vec<f64> = (0..3).map(|c| col(c).fold(f64::MIN, f64::max)).collect();
+    let near = |got: Vec<f64>, want: &[f64], what: &str| {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{what}: {g} vs {w}");
+        }
+    };
+    near(y.sum(0).to_vec(), &sums, "sum along the split");
+    near(y.mean(0).to_vec(), &means, "mean along the split");
+    near(y.max(0).to_vec(), &maxima, "max along the split");
+    let row_sums: Vec<f64> =
+        (start..start + len).map(|i| (0..3).map(|c| whole_value(i, c) * 2.0 + 1.0).sum()).collect();
+    near(y.sum(1).shards()[0].to_vec(), &row_sums, "sum across the split, this shard");
+    let whole: Vec<f64> = (0..3).flat_map(|c| col(c)).collect();
+    near(y.to_vec(), &whole, "the gathered whole");
+    Ok(())
 }
 
 /// `rank`'s values in the join test: an f32 vector of `2 * world` elements.
@@ -253,6 +308,7 @@ fn one_rank() {
                 .collect();
             assert_eq!(swapped, want, "all-to-all");
             comm.barrier()?;
+            sharded_across_processes(Arc::new(comm), rank, world)?;
             Ok(format!(
                 "rank {rank} of {world} on device {device}: all-reduce and all-to-all checked"
             ))
