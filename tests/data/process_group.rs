@@ -256,7 +256,7 @@ fn sharded_across_processes(
     let row_sums: Vec<f64> =
         (start..start + len).map(|i| (0..3).map(|c| whole_value(i, c) * 2.0 + 1.0).sum()).collect();
     near(y.sum(1).shards()[0].to_vec(), &row_sums, "sum across the split, this shard");
-    let whole: Vec<f64> = (0..3).flat_map(|c| col(c)).collect();
+    let whole: Vec<f64> = (0..3).flat_map(col).collect();
     near(y.to_vec(), &whole, "the gathered whole");
     Ok(())
 }
