@@ -615,6 +615,22 @@ fn histogram_of_u8_levels_has_one_bin_per_level() {
 }
 
 #[test]
+fn histogram_of_large_u8_images_in_many_slices_matches_the_reference() {
+    // Several counting tasks per slice, a length that is not a multiple of four, runs of equal
+    // values, and a range narrower than the bytes (outliers clamp to the end bins).
+    let mut r = Rng64::seed_from_u64(19);
+    let (n0, n1, slices) = (517usize, 301usize, 3usize);
+    let mut v: Vec<u8> = uniform(&mut r, n0 * n1 * slices, 0.0, 256.0);
+    v[1000..5000].fill(77);
+    let a = Array::new(&v, dim4!(n0 as u64, n1 as u64, slices as u64));
+    for (nbins, lo, hi) in [(256, 0.0, 255.0), (100, 20.5, 230.0), (3, 100.0, 101.0)] {
+        let got = histogram(&a, nbins as u32, lo, hi).to_vec();
+        let want = hist_ref(&f64s(&v), slices, nbins, lo, hi, false);
+        assert_eq!(got, want, "{nbins} bins over [{lo}, {hi}]");
+    }
+}
+
+#[test]
 fn histogram_skips_nan_and_clamps_outliers() {
     let v = [f32::NAN, -5.0, 0.0, 0.5, 1.0, 9.0, f32::INFINITY, f32::NEG_INFINITY];
     let h = histogram(&Array::new(&v, dim4!(8)), 2, 0.0, 1.0).to_vec();
