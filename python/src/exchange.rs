@@ -233,7 +233,9 @@ pub fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<(AnyArray, usize)> {
     }
     let (dev_type, dev_id): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
     let kwargs = PyDict::new(py);
-    if dev_type == dl::DLDeviceType::kDLCUDA.0 as i32 {
+    if dev_type == dl::DLDeviceType::kDLCUDA.0 as i32
+        || dev_type == dl::DLDeviceType::kDLCUDAManaged.0 as i32
+    {
         // The producer makes emberfire's current stream on that device wait for its work.
         let s = emberfire::cuda::current_stream(dev_id).map_err(to_py)?;
         kwargs.set_item("stream", s as usize)?;
@@ -347,7 +349,13 @@ pub fn array_interface(
     }
     let stream = if cuda {
         let device = each!(array, x, T => x.get_device_id());
-        emberfire::cuda::current_stream(device).map_err(to_py)? as isize
+        let s = emberfire::cuda::current_stream(device).map_err(to_py)? as isize;
+        // the null stream is the legacy default stream, 1 in the protocol
+        if s == 0 {
+            1
+        } else {
+            s
+        }
     } else {
         -1
     };
@@ -376,9 +384,8 @@ pub fn array_interface(
     d.set_item("version", 3)?;
     d.set_item("strides", PyTuple::new(py, interface_strides(shape, &strides, size))?)?;
     if cuda {
-        // 0 would mean "no stream" and is refused by consumers; the null stream is the
-        // legacy default stream, 1 in the protocol
-        d.set_item("stream", if stream == 0 { 1 } else { stream })?;
+        // never 0, which would mean "no stream" (see above)
+        d.set_item("stream", stream)?;
     }
     Ok(d.into_any().unbind())
 }

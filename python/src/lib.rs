@@ -1,7 +1,12 @@
 //! The `emberfire` Python module: emberfire's lazily evaluated, JIT-fused arrays in Python,
 //! exchanged with PyTorch, CuPy, JAX and NumPy without a copy through DLPack
-//! (`__dlpack__`, `__dlpack_device__`, `from_dlpack`) and, for CUDA arrays, the CUDA array
-//! interface (version 3, with its stream).
+//! (`__dlpack__`, `__dlpack_device__`, `from_dlpack`), NumPy's array interface and
+//! `__array__` for host arrays, and the CUDA array interface (version 3, with its stream) for
+//! CUDA arrays; emberfire's stream speaks the stream protocol (`__cuda_stream__`).
+//!
+//! Imported host memory stays on the host (an array of the CPU backend) whichever backend is
+//! active, CUDA memory stays on its device; operations follow their operands, and operands on
+//! two devices are a `ValueError` that says how to move one (`Array.to_device`).
 //!
 //! Built with maturin (`pyproject.toml`), as an abi3 module that loads in any CPython from
 //! 3.8 on. The layout rules, ownership and stream order are emberfire's DLPack module's (see

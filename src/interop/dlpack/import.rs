@@ -375,13 +375,13 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
     }
     producer.read_only = flags & DLPACK_FLAG_BITMASK_READ_ONLY as u64 != 0;
     let aligned = base % std::mem::align_of::<T>() == 0;
-    let mut clean_host_bools = false;
+    let clean_bools: bool;
     let buf = match kind {
         BackendKind::Cpu => {
             // SAFETY: the caller's contract: the tensor's elements, which the span covers.
             let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, extent * size) };
             let valid_bools = T::DTYPE != crate::DType::B8 || bytes.iter().all(|&b| b <= 1);
-            clean_host_bools = T::DTYPE == crate::DType::B8 && valid_bools;
+            clean_bools = T::DTYPE == crate::DType::B8 && valid_bools;
             if aligned && valid_bools {
                 let read_only = producer.read_only;
                 // SAFETY: aligned, initialised elements (bools checked), valid until the
@@ -403,6 +403,9 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
                     ),
                 );
             }
+            // Device bytes are not read back to check them: a CUDA bool tensor is taken to
+            // hold 0 and 1, as every producer's bools do.
+            clean_bools = T::DTYPE == crate::DType::B8;
             let dev = crate::backend::native::device(ord)?;
             let read_only = producer.read_only;
             // SAFETY: the caller's contract: device memory of the tensor's device valid while
@@ -419,7 +422,7 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
     };
     let data = Data { buf: Arc::new(buf), offset, strides };
     let node = Node::ready(T::DTYPE, dims, kind, data);
-    if clean_host_bools {
+    if clean_bools {
         node.mark_clean_bools();
     }
     Ok(Array::from_node(node))

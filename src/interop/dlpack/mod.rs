@@ -48,7 +48,9 @@
 //! [`DType::B8`](crate::DType::B8)); DLPack consumers read a bool byte as 0 or 1 only. An
 //! export therefore hands out only 0 and 1:
 //! - a bool array known to hold only 0 and 1 (a comparison, a logical operation, a cast to
-//!   bool, host data, an import) is exported as it is, without a copy;
+//!   bool, data from the host, an import: host bytes are checked on import, and a CUDA bool
+//!   tensor is taken to hold 0 and 1, as every producer's does) is exported as it is,
+//!   without a copy;
 //! - otherwise, in host memory, its bytes are checked (read, not copied) and the array is
 //!   exported as it is when they are all 0 or 1;
 //! - otherwise (bytes above 1 on the host, or an array of unknown bytes in CUDA memory, which
