@@ -508,7 +508,7 @@ def test_torch_streams_order_exports_without_blocking():
     y = x @ x
     side = torch.cuda.Stream()
     stream_arg = side if hasattr(side, "__cuda_stream__") else side.cuda_stream
-    cap = y.__dlpack__(stream=stream_arg, max_version=(1, 0))
+    cap = y.__dlpack__(stream=stream_arg)  # a legacy capsule, which every torch reads
     with torch.cuda.stream(side):
         t = torch.utils.dlpack.from_dlpack(cap)
         total = t.sum()

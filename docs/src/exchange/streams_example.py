@@ -14,8 +14,7 @@ x = ef.asarray(np.random.default_rng(0).normal(size=(512, 512)).astype(np.float3
 y = x @ x  # queued by emberfire, not waited for
 side = torch.cuda.Stream()
 # the export makes `side` wait for y's kernels on the device; the host does not wait
-cap = y.__dlpack__(stream=side if hasattr(side, "__cuda_stream__") else side.cuda_stream,
-                   max_version=(1, 0))
+cap = y.__dlpack__(stream=side if hasattr(side, "__cuda_stream__") else side.cuda_stream)
 with torch.cuda.stream(side):
     t = torch.utils.dlpack.from_dlpack(cap)
     total = t.sum()
