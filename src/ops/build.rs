@@ -83,6 +83,10 @@ fn mixed(func: &str, a: BackendKind, b: BackendKind) -> ! {
 /// Scalar constants (values, not memory) take that backend (see [`on_backend`]), so that
 /// `&a + 1.0` works for an array of any backend whichever one is active.
 fn elementwise_backend(func: &str, nodes: &[&Arc<Node>]) -> BackendKind {
+    // the usual case, without looking into any node
+    if nodes.iter().all(|n| n.backend == nodes[0].backend) {
+        return nodes[0].backend;
+    }
     let mut arrays = nodes.iter().filter(|n| !is_constant(n));
     let Some(first) = arrays.next() else { return nodes[0].backend };
     for n in arrays {
