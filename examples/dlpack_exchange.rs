@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use emberfire::dlpack::{self, ffi};
-use emberfire::{dim4, set_backend, sum_all, Array, Backend, DType};
+use emberfire::{dim4, sum_all, Array, Backend, DType};
 
 static RELEASED: AtomicUsize = AtomicUsize::new(0);
 
@@ -60,12 +60,11 @@ fn main() {
     assert_eq!(b.to_vec(), a.to_vec()); // the same buffer, not a copy
                                         // ANCHOR_END: round_trip
 
-    // Host memory belongs to the CPU backend.
-    set_backend(Backend::CPU);
     // ANCHOR: import
     let t = row_major(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]); // [[1, 2, 3], [4, 5, 6]]
                                                            // SAFETY: a live tensor whose memory stays valid until its deleter runs.
     let m: Array<f32> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(m.get_backend(), Backend::CPU); // host memory: the CPU backend, whatever is active
     assert_eq!(m.dims(), dim4!(2, 3)); // element [i, j] is element (i, j)
     assert_eq!(m.to_vec(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]); // read through strides (3, 1)
     let doubled = &m * 2.0f32; // lazy: still reads the producer's memory

@@ -68,8 +68,14 @@ impl<T: HasAfEnum> Array<T> {
     /// Like `from_host`, returning the backend's failure.
     pub(crate) fn try_from_host(h: HostVec, dims: Dim4) -> Result<Self> {
         let kind = active_kind();
+        // host bools are checked on their way in, so that an export need not normalise them
+        let clean = matches!(&h, HostVec::B8(v) if v.iter().all(|b| b.0 <= 1));
         let data = Data::dense(kind.ops().upload(h)?, dims);
-        Ok(Array::from_node(Node::ready(T::DTYPE, dims, kind, data)))
+        let node = Node::ready(T::DTYPE, dims, kind, data);
+        if clean {
+            node.mark_clean_bools();
+        }
+        Ok(Array::from_node(node))
     }
 
     /// A lazy array computing `expr`, on the backend of `like` (or the active one).
@@ -493,7 +499,11 @@ impl<T: HasAfEnum> Array<T> {
             .pop()
             .expect("one output");
         let data = Data::dense(buf, dims);
-        Array::from_node(Node::ready(T::DTYPE, dims, self.node.backend, data))
+        let node = Node::ready(T::DTYPE, dims, self.node.backend, data);
+        if self.node.has_clean_bools() {
+            node.mark_clean_bools();
+        }
+        Array::from_node(node)
     }
 
     /// The elements as a contiguous host vector of any type.

@@ -86,7 +86,7 @@ fn cuda_count() -> Result<usize> {
     devices::usable_cuda_devices()
 }
 
-fn kind_of(b: Backend) -> Result<BackendKind> {
+pub(crate) fn kind_of(b: Backend) -> Result<BackendKind> {
     match b {
         Backend::DEFAULT => best_available(),
         Backend::CPU => Ok(BackendKind::Cpu),

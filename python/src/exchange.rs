@@ -233,7 +233,9 @@ pub fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<(AnyArray, usize)> {
     }
     let (dev_type, dev_id): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
     let kwargs = PyDict::new(py);
-    if dev_type == dl::DLDeviceType::kDLCUDA.0 as i32 {
+    if dev_type == dl::DLDeviceType::kDLCUDA.0 as i32
+        || dev_type == dl::DLDeviceType::kDLCUDAManaged.0 as i32
+    {
         // The producer makes emberfire's current stream on that device wait for its work.
         let s = emberfire::cuda::current_stream(dev_id).map_err(to_py)?;
         kwargs.set_item("stream", s as usize)?;
@@ -270,36 +272,156 @@ pub fn typestr(d: DType) -> &'static str {
     }
 }
 
-/// `__cuda_array_interface__` (version 3) of a CUDA array: its device pointer (a view is
-/// first made contiguous), byte strides, and the stream its values are written on, which
-/// the consumer waits for. The Python array keeps the memory alive.
-pub fn cuda_array_interface(py: Python<'_>, array: &AnyArray, shape: &[u64]) -> PyResult<PyObject> {
-    let (ptr, size) = each!(array, x, T => {
-        if x.get_backend() != Backend::CUDA {
-            return Err(pyo3::exceptions::PyAttributeError::new_err(
-                "__cuda_array_interface__: the array is not in CUDA memory",
-            ));
+/// A DLPack export of an array kept for as long as its Python array lives: the memory that
+/// `__array_interface__` and `__cuda_array_interface__` point consumers at (the array's own,
+/// or the copy the export had to make), and the stream it was ordered for.
+pub struct Pinned {
+    tensor: std::ptr::NonNull<dl::DLManagedTensorVersioned>,
+    stream: isize,
+}
+
+// SAFETY: the tensor is only read (its shape, strides and address) and deleted once, from
+// `Drop`; DLPack deleters may run on any thread.
+unsafe impl Send for Pinned {}
+// SAFETY: as above; a shared `Pinned` only reads the tensor.
+unsafe impl Sync for Pinned {}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        // SAFETY: a live tensor from `to_dlpack_for_stream`, deleted once, here.
+        unsafe {
+            let t = self.tensor.as_ptr();
+            if let Some(d) = (*t).deleter {
+                d(t)
+            }
         }
-        let m = emberfire::cuda::array_memory(x).map_err(to_py)?;
-        (m.ptr(), x.get_type().size())
-    });
-    let device = each!(array, x, T => x.get_device_id());
-    let stream = emberfire::cuda::current_stream(device).map_err(to_py)?;
-    let mut strides = Vec::with_capacity(shape.len());
-    let mut s = size as u64;
-    for &d in shape {
-        strides.push(s);
-        s *= d.max(1);
     }
+}
+
+/// Byte strides of the first `ndim` dimensions of a layout given in elements: what the array
+/// interfaces (NumPy's and CUDA's) take. Dimensions of size 1 get the stride a dense
+/// Fortran-order array would have there (any value is right for them; this one keeps
+/// consumers' contiguity checks simple).
+pub fn interface_strides(shape: &[u64], strides: &[i64], itemsize: usize) -> Vec<i64> {
+    let mut dense = itemsize as i64;
+    shape
+        .iter()
+        .zip(strides)
+        .map(|(&n, &s)| {
+            let b = if n == 1 { dense } else { s * itemsize as i64 };
+            dense *= n.max(1) as i64;
+            b
+        })
+        .collect()
+}
+
+/// `__array_interface__` (host memory, `cuda` unset) or `__cuda_array_interface__` (version
+/// 3, CUDA memory) of an array whose Python view has shape `shape`: the export's address and
+/// its own strides, so a view is described as it is, without a copy. What DLPack copies is
+/// copied here too (a view with negative steps, bool bytes other than 0 and 1); the copy is
+/// kept in `pinned`, alive as long as the Python array. On CUDA the export is ordered for
+/// emberfire's current stream, which the interface names: the consumer waits for it.
+pub fn array_interface(
+    py: Python<'_>,
+    array: &AnyArray,
+    shape: &[u64],
+    pinned: &std::sync::Mutex<Option<Pinned>>,
+    cuda: bool,
+) -> PyResult<PyObject> {
+    let backend = each!(array, x, T => x.get_backend());
+    let name = if cuda { "__cuda_array_interface__" } else { "__array_interface__" };
+    let on_cuda = backend == Backend::CUDA;
+    if on_cuda != cuda {
+        let (here, other) = if on_cuda {
+            ("CUDA memory", "use __cuda_array_interface__, __dlpack__ or to_numpy() (a copy)")
+        } else {
+            ("host memory", "use __array_interface__ or __dlpack__")
+        };
+        return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "{name}: the array is in {here}; {other}"
+        )));
+    }
+    if !cuda && array.dims().elements() == 0 {
+        // no memory to point at: NumPy then takes `__array__`, which makes an empty array
+        return Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+            "{name}: the array has no elements"
+        )));
+    }
+    let stream = if cuda {
+        let device = each!(array, x, T => x.get_device_id());
+        let s = emberfire::cuda::current_stream(device).map_err(to_py)? as isize;
+        // the null stream is the legacy default stream, 1 in the protocol
+        if s == 0 {
+            1
+        } else {
+            s
+        }
+    } else {
+        -1
+    };
+    let mut guard = pinned.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.as_ref().is_none_or(|p| p.stream != stream) {
+        // SAFETY: -1, or emberfire's current stream of the array's device, which lives as
+        // long as the context.
+        let t = each!(array, x, T => unsafe { dlpack::to_dlpack_for_stream(x, stream) })
+            .map_err(to_py)?;
+        *guard = Some(Pinned { tensor: t, stream });
+    }
+    let pin = guard.as_ref().expect("set above");
+    // SAFETY: a live tensor (kept by `pinned`) with four shape and stride entries.
+    let (ptr, strides) = unsafe {
+        let dl = &(*pin.tensor.as_ptr()).dl_tensor;
+        let strides: Vec<i64> = std::slice::from_raw_parts(dl.strides, 4).to_vec();
+        (dl.data as usize + dl.byte_offset as usize, strides)
+    };
+    let size = each!(array, x, T => x.get_type().size());
     let d = PyDict::new(py);
     d.set_item("shape", PyTuple::new(py, shape)?)?;
     d.set_item("typestr", typestr(array.dtype()))?;
-    d.set_item("data", (ptr as usize, false))?;
+    // host views are read-only: emberfire arrays are values, which lazy expressions may
+    // still read
+    d.set_item("data", (ptr, !cuda))?;
     d.set_item("version", 3)?;
-    d.set_item("strides", PyTuple::new(py, strides)?)?;
-    // a stream of 0 would mean "none"; emberfire's own stream is never the null stream
-    d.set_item("stream", stream as usize)?;
+    d.set_item("strides", PyTuple::new(py, interface_strides(shape, &strides, size))?)?;
+    if cuda {
+        // never 0, which would mean "no stream" (see above)
+        d.set_item("stream", stream)?;
+    }
     Ok(d.into_any().unbind())
+}
+
+/// A stream argument as the DLPack protocol's integer: `None`, an int (a raw `CUstream`
+/// handle, or 1, 2, -1 as the protocol says), or any object with `__cuda_stream__` (CuPy,
+/// PyTorch, Numba, cuda.core and emberfire streams), whose handle it gives.
+pub fn stream_arg(stream: Option<&Bound<'_, PyAny>>) -> PyResult<Option<isize>> {
+    let Some(s) = stream else { return Ok(None) };
+    if s.is_none() {
+        return Ok(None);
+    }
+    if let Ok(v) = s.extract::<isize>() {
+        return Ok(Some(v));
+    }
+    if s.hasattr("__cuda_stream__")? {
+        let got = s.call_method0("__cuda_stream__")?;
+        let (version, handle): (i64, Bound<'_, PyAny>) = got.extract().map_err(|_| {
+            PyTypeError::new_err("__cuda_stream__ must return a tuple (version, handle)")
+        })?;
+        if version != 0 {
+            return Err(PyValueError::new_err(format!(
+                "__cuda_stream__ returned version {version}; emberfire reads version 0"
+            )));
+        }
+        // a handle is an address (as large as `usize`), or one of the protocol's small values
+        let handle = match handle.extract::<isize>() {
+            Ok(h) => h,
+            Err(_) => handle.extract::<usize>()? as isize,
+        };
+        return Ok(Some(handle));
+    }
+    Err(PyTypeError::new_err(format!(
+        "a stream is an int (a CUstream handle) or an object with __cuda_stream__, not {}",
+        s.get_type().name()?
+    )))
 }
 
 /// The address of an array's first element, as a DLPack consumer sees it (evaluates the array;

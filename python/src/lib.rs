@@ -1,7 +1,12 @@
 //! The `emberfire` Python module: emberfire's lazily evaluated, JIT-fused arrays in Python,
 //! exchanged with PyTorch, CuPy, JAX and NumPy without a copy through DLPack
-//! (`__dlpack__`, `__dlpack_device__`, `from_dlpack`) and, for CUDA arrays, the CUDA array
-//! interface (version 3, with its stream).
+//! (`__dlpack__`, `__dlpack_device__`, `from_dlpack`), NumPy's array interface and
+//! `__array__` for host arrays, and the CUDA array interface (version 3, with its stream) for
+//! CUDA arrays; emberfire's stream speaks the stream protocol (`__cuda_stream__`).
+//!
+//! Imported host memory stays on the host (an array of the CPU backend) whichever backend is
+//! active, CUDA memory stays on its device; operations follow their operands, and operands on
+//! two devices are a `ValueError` that says how to move one (`Array.to_device`).
 //!
 //! Built with maturin (`pyproject.toml`), as an abi3 module that loads in any CPython from
 //! 3.8 on. The layout rules, ownership and stream order are emberfire's DLPack module's (see
@@ -133,9 +138,10 @@ fn asarray(
 }
 
 /// The array of any object with `__dlpack__` (a PyTorch tensor, a CuPy, JAX or NumPy array,
-/// an emberfire array), over the same memory: no copy. On CUDA the producer orders its
-/// pending work before emberfire's stream; the tensor must be on the active backend's
-/// device.
+/// an emberfire array), over the same memory: no copy. Where the tensor lives decides where
+/// the array does, whatever backend is active: host memory gives an array of the CPU
+/// backend, CUDA memory an array of that CUDA device (whose producer orders its pending work
+/// before emberfire's stream there).
 #[pyfunction]
 fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<PyArray> {
     let (a, nd) = exchange::from_dlpack(obj)?;
@@ -145,84 +151,43 @@ fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<PyArray> {
 /// The matrix product.
 #[pyfunction]
 fn matmul(a: &PyArray, b: &PyArray) -> PyResult<PyArray> {
+    array::check_same_device("matmul", &a.inner, &b.inner)?;
     array::matmul(&a.inner, &b.inner).map(|m| PyArray::new(m, 2))
 }
 
-/// A full reduction to a Python number, computed in float64 (complex128 for complex arrays).
-fn reduce_all(
-    py: Python<'_>,
-    a: &PyArray,
-    f: fn(&emberfire::Array<emberfire::c64>) -> (f64, f64),
-    g: fn(&emberfire::Array<f64>) -> (f64, f64),
-) -> PyResult<PyObject> {
-    if a.inner.dtype().is_complex() {
-        let AnyArray::C64(x) = a.inner.cast(DType::C64) else { unreachable!() };
-        let (re, im) = f(&x);
-        return Ok(pyo3::types::PyComplex::from_doubles(py, re, im).into_any().unbind());
-    }
-    let AnyArray::F64(x) = a.inner.cast(DType::F64) else { unreachable!() };
-    Ok(g(&x).0.into_pyobject(py)?.into_any().unbind())
-}
-
-fn check_axis(axis: i32, a: &PyArray) -> PyResult<i32> {
-    let nd = a.ndim.max(1) as i32;
-    let k = if axis < 0 { axis + nd } else { axis };
-    if !(0..4).contains(&k) {
-        return Err(PyValueError::new_err(format!("axis {axis} is out of range")));
-    }
-    Ok(k)
-}
-
 macro_rules! reduction {
-    ($(#[$doc:meta])* $name:ident, $all:ident, $dim:ident) => {
+    ($(#[$doc:meta])* $name:ident, $kind:ident) => {
         $(#[$doc])*
         #[pyfunction]
-        #[pyo3(signature = (a, axis=None))]
-        fn $name(py: Python<'_>, a: &PyArray, axis: Option<i32>) -> PyResult<PyObject> {
-            match axis {
-                None => reduce_all(py, a, emberfire::$all, emberfire::$all),
-                Some(axis) => {
-                    let k = check_axis(axis, a)?;
-                    let r = each!(&a.inner, x, T => AnyArray::from(emberfire::$dim(x, k)));
-                    Ok(Py::new(py, PyArray::new(r, a.ndim))?.into_any())
-                }
-            }
+        #[pyo3(signature = (a, axis=None, keepdims=false))]
+        fn $name(
+            py: Python<'_>,
+            a: &PyArray,
+            axis: Option<i64>,
+            keepdims: bool,
+        ) -> PyResult<PyObject> {
+            array::reduce(py, a, array::Reduce::$kind, axis, keepdims)
         }
     };
 }
 
 reduction!(
-    /// The sum of all elements (a number), or along `axis` (an array that keeps the axis with
-    /// size 1).
-    sum, sum_all, sum
+    /// The sum of all elements (a number, computed in float64 or complex128), or along `axis`
+    /// (an array without that axis, or keeping it with size 1 with `keepdims`), as in NumPy.
+    sum, Sum
 );
 reduction!(
-    /// The smallest element, or the smallest along `axis`.
-    min, min_all, min
+    /// The mean of all elements, or along `axis` (see `sum`).
+    mean, Mean
 );
 reduction!(
-    /// The largest element, or the largest along `axis`.
-    max, max_all, max
+    /// The smallest element, or the smallest along `axis` (see `sum`).
+    min, Min
 );
-
-/// The mean of all elements (a number), or along `axis` (keeping it with size 1).
-#[pyfunction]
-#[pyo3(signature = (a, axis=None))]
-fn mean(py: Python<'_>, a: &PyArray, axis: Option<i32>) -> PyResult<PyObject> {
-    match axis {
-        None => {
-            let n = a.inner.dims().elements() as f64;
-            let s = reduce_all(py, a, emberfire::sum_all, emberfire::sum_all)?;
-            let s = s.bind(py);
-            Ok(s.call_method1("__truediv__", (n,))?.unbind())
-        }
-        Some(axis) => {
-            let k = check_axis(axis, a)?;
-            let r = each!(&a.inner, x, T => AnyArray::from(emberfire::mean(x, k as i64)));
-            Ok(Py::new(py, PyArray::new(r, a.ndim))?.into_any())
-        }
-    }
-}
+reduction!(
+    /// The largest element, or the largest along `axis` (see `sum`).
+    max, Max
+);
 
 macro_rules! math {
     ($($(#[$doc:meta])* $name:ident),*) => {$(
@@ -264,7 +229,10 @@ fn maximum(a: &Bound<'_, PyArray>, b: &Bound<'_, PyAny>) -> PyResult<PyArray> {
     let (x, y, nd) = {
         let other = a.inner.clone();
         let b = match b.downcast::<PyArray>() {
-            Ok(b) => b.get().inner.clone(),
+            Ok(b) => {
+                array::check_same_device("maximum", &other, &b.get().inner)?;
+                b.get().inner.clone()
+            }
             Err(_) => array::filled(b.extract::<f64>()?, dim4!(1), other.dtype()),
         };
         let d = any::promote(other.dtype(), b.dtype());
@@ -307,11 +275,73 @@ fn sync() {
     emberfire::sync(-1)
 }
 
+/// A CUDA stream of emberfire's: what `current_stream` returns. It speaks the stream
+/// protocol (`__cuda_stream__`), so CuPy, PyTorch, Numba and cuda.core take it as a stream,
+/// and every function of this module that takes a stream takes it, any other object with
+/// `__cuda_stream__`, or a raw handle.
+#[pyclass(name = "Stream", module = "emberfire", frozen)]
+struct PyStream {
+    handle: usize,
+    device: i32,
+}
+
+#[pymethods]
+impl PyStream {
+    /// The stream protocol: `(0, handle)` (version 0 of the protocol, the `CUstream`).
+    fn __cuda_stream__(&self) -> (u32, usize) {
+        (0, self.handle)
+    }
+
+    /// The raw `CUstream` handle.
+    #[getter]
+    fn handle(&self) -> usize {
+        self.handle
+    }
+
+    /// The CUDA device the stream belongs to.
+    #[getter]
+    fn device(&self) -> i32 {
+        self.device
+    }
+
+    fn __int__(&self) -> usize {
+        self.handle
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .downcast::<PyStream>()
+            .is_ok_and(|o| o.get().handle == self.handle && o.get().device == self.device)
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.handle as u64 ^ ((self.device as u64) << 56)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("emberfire.Stream(handle={:#x}, device=cuda:{})", self.handle, self.device)
+    }
+}
+
+/// The stream emberfire runs on, on CUDA device `device` (default: the active device):
+/// pass it to other libraries (`torch.cuda.ExternalStream(s.handle)`, `cupy.cuda.
+/// ExternalStream(s.handle)`, or anything that takes `__cuda_stream__`). A `BufferError` or
+/// `RuntimeError` without CUDA.
+#[pyfunction]
+#[pyo3(signature = (device=None))]
+fn current_stream(device: Option<i32>) -> PyResult<PyStream> {
+    let device = device.unwrap_or_else(emberfire::get_device);
+    let s = emberfire::cuda::current_stream(device).map_err(exchange::to_py)?;
+    Ok(PyStream { handle: s as usize, device })
+}
+
 /// emberfire's arrays for Python.
 #[pymodule]
 #[pyo3(name = "emberfire")]
 fn emberfire_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyArray>()?;
+    m.add_class::<PyStream>()?;
+    m.add_function(wrap_pyfunction!(current_stream, m)?)?;
     m.add_function(wrap_pyfunction!(zeros, m)?)?;
     m.add_function(wrap_pyfunction!(ones, m)?)?;
     m.add_function(wrap_pyfunction!(full, m)?)?;

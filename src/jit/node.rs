@@ -142,6 +142,11 @@ pub(crate) struct Node {
     /// Set once a program has computed the node as part of a tree without storing it (see
     /// `Builder::push_recomputed`): a second program that needs it stores it.
     computed: AtomicBool,
+    /// For a bool node: set when every byte it holds is known to be 0 or 1 (a comparison, a
+    /// logical operation, a cast to bool, host data checked on upload). Unset means "not
+    /// known", since arithmetic on bools keeps counts in the bytes (see `storage`). DLPack
+    /// export reads it to decide whether a bool array needs normalising first.
+    clean_bools: AtomicBool,
 }
 
 /// A tree taller than this is evaluated as soon as it is built, so loops such as `b = &b + &c`
@@ -159,6 +164,39 @@ pub(crate) const MAX_OUTPUTS: usize = 32;
 /// mapped leaf's.
 pub(crate) const RANDOM_LEAF_WEIGHT: u32 = 3;
 
+/// Whether a bool node computing `expr` holds only the bytes 0 and 1: comparisons, logical
+/// operations and casts to bool give 0 or 1; bitwise operations, `min`, `max`, negation and
+/// `select` keep their operands' bytes; everything else (arithmetic on bools, ranges, mapped
+/// reads of unknown data) is not known to.
+fn gives_clean_bools(expr: &Expr) -> bool {
+    let clean = |n: &Arc<Node>| n.dtype == DType::B8 && n.has_clean_bools();
+    match expr {
+        Expr::Scalar(HostVec::B8(v)) => v.iter().all(|b| b.0 <= 1),
+        Expr::Cast(x) => x.dtype != DType::B8 || clean(x),
+        Expr::Unary(op, x) => match op {
+            UnOp::Not | UnOp::BitNot | UnOp::IsZero | UnOp::IsInf | UnOp::IsNan => true,
+            UnOp::Neg => clean(x),
+            _ => false,
+        },
+        Expr::Binary(op, a, b) => match op {
+            BinOp::Lt
+            | BinOp::Gt
+            | BinOp::Le
+            | BinOp::Ge
+            | BinOp::Eq
+            | BinOp::Neq
+            | BinOp::And
+            | BinOp::Or => true,
+            BinOp::Min | BinOp::Max | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                clean(a) && clean(b)
+            }
+            _ => false,
+        },
+        Expr::Select(_, a, b) => clean(a) && clean(b),
+        _ => false,
+    }
+}
+
 /// Whether a tree of this height and leaf count fits one program (one kernel on CUDA).
 pub(crate) fn fits_one_program(height: u32, leaves: u32) -> bool {
     height <= MAX_HEIGHT && leaves <= MAX_LEAVES
@@ -173,6 +211,7 @@ impl Node {
             backend,
             state: RwLock::new(State::Ready(data)),
             computed: AtomicBool::new(false),
+            clean_bools: AtomicBool::new(false),
         })
     }
 
@@ -208,12 +247,14 @@ impl Node {
         height: u32,
         leaves: u32,
     ) -> Arc<Node> {
+        let clean = dtype == DType::B8 && gives_clean_bools(&expr);
         Arc::new(Node {
             dtype,
             dims,
             backend,
             state: RwLock::new(State::Lazy { expr, height, leaves }),
             computed: AtomicBool::new(false),
+            clean_bools: AtomicBool::new(clean),
         })
     }
 
@@ -230,7 +271,34 @@ impl Node {
             backend,
             state: RwLock::new(State::Sparse(Arc::new(parts))),
             computed: AtomicBool::new(false),
+            clean_bools: AtomicBool::new(false),
         })
+    }
+
+    /// The value of a scalar constant node (a lazy `Expr::Scalar`), `None` for anything else.
+    pub(crate) fn scalar_value(&self) -> Option<HostVec> {
+        match &*read(&self.state) {
+            State::Lazy { expr: Expr::Scalar(v), .. } => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    /// The input of a lazy conversion node (`Expr::Cast`), `None` for anything else.
+    pub(crate) fn cast_source(&self) -> Option<Arc<Node>> {
+        match &*read(&self.state) {
+            State::Lazy { expr: Expr::Cast(x), .. } => Some(x.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether this bool node is known to hold only the bytes 0 and 1 (see `clean_bools`).
+    pub(crate) fn has_clean_bools(&self) -> bool {
+        self.clean_bools.load(Ordering::Relaxed)
+    }
+
+    /// Records that this bool node holds only the bytes 0 and 1 (the caller checked).
+    pub(crate) fn mark_clean_bools(&self) {
+        self.clean_bools.store(true, Ordering::Relaxed);
     }
 
     /// The parts of a sparse matrix; `None` for a dense array.

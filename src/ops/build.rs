@@ -58,14 +58,64 @@ pub(crate) fn common_backend(func: &str, nodes: &[&Arc<Node>]) -> BackendKind {
     let b = nodes[0].backend;
     for n in &nodes[1..] {
         if n.backend != b {
-            panic!(
-                "{func}: operands live on different backends or devices ({:?} and {:?}); move \
-                 one with a host copy first",
-                b, n.backend
-            );
+            mixed(func, b, n.backend);
         }
     }
     b
+}
+
+/// The panic for operands of two backends or devices, saying how to move one.
+fn mixed(func: &str, a: BackendKind, b: BackendKind) -> ! {
+    let name = |k: BackendKind| match k {
+        BackendKind::Cpu => "the CPU backend".to_string(),
+        BackendKind::Cuda(d) => format!("CUDA device {d}"),
+    };
+    panic!(
+        "{func}: operands live on {} and {}; emberfire never copies between them silently: \
+         move one with `Array::to_backend` (between the CPU and CUDA) or `Array::to_device` \
+         (between CUDA devices) first",
+        name(a),
+        name(b)
+    )
+}
+
+/// The backend of an element-wise operation: that of its array operands, which must agree.
+/// Scalar constants (values, not memory) take that backend (see [`on_backend`]), so that
+/// `&a + 1.0` works for an array of any backend whichever one is active.
+fn elementwise_backend(func: &str, nodes: &[&Arc<Node>]) -> BackendKind {
+    // the usual case, without looking into any node
+    if nodes.iter().all(|n| n.backend == nodes[0].backend) {
+        return nodes[0].backend;
+    }
+    let mut arrays = nodes.iter().filter(|n| !is_constant(n));
+    let Some(first) = arrays.next() else { return nodes[0].backend };
+    for n in arrays {
+        if n.backend != first.backend {
+            mixed(func, first.backend, n.backend);
+        }
+    }
+    first.backend
+}
+
+/// Whether `node` is a scalar constant, or a conversion of one (what a number becomes once it
+/// is given a type): a value that can be made again on any backend.
+fn is_constant(node: &Arc<Node>) -> bool {
+    node.scalar_value().is_some() || node.cast_source().is_some_and(|x| x.scalar_value().is_some())
+}
+
+/// `node` on `backend`: the node itself, or a scalar constant made again there.
+fn on_backend(node: &Arc<Node>, backend: BackendKind) -> Arc<Node> {
+    if node.backend == backend {
+        return node.clone();
+    }
+    let remake = |n: &Arc<Node>| {
+        let v = n.scalar_value().expect("internal error: only constants change backend");
+        Node::lazy(n.dtype, n.dims, backend, Expr::Scalar(v))
+    };
+    match node.cast_source() {
+        Some(x) => Node::lazy(node.dtype, node.dims, backend, Expr::Cast(remake(&x))),
+        None => remake(node),
+    }
 }
 
 /// A float type wide enough for computing on `t`: f64 for 64-bit types, f32 otherwise.
@@ -111,7 +161,8 @@ pub(crate) fn binary<O: HasAfEnum>(
     compute: DType,
     batch: bool,
 ) -> Array<O> {
-    let backend = common_backend(func, &[lhs, rhs]);
+    let backend = elementwise_backend(func, &[lhs, rhs]);
+    let (lhs, rhs) = (&on_backend(lhs, backend), &on_backend(rhs, backend));
     if lhs.sparse().is_some() || rhs.sparse().is_some() {
         let n = crate::ops::sparse::arith::binary(func, op, lhs, rhs, compute);
         if n.dtype != O::get_af_dtype() {
@@ -144,9 +195,70 @@ pub(crate) fn select_nodes<T: HasAfEnum>(
     a: &Arc<Node>,
     b: &Arc<Node>,
 ) -> Array<T> {
-    let backend = common_backend(func, &[cond, a, b]);
+    let backend = elementwise_backend(func, &[cond, a, b]);
+    let (cond, a, b) =
+        (&on_backend(cond, backend), &on_backend(a, backend), &on_backend(b, backend));
     let dims = broadcast_dims(func, &[cond.dims, a.dims, b.dims], true);
     let t = T::get_af_dtype();
     let expr = Expr::Select(cast_node(cond, DType::B8), cast_node(a, t), cast_node(b, t));
     Array::from_node(Node::lazy(t, dims, backend, expr))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dim4;
+    use crate::jit::Expr;
+
+    /// A lazy range on CUDA device 3: never evaluated, only combined with.
+    fn on_cuda() -> Array<f32> {
+        Array::from_node(Node::lazy(DType::F32, dim4!(4), BackendKind::Cuda(3), Expr::Range(0)))
+    }
+
+    #[test]
+    fn arrays_of_two_backends_do_not_mix_and_the_message_says_how_to_move_one() {
+        let cpu: Array<f32> =
+            Array::from_node(Node::lazy(DType::F32, dim4!(4), BackendKind::Cpu, Expr::Range(0)));
+        let err = std::panic::catch_unwind(|| crate::add(&cpu, &on_cuda(), false)).unwrap_err();
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.starts_with("add: operands live on the CPU backend and CUDA device 3"),
+            "{msg}"
+        );
+        assert!(msg.contains("Array::to_backend") && msg.contains("Array::to_device"), "{msg}");
+    }
+
+    #[test]
+    fn scalar_constants_take_the_backend_of_the_array_they_combine_with() {
+        let cpu = Array::new(&[1.0f32, 5.0, 3.0], dim4!(3));
+        // a constant made while another backend was active (here: a CUDA device)
+        let two = Array::<f32>::from_node(Node::lazy(
+            DType::F32,
+            dim4!(1),
+            BackendKind::Cuda(3),
+            Expr::Scalar(crate::storage::HostVec::F32(vec![2.0])),
+        ));
+        for sum in [crate::add(&cpu, &two, false), crate::add(&two, &cpu, false)] {
+            assert_eq!(sum.node().backend, BackendKind::Cpu);
+            assert_eq!(sum.to_vec(), vec![3.0, 7.0, 5.0]);
+        }
+        // a converted constant (an f64 made f32) moves too
+        let half = Array::<f64>::from_node(Node::lazy(
+            DType::F64,
+            dim4!(1),
+            BackendKind::Cuda(3),
+            Expr::Scalar(crate::storage::HostVec::F64(vec![0.5])),
+        ))
+        .cast::<f32>();
+        let prod = crate::mul(&half, &cpu, false);
+        assert_eq!(prod.node().backend, BackendKind::Cpu);
+        assert_eq!(prod.to_vec(), vec![0.5, 2.5, 1.5]);
+        let cond = Array::new(&[true, false, true], dim4!(3));
+        let picked = crate::select(&cpu, &cond, &two);
+        assert_eq!(picked.node().backend, BackendKind::Cpu);
+        assert_eq!(picked.to_vec(), vec![1.0, 2.0, 3.0]);
+        // two arrays of another backend still do not mix
+        let err = std::panic::catch_unwind(|| crate::mul(&cpu, &on_cuda(), true));
+        assert!(err.is_err());
+    }
 }

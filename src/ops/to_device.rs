@@ -1,8 +1,9 @@
-//! Moving an array to another device of its backend.
+//! Moving an array to another device of its backend, or to another backend.
 
 use crate::array::Array;
 use crate::backend::dense::Dense;
 use crate::backend::{devices, peer, BackendKind};
+use crate::device::{kind_of, with_active, Backend};
 use crate::dtype::HasAfEnum;
 use crate::error::{Error, Result};
 use crate::error_handler::OrRaise;
@@ -68,5 +69,49 @@ impl<T: HasAfEnum> Array<T> {
                 Ok(Array::from_node(Node::ready(T::DTYPE, dims, BackendKind::Cuda(to), data)))
             }
         }
+    }
+    /// The array on `backend` (a copy through the host, or the array itself when it already
+    /// lives there): how an array moves between the CPU and a CUDA device, since operations
+    /// never mix operands of two backends. On CUDA the array goes to this thread's CUDA
+    /// device (see [`set_device`](crate::set_device) while CUDA is active). The elements are
+    /// copied as they are stored (bool bytes included). Panics where `backend` is not
+    /// available (see [`Array::try_to_backend`]).
+    ///
+    /// ```
+    /// use emberfire::{dim4, Array, Backend};
+    /// let a = Array::new(&[1.0f32, 2.0, 3.0], dim4!(3));
+    /// let b = a.to_backend(Backend::CPU);
+    /// assert_eq!(b.get_backend(), Backend::CPU);
+    /// assert_eq!(b.to_vec(), vec![1.0, 2.0, 3.0]);
+    /// ```
+    pub fn to_backend(&self, backend: Backend) -> Array<T> {
+        self.try_to_backend(backend).or_raise("Array::to_backend")
+    }
+
+    /// Like [`Array::to_backend`], returning an error where `backend` is not available or the
+    /// copy fails.
+    ///
+    /// ```
+    /// use emberfire::{dim4, Array, Backend};
+    /// let a = Array::new(&[5u8, 6], dim4!(2));
+    /// assert!(a.try_to_backend(Backend::OPENCL).is_err());
+    /// match a.try_to_backend(Backend::CUDA) {
+    ///     Ok(b) => assert_eq!((b.get_backend(), b.to_vec()), (Backend::CUDA, vec![5, 6])),
+    ///     Err(e) => assert!(emberfire::get_available_backends() == [Backend::CPU], "{e}"),
+    /// }
+    /// ```
+    pub fn try_to_backend(&self, backend: Backend) -> Result<Array<T>> {
+        let to = kind_of(backend)?;
+        let here = self.node().backend;
+        if std::mem::discriminant(&to) == std::mem::discriminant(&here) {
+            return Ok(self.clone());
+        }
+        let host = self.try_host_vec()?;
+        let clean = self.node().has_clean_bools();
+        let moved = with_active(to, || Array::<T>::try_from_host(host, self.dims()))?;
+        if clean {
+            moved.node().mark_clean_bools();
+        }
+        Ok(moved)
     }
 }

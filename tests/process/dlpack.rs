@@ -463,15 +463,18 @@ fn unexchangeable_tensors_are_clear_errors() {
         assert!(msg.contains("from_dlpack") && msg.contains(why), "{msg} (wanted {why})");
         assert_eq!(DELETED.load(Ordering::SeqCst), 1, "{why}: the deleter ran");
     }
-    // devices: a CUDA tensor while the CPU backend is active, and a device emberfire lacks
-    for (device_type, why) in [
-        (ffi::DLDeviceType::kDLCUDA, "active backend is the CPU"),
-        (ffi::DLDeviceType::kDLMetal, "Metal"),
-    ] {
+    // devices: a CUDA device this machine does not have (none, or fewer than 1000), and a
+    // device emberfire lacks
+    for (device_type, why) in
+        [(ffi::DLDeviceType::kDLCUDA, "CUDA device 999"), (ffi::DLDeviceType::kDLMetal, "Metal")]
+    {
         DELETED.store(0, Ordering::SeqCst);
         let t = foreign(&bytes, f32t, &[4], None, 0, 0);
         // SAFETY: the tensor is live and not yet handed over.
-        unsafe { (*t.as_ptr()).dl_tensor.device.device_type = device_type };
+        unsafe {
+            (*t.as_ptr()).dl_tensor.device.device_type = device_type;
+            (*t.as_ptr()).dl_tensor.device.device_id = 999;
+        }
         // SAFETY: a live tensor, consumed.
         let e = unsafe { dlpack::from_dlpack::<f32>(t, None) }.unwrap_err();
         assert!(e.to_string().contains(why), "{e}");
@@ -491,6 +494,132 @@ fn unexchangeable_tensors_are_clear_errors() {
     let sp = sparse_from_dense(&dense, SparseFormat::CSR);
     let e = dlpack::to_dlpack(&sp).unwrap_err();
     assert!(e.to_string().contains("sparse"), "{e}");
+}
+
+/// The bytes of an exported bool tensor's elements, in the tensor's own layout (column-major
+/// positions of a tensor of at most two dimensions).
+fn exported_bool_bytes(t: &ffi::DLTensor) -> Vec<u8> {
+    let (shape, strides) = shape_strides(t);
+    let mut out = Vec::new();
+    for j in 0..shape[1] {
+        for i in 0..shape[0] {
+            let at = i * strides[0] + j * strides[1];
+            // SAFETY: a live host tensor holds an element at every position of its layout.
+            out.push(unsafe { *(t.data as *const u8).add(t.byte_offset as usize + at as usize) });
+        }
+    }
+    out
+}
+
+/// Arithmetic on bools keeps counts in their bytes; what an export hands out is 0 and 1 only
+/// (DLPack consumers read any other byte differently), without touching the array, and
+/// without a copy where the bytes are already 0 and 1.
+#[test]
+fn exported_bools_hold_only_zero_and_one() {
+    let _g = cpu();
+    let mut r = Rng64::seed_from_u64(39);
+    let x: Vec<bool> = (0..24).map(|_| bool::small(&mut r)).collect();
+    let y: Vec<bool> = (0..24).map(|_| bool::small(&mut r)).collect();
+    let (a, b) = (Array::new(&x, dim4!(4, 6)), Array::new(&y, dim4!(4, 6)));
+    // the byte counts, computed here independently: a + b + a holds 0..=3
+    let counts: Vec<u8> = x.iter().zip(&y).map(|(&p, &q)| 2 * p as u8 + q as u8).collect();
+    let want: Vec<u8> = counts.iter().map(|&c| (c != 0) as u8).collect();
+    assert!(counts.iter().any(|&c| c > 1), "the sample has counts above 1");
+    let lazy = &(&a + &b) + &a;
+    let ready = lazy.copy();
+    ready.eval();
+    for (name, s) in [("lazy", &lazy), ("evaluated", &ready)] {
+        assert_eq!(s.cast::<u8>().to_vec(), counts, "{name}: the array holds the counts");
+        let t = dlpack::to_dlpack(s).unwrap();
+        assert_eq!(exported_bool_bytes(&tensor_of(t)), want, "{name}: versioned export");
+        // SAFETY: the tensor's deleter, run once.
+        unsafe { ((*t.as_ptr()).deleter.unwrap())(t.as_ptr()) };
+        let t = dlpack::to_dlpack_legacy(s).unwrap();
+        // SAFETY: a live legacy tensor.
+        let dl = unsafe { (*t.as_ptr()).dl_tensor };
+        assert_eq!(exported_bool_bytes(&dl), want, "{name}: legacy export");
+        // SAFETY: as above.
+        unsafe { ((*t.as_ptr()).deleter.unwrap())(t.as_ptr()) };
+        assert_eq!(s.cast::<u8>().to_vec(), counts, "{name}: the array is unchanged");
+    }
+    // a view of counts (every other column) is normalised too
+    let v = index(&ready, &[Seq::default(), Seq::new(0.0, 5.0, 2.0)]);
+    let t = dlpack::to_dlpack(&v).unwrap();
+    let want_v: Vec<u8> = (0..3).flat_map(|j| want[8 * j..8 * j + 4].to_vec()).collect();
+    assert_eq!(exported_bool_bytes(&tensor_of(t)), want_v);
+    // SAFETY: the tensor's deleter, run once.
+    unsafe { ((*t.as_ptr()).deleter.unwrap())(t.as_ptr()) };
+    // bools of 0 and 1 (host data, a comparison, a computed sum checked on export) leave
+    // without a copy: two exports point at the same memory, the array's own
+    let cmp = gt(&Array::new(&[1.0f32, -1.0, 2.0, 0.0], dim4!(4)), &0.0f32, false);
+    let sum =
+        &Array::new(&[true, false, false, false], dim4!(4)) + &Array::new(&[false; 4], dim4!(4));
+    for (name, s) in [("host data", a.clone()), ("comparison", cmp), ("clean sum", sum)] {
+        s.eval();
+        let own = address(&s);
+        let t1 = dlpack::to_dlpack(&s).unwrap();
+        let t2 = dlpack::to_dlpack(&s).unwrap();
+        assert_eq!(data_ptr(t1), data_ptr(t2), "{name}: no copy");
+        assert_eq!(data_ptr(t1), own, "{name}: the array's memory");
+        // SAFETY: each tensor's deleter, run once.
+        unsafe {
+            ((*t1.as_ptr()).deleter.unwrap())(t1.as_ptr());
+            ((*t2.as_ptr()).deleter.unwrap())(t2.as_ptr());
+        }
+    }
+}
+
+/// With the CUDA backend active: a host tensor becomes an array of the CPU backend (the same
+/// memory), operations on it run on the CPU (scalars included), mixing it with a CUDA array
+/// is an error that says how to move one, and `to_backend` moves it.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn host_tensors_stay_on_the_host_with_cuda_active() {
+    let _g = serial();
+    set_backend(Backend::CUDA);
+    let vals = [1.5f64, -2.0, 4.25, 8.0];
+    let t = foreign(&bytes_of(&vals), dlpack::dl_data_type(DType::F64), &[4], None, 0, 0);
+    let p = data_ptr(t);
+    // SAFETY: a live tensor over memory its context owns.
+    let a: Array<f64> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(a.get_backend(), Backend::CPU);
+    assert_eq!(get_active_backend(), Backend::CUDA, "the active backend is left alone");
+    let b: Array<f64> = &a * 2.0f64 + 1.0f64;
+    assert_eq!(b.get_backend(), Backend::CPU);
+    assert_eq!(b.to_vec(), vals.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>());
+    let g = Array::new(&vals, dim4!(4));
+    assert_eq!(g.get_backend(), Backend::CUDA);
+    let e = std::panic::catch_unwind(|| &a + &g).unwrap_err();
+    let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("CPU backend and CUDA device") && msg.contains("to_backend"), "{msg}");
+    let moved = a.to_backend(Backend::CUDA);
+    assert_eq!((&moved + &g).to_vec(), vals.iter().map(|v| 2.0 * v).collect::<Vec<_>>());
+    assert_eq!(address(&a), p, "the import shares the producer's memory");
+    set_backend(Backend::CPU);
+}
+
+/// On a CUDA device: bool arrays of unknown bytes are exported as a normalised copy, those of
+/// a comparison without one.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn cuda_bool_exports_hold_only_zero_and_one() {
+    let _g = serial();
+    set_backend(Backend::CUDA);
+    let x = Array::new(&[true, true, false, true], dim4!(4));
+    let counts = &x + &x;
+    assert_eq!(counts.cast::<u8>().to_vec(), vec![2, 2, 0, 2]);
+    let t = dlpack::to_dlpack(&counts).unwrap();
+    // SAFETY: a live tensor, consumed; the import reads the exported bytes as they are.
+    let back: Array<bool> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(back.cast::<u8>().to_vec(), vec![1, 1, 0, 1]);
+    let cmp = gt(&Array::new(&[1.0f32, -1.0], dim4!(2)), &0.0f32, false);
+    cmp.eval();
+    let own = address(&cmp);
+    let t = dlpack::to_dlpack(&cmp).unwrap();
+    assert_eq!(data_ptr(t), own, "a comparison leaves without a copy");
+    // SAFETY: the tensor's deleter, run once.
+    unsafe { ((*t.as_ptr()).deleter.unwrap())(t.as_ptr()) };
+    set_backend(Backend::CPU);
 }
 
 /// On a CUDA device: a producer whose kernel is still writing on its own stream when the

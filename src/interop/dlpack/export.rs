@@ -11,9 +11,13 @@ use super::dtype::dl_data_type;
 use super::stream;
 use crate::array::Array;
 use crate::backend::{BackendKind, Buffer};
+use crate::dim4::Dim4;
+use crate::dtype::DType;
 use crate::dtype::HasAfEnum;
 use crate::error::{Error, Result};
-use crate::jit::Data;
+use crate::jit::{BinOp, Data, Expr, Node};
+use crate::storage::{BoolByte, HostVec};
+use std::sync::Arc;
 
 /// What an exported tensor keeps alive: the buffer (one more reference to it, so emberfire
 /// neither frees, reuses nor writes it in place), and the shape and strides the tensor points
@@ -60,6 +64,45 @@ pub fn dlpack_device<T: HasAfEnum>(array: &Array<T>) -> DLDevice {
     }
 }
 
+/// `node != false`: the bool array with every byte that is not zero made 1, as DLPack
+/// consumers read bools (they may treat a byte of 2 as neither true nor false).
+fn normalised_bools(node: &Arc<Node>) -> Arc<Node> {
+    let zero = Node::lazy(
+        DType::B8,
+        Dim4::new(&[1, 1, 1, 1]),
+        node.backend,
+        Expr::Scalar(HostVec::B8(vec![BoolByte(0)])),
+    );
+    let n = Node::lazy(
+        DType::B8,
+        node.dims,
+        node.backend,
+        Expr::Binary(BinOp::Neq, node.clone(), zero),
+    );
+    debug_assert!(n.has_clean_bools());
+    n
+}
+
+/// Whether the bytes of a host bool array's elements are all 0 or 1 (scanning the span of
+/// memory its layout covers: a superset of its elements for a gapped view). `false` for
+/// device memory, which is not read here.
+fn host_bools_clean(data: &Data, dims: Dim4) -> bool {
+    let Buffer::Host(h) = data.buffer() else { return false };
+    if dims.elements() == 0 {
+        return true;
+    }
+    let reach = |pick: fn(i64) -> i64| -> i64 {
+        (0..4).map(|k| pick(data.strides[k]) * (dims[k] as i64 - 1)).sum()
+    };
+    let first = data.offset as i64 + reach(|s| s.min(0));
+    let last = data.offset as i64 + reach(|s| s.max(0));
+    let bytes = h.as_bytes();
+    match (usize::try_from(first), usize::try_from(last)) {
+        (Ok(a), Ok(b)) if b < bytes.len() => bytes[a..=b].iter().all(|&x| x <= 1),
+        _ => false,
+    }
+}
+
 /// Evaluates `array` and describes its memory: the context to keep, and the tensor over it.
 fn describe<T: HasAfEnum>(
     func: &str,
@@ -73,7 +116,22 @@ fn describe<T: HasAfEnum>(
     }
     stream::check_value(func, consumer_stream)?;
     let dims = array.dims();
-    let mut data = array.node().try_eval()?;
+    let node = array.node();
+    let is_bool = T::DTYPE == DType::B8;
+    let mut data = if is_bool && !node.has_clean_bools() && node.backend != BackendKind::Cpu {
+        // Device bytes are not read back to check them: one kernel computes `!= 0` (fused
+        // with the array's own expression when it is lazy).
+        normalised_bools(node).try_eval()?
+    } else {
+        node.try_eval()?
+    };
+    if is_bool && node.backend == BackendKind::Cpu && !node.has_clean_bools() {
+        if host_bools_clean(&data, dims) {
+            node.mark_clean_bools();
+        } else {
+            data = normalised_bools(node).try_eval()?;
+        }
+    }
     if data.strides.iter().any(|&s| s < 0) {
         // Some consumers refuse negative strides: a flipped view leaves as a copy.
         data = array.copy().node().try_eval()?;

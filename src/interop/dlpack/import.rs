@@ -16,7 +16,7 @@ use super::stream;
 use crate::array::Array;
 use crate::backend::cpu::host_table::borrow_host;
 use crate::backend::{BackendKind, Buffer};
-use crate::device::active_kind;
+use crate::device::with_active;
 use crate::dim4::Dim4;
 use crate::dtype::HasAfEnum;
 use crate::error::{Error, Result};
@@ -118,14 +118,19 @@ impl Managed for DLManagedTensor {
 /// `__dlpack__(stream=...)` arranges).
 ///
 /// Errors ([`Error::Exchange`]): an element type other than `T`'s, one emberfire does not
-/// have, more than four dimensions, a device other than the active backend's device.
+/// have, more than four dimensions, a device emberfire does not drive or that does not exist.
+///
+/// A tensor in host memory becomes an array of the CPU backend and a CUDA tensor an array of
+/// its own CUDA device, whichever backend and device are active: operations on it run there,
+/// and mixing it with arrays of another backend or device is an error that says how to move
+/// one ([`Array::to_backend`], [`Array::to_device`]).
 ///
 /// # Safety
 ///
 /// `tensor` is a live managed tensor whose deleter has not run, describing memory that holds
 /// its elements, stays valid until its deleter runs, and is not written by others while arrays
 /// use it (unless ordered with `producer_stream`). On CUDA, `producer_stream` is `-1`, `1`,
-/// `2` or a live stream of the active device's primary context.
+/// `2` or a live stream of the primary context of the tensor's device.
 ///
 /// ```
 /// use emberfire::{dim4, dlpack, Array};
@@ -134,7 +139,6 @@ impl Managed for DLManagedTensor {
 /// unsafe extern "C" fn deleter(_: *mut dlpack::ffi::DLManagedTensorVersioned) {
 ///     DELETED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
 /// }
-/// # if emberfire::get_active_backend() == emberfire::Backend::CPU {
 /// let mut values = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
 /// let (mut shape, mut strides) = ([2i64, 3], [3i64, 1]);
 /// let mut t = dlpack::ffi::DLManagedTensorVersioned {
@@ -161,7 +165,6 @@ impl Managed for DLManagedTensor {
 /// assert_eq!(a.to_vec(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]); // column-major read-out
 /// drop(a);
 /// assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 1);
-/// # }
 /// ```
 pub unsafe fn from_dlpack<T: HasAfEnum>(
     tensor: NonNull<DLManagedTensorVersioned>,
@@ -213,38 +216,35 @@ fn device_name(t: DLDeviceType) -> String {
     format!("{name} (DLPack device type {})", t.0)
 }
 
-/// The backend a tensor of `tensor`'s device is read on: the active one, if it can.
+/// The backend a tensor of `tensor`'s device is read on, whatever the active one: host memory
+/// (`kDLCPU`, CUDA's pinned `kDLCUDAHost`) is read by the CPU backend, CUDA memory (`kDLCUDA`,
+/// `kDLCUDAManaged`) by the CUDA backend on the tensor's own device. Operations on the array
+/// then run where it lives, as for every array.
 fn backend_for(func: &str, tensor: &DLTensor) -> Result<BackendKind> {
-    let active = active_kind();
     let dev = tensor.device;
-    match (dev.device_type, active) {
-        (DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost, BackendKind::Cpu) => Ok(active),
-        (DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost, BackendKind::Cuda(_)) => err(
-            func,
-            "the tensor is in host memory but the active backend is CUDA; take it with the CPU \
-             backend active (`set_backend(Backend::CPU)`)"
-                .into(),
-        ),
-        (DLDeviceType::kDLCUDA, BackendKind::Cuda(ord)) if dev.device_id as usize == ord => {
-            Ok(active)
+    match dev.device_type {
+        DLDeviceType::kDLCPU | DLDeviceType::kDLCUDAHost => Ok(BackendKind::Cpu),
+        DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged => {
+            let count = crate::backend::devices::cuda_device_count().map_err(|e| {
+                Error::Exchange(format!(
+                    "{func}: the tensor is on CUDA device {} but CUDA is not available here \
+                     ({e})",
+                    dev.device_id
+                ))
+            })?;
+            match usize::try_from(dev.device_id) {
+                Ok(ord) if ord < count => Ok(BackendKind::Cuda(ord)),
+                _ => err(
+                    func,
+                    format!(
+                        "the tensor is on CUDA device {}, which does not exist here ({count} \
+                         CUDA devices)",
+                        dev.device_id
+                    ),
+                ),
+            }
         }
-        (DLDeviceType::kDLCUDAManaged, BackendKind::Cuda(_)) => Ok(active),
-        (DLDeviceType::kDLCUDA, BackendKind::Cuda(ord)) => err(
-            func,
-            format!(
-                "the tensor is on CUDA device {} but the active device is {ord}; make it \
-                 active with `set_device` first",
-                dev.device_id
-            ),
-        ),
-        (DLDeviceType::kDLCUDA | DLDeviceType::kDLCUDAManaged, BackendKind::Cpu) => err(
-            func,
-            format!(
-                "the tensor is on CUDA device {} but the active backend is the CPU",
-                dev.device_id
-            ),
-        ),
-        (other, _) => err(func, format!("emberfire has no backend for {}", device_name(other))),
+        other => err(func, format!("emberfire has no backend for {}", device_name(other))),
     }
 }
 
@@ -345,6 +345,8 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
             Buffer::Cuda(m) => BackendKind::Cuda(m.ordinal()),
         };
         let node = Node::ready(T::DTYPE, ctx.dims, backend, ctx.data.clone());
+        // an exported bool array holds 0 and 1 only (the export normalises it)
+        node.mark_clean_bools();
         drop(producer);
         return Ok(Array::from_node(node));
     }
@@ -359,7 +361,7 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
     if n == Some(0) {
         // no elements, no memory to share
         drop(producer);
-        return Array::try_from_host(HostVec::try_zeros(T::DTYPE, 0)?, dims);
+        return with_active(kind, || Array::try_from_host(HostVec::try_zeros(T::DTYPE, 0)?, dims));
     }
     let size = T::DTYPE.size();
     let Some((offset, extent)) = span(&d, &strides).filter(|&(_, e)| e.checked_mul(size).is_some())
@@ -373,11 +375,13 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
     }
     producer.read_only = flags & DLPACK_FLAG_BITMASK_READ_ONLY as u64 != 0;
     let aligned = base % std::mem::align_of::<T>() == 0;
+    let clean_bools: bool;
     let buf = match kind {
         BackendKind::Cpu => {
             // SAFETY: the caller's contract: the tensor's elements, which the span covers.
             let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, extent * size) };
             let valid_bools = T::DTYPE != crate::DType::B8 || bytes.iter().all(|&b| b <= 1);
+            clean_bools = T::DTYPE == crate::DType::B8 && valid_bools;
             if aligned && valid_bools {
                 let read_only = producer.read_only;
                 // SAFETY: aligned, initialised elements (bools checked), valid until the
@@ -399,9 +403,12 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
                     ),
                 );
             }
+            // Device bytes are not read back to check them: a CUDA bool tensor is taken to
+            // hold 0 and 1, as every producer's bools do.
+            clean_bools = T::DTYPE == crate::DType::B8;
             let dev = crate::backend::native::device(ord)?;
             let read_only = producer.read_only;
-            // SAFETY: the caller's contract: device memory of the active device valid while
+            // SAFETY: the caller's contract: device memory of the tensor's device valid while
             // the producer lives, whose deleter runs when the memory's last array drops.
             let mem = unsafe {
                 dev.memory().borrow(base as u64, extent * size, Arc::new(producer), read_only)
@@ -414,5 +421,9 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
         }
     };
     let data = Data { buf: Arc::new(buf), offset, strides };
-    Ok(Array::from_node(Node::ready(T::DTYPE, dims, kind, data)))
+    let node = Node::ready(T::DTYPE, dims, kind, data);
+    if clean_bools {
+        node.mark_clean_bools();
+    }
+    Ok(Array::from_node(node))
 }

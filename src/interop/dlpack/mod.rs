@@ -26,13 +26,37 @@
 //! - tensors with no elements (nothing to share).
 //!
 //! An export copies only arrays that a view with negative strides describes (a flipped view
-//! evaluates into memory of its own first, as [`Array::strides`] does); lazy arrays are
-//! evaluated.
+//! evaluates into memory of its own first, as [`Array::strides`] does) and bool arrays that
+//! may hold bytes other than 0 and 1 (see "Bool tensors"); lazy arrays are evaluated.
 //!
 //! Tensors of more than four dimensions, element types emberfire does not have (bf16, i8,
-//! float8, vector lanes), devices emberfire does not drive, and tensors on another device than
-//! the active one are errors ([`Error::Exchange`](crate::Error::Exchange)) that say which.
+//! float8, vector lanes), and devices emberfire does not drive (or that this machine does not
+//! have) are errors ([`Error::Exchange`](crate::Error::Exchange)) that say which.
 //!
+//! # Where an imported array lives
+//!
+//! The tensor's device decides, not the active backend: a tensor in host memory (`kDLCPU`,
+//! or CUDA's pinned `kDLCUDAHost`) becomes an array of the CPU backend, a CUDA tensor
+//! (`kDLCUDA`, `kDLCUDAManaged`) an array of its own CUDA device, as PyTorch and JAX keep a
+//! host tensor on the host. Every later operation runs where its operands live; operands of
+//! two backends or devices never mix silently: the operation panics with a message naming
+//! [`Array::to_backend`] and [`Array::to_device`], which move an array (a copy).
+//!
+//! # Bool tensors
+//!
+//! emberfire's bools are bytes, and arithmetic on bools keeps counts in them (see
+//! [`DType::B8`](crate::DType::B8)); DLPack consumers read a bool byte as 0 or 1 only. An
+//! export therefore hands out only 0 and 1:
+//! - a bool array known to hold only 0 and 1 (a comparison, a logical operation, a cast to
+//!   bool, data from the host, an import: host bytes are checked on import, and a CUDA bool
+//!   tensor is taken to hold 0 and 1, as every producer's does) is exported as it is,
+//!   without a copy;
+//! - otherwise, in host memory, its bytes are checked (read, not copied) and the array is
+//!   exported as it is when they are all 0 or 1;
+//! - otherwise (bytes above 1 on the host, or an array of unknown bytes in CUDA memory, which
+//!   is not read back to check), the export is a copy computed as `array != false`, fused
+//!   with the array's own expression when that is lazy.
+
 //! # Ownership
 //!
 //! - An exported tensor keeps the array's buffer alive until the consumer calls its deleter
