@@ -109,7 +109,8 @@ pub fn diag_create<T: HasAfEnum>(input: &Array<T>, num: i32) -> Array<T> {
         }
     }
     let dims = Dim4::new(&[n as u64, n as u64, batches as u64, 1]);
-    Array::try_from_host(T::wrap(out), dims).or_raise("diag_create")
+    build::with_backend_of(input, || Array::try_from_host(T::wrap(out), dims))
+        .or_raise("diag_create")
 }
 
 /// Diagonal `num` of each 2-D slice, as a column (0 the main diagonal, positive above,
@@ -135,7 +136,7 @@ pub fn diag_extract<T: HasAfEnum>(input: &Array<T>, num: i32) -> Array<T> {
             out.push(v[idx as usize]);
         }
     }
-    Array::new(&out, Dim4::new(&[len as u64, 1, d[2], d[3]]))
+    build::with_backend_of(input, || Array::new(&out, Dim4::new(&[len as u64, 1, d[2], d[3]])))
 }
 
 /// Keeps the part of each matrix selected by `keep(row, col)`, zero elsewhere, with ones on
@@ -143,7 +144,8 @@ pub fn diag_extract<T: HasAfEnum>(input: &Array<T>, num: i32) -> Array<T> {
 fn triangle<T: HasAfEnum>(func: &str, input: &Array<T>, unit: bool, lower: bool) -> Array<T> {
     use crate::ops::arith::{eq, ge, le};
     let d = input.dims();
-    let (r, c) = (range::<i64>(d, 0), range::<i64>(d, 1));
+    // the row and column numbers combine with `input`, so they live where it does
+    let (r, c) = build::with_backend_of(input, || (range::<i64>(d, 0), range::<i64>(d, 1)));
     let keep = if lower { ge(&r, &c, false) } else { le(&r, &c, false) };
     let zero = constant(T::from_lit(crate::storage::Lit::Int(0)), Dim4::default());
     let kept: Array<T> = build::select_nodes(func, keep.node(), input.node(), zero.node());

@@ -21,6 +21,7 @@ use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{CovarianceComputable, HasAfEnum, MedianComputable, RealFloating, RealNumber};
 use crate::ops::arith::{mul, sqrt, sub};
+use crate::ops::build::with_backend_of;
 use crate::ops::reduce::{sum, sum_all};
 use crate::storage::{Element, Lit};
 
@@ -461,7 +462,7 @@ where
     let (runs, _) = runs_along(input, d);
     let out: Vec<T> =
         runs.into_iter().map(|mut r| T::from_lit(Lit::Real(median_of(&mut r)))).collect();
-    Array::new(&out, dims)
+    with_backend_of(input, || Array::new(&out, dims))
 }
 
 /// The median of all elements, as `(median, 0.0)`. Computed on the host.
@@ -519,7 +520,7 @@ where
     out_dims[d] = u64::from(k);
     // The values come out run by run; put them back in column-major order of `out_dims`.
     let (vals, idx) = runs_to_layout(&vals, &idx, out_dims, d);
-    (Array::new(&vals, out_dims), Array::new(&idx, out_dims))
+    with_backend_of(input, || (Array::new(&vals, out_dims), Array::new(&idx, out_dims)))
 }
 
 /// Reorders values listed run by run (each `dims[d]` long, runs in column-major order of the

@@ -11,6 +11,7 @@ use super::calc::Val;
 use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
+use crate::ops::build::with_backend_of;
 use crate::ops::index::index;
 use crate::ops::indexer::lookup;
 use crate::ops::movement::{pad, BorderType};
@@ -87,7 +88,8 @@ pub(super) fn grown<T: HasAfEnum>(
                 let n = dims[k] as i64;
                 let len = n + before[k] as i64 + after[k] as i64;
                 let idx: Vec<i64> = (0..len).map(|c| reflect101(c - before[k] as i64, n)).collect();
-                let idx = Array::new(&idx, Dim4::new(&[len as u64, 1, 1, 1]));
+                let idx =
+                    with_backend_of(input, || Array::new(&idx, Dim4::new(&[len as u64, 1, 1, 1])));
                 x = lookup(&x, &idx, k as i32);
             }
             x

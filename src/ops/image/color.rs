@@ -20,6 +20,7 @@ use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, GrayRGBConvertible, HasAfEnum, RealFloating, RealNumber};
 use crate::jit::UnOp;
+use crate::ops::build::with_backend_of;
 use crate::ops::movement::{offset_read, BorderType};
 
 /// The element types of `rgb2gray` and `gray2rgb` (ArrayFire's list).
@@ -65,15 +66,17 @@ fn stack3(like: Dim4, [a, b, c]: [Val; 3]) -> Val {
     Val::select(&idx.eq(&idx.k(0.0)), &a, &Val::select(&idx.eq(&idx.k(1.0)), &b, &c))
 }
 
-/// An empty result of `dims` with `c` channels, when the input has no elements.
-fn empty<T: HasAfEnum>(dims: Dim4, c: u64) -> Option<Array<T>> {
-    (dims.elements() == 0).then(|| Array::new_empty(with_channels(dims, c)))
+/// An empty result with `c` channels (on `input`'s backend), when `input` has no elements.
+fn empty<T: HasAfEnum>(input: &Array<T>, c: u64) -> Option<Array<T>> {
+    let dims = input.dims();
+    (dims.elements() == 0)
+        .then(|| with_backend_of(input, || Array::new_empty(with_channels(dims, c))))
 }
 
 fn rgb2gray_of<T: HasAfEnum>(func: &str, input: &Array<T>, r: f32, g: f32, b: f32) -> Array<T> {
     check_type(func, T::get_af_dtype(), &GRAY_TYPES);
     let dims = input.dims();
-    if let Some(e) = empty(dims, 1) {
+    if let Some(e) = empty(input, 1) {
         return e;
     }
     check_channels(func, dims, 3);
@@ -86,7 +89,7 @@ fn rgb2gray_of<T: HasAfEnum>(func: &str, input: &Array<T>, r: f32, g: f32, b: f3
 fn gray2rgb_of<T: HasAfEnum>(func: &str, input: &Array<T>, r: f32, g: f32, b: f32) -> Array<T> {
     check_type(func, T::get_af_dtype(), &GRAY_TYPES);
     let dims = input.dims();
-    if let Some(e) = empty(dims, 3) {
+    if let Some(e) = empty(input, 3) {
         return e;
     }
     check_channels(func, dims, 1);
@@ -147,7 +150,7 @@ fn float_three(func: &str, t: DType, dims: Dim4) {
 
 fn hsv2rgb_of<T: HasAfEnum>(func: &str, input: &Array<T>) -> Array<T> {
     let (t, dims) = (T::get_af_dtype(), input.dims());
-    if let Some(e) = empty(dims, 3) {
+    if let Some(e) = empty(input, 3) {
         return e;
     }
     float_three(func, t, dims);
@@ -176,7 +179,7 @@ fn hsv2rgb_of<T: HasAfEnum>(func: &str, input: &Array<T>) -> Array<T> {
 
 fn rgb2hsv_of<T: HasAfEnum>(func: &str, input: &Array<T>) -> Array<T> {
     let (t, dims) = (T::get_af_dtype(), input.dims());
-    if let Some(e) = empty(dims, 3) {
+    if let Some(e) = empty(input, 3) {
         return e;
     }
     float_three(func, t, dims);
@@ -238,7 +241,7 @@ where
 
 fn rgb2ycbcr_of<T: HasAfEnum>(func: &str, input: &Array<T>, standard: YCCStd) -> Array<T> {
     let (t, dims) = (T::get_af_dtype(), input.dims());
-    if let Some(e) = empty(dims, 3) {
+    if let Some(e) = empty(input, 3) {
         return e;
     }
     float_three(func, t, dims);
@@ -257,7 +260,7 @@ fn rgb2ycbcr_of<T: HasAfEnum>(func: &str, input: &Array<T>, standard: YCCStd) ->
 
 fn ycbcr2rgb_of<T: HasAfEnum>(func: &str, input: &Array<T>, standard: YCCStd) -> Array<T> {
     let (t, dims) = (T::get_af_dtype(), input.dims());
-    if let Some(e) = empty(dims, 3) {
+    if let Some(e) = empty(input, 3) {
         return e;
     }
     float_three(func, t, dims);

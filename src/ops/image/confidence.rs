@@ -12,6 +12,7 @@ use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{ConfidenceCCInput, DType};
 use crate::ops::assign::assign_gen;
+use crate::ops::build::with_backend_of;
 use crate::ops::data::constant;
 use crate::ops::indexer::{lookup, Indexer};
 use crate::ops::movement::{flat, moddims, pad, BorderType};
@@ -102,113 +103,116 @@ pub fn confidence_cc<InOutType>(
 where
     InOutType: ConfidenceCCInput,
 {
-    let func = "confidence_cc";
-    let dims = input.dims();
-    assert!(
-        dims[2] == 1 && dims[3] == 1,
-        "{func}: input must be one 2D image (dims 2 and 3 of size 1); its dims are {dims}"
-    );
-    let (xd, yd) = (seedx.dims(), seedy.dims());
-    let is_vector = |d: Dim4| d.get().iter().filter(|&&n| n != 1).count() <= 1;
-    assert!(
+    // seed indices and masks are made here: on the image's backend
+    with_backend_of(input, || {
+        let func = "confidence_cc";
+        let dims = input.dims();
+        assert!(
+            dims[2] == 1 && dims[3] == 1,
+            "{func}: input must be one 2D image (dims 2 and 3 of size 1); its dims are {dims}"
+        );
+        let (xd, yd) = (seedx.dims(), seedy.dims());
+        let is_vector = |d: Dim4| d.get().iter().filter(|&&n| n != 1).count() <= 1;
+        assert!(
         is_vector(xd) && is_vector(yd) && xd.elements() == yd.elements(),
         "{func}: seedx and seedy must be vectors of the same length; their dims are {xd} and {yd}"
     );
-    let ot = InOutType::get_af_dtype();
-    let t = DType::F64;
-    if dims.elements() == 0 {
-        return input.clone();
-    }
-    let seeds: Vec<(u64, u64)> = seedx
-        .to_vec()
-        .into_iter()
-        .zip(seedy.to_vec())
-        .map(|(x, y)| (x as u64, y as u64))
-        .filter(|&(x, y)| x < dims[0] && y < dims[1])
-        .collect();
-    if seeds.is_empty() {
-        let like = Val::of(input, ot);
-        return (&like.index(dims, 0, ot) * 0.0).array();
-    }
-    // the image mapped to [1, 2]
-    let raw: Array<f64> = input.cast();
-    let (lo, _) = min_all(&raw);
-    let (hi, _) = max_all(&raw);
-    let range = hi - lo;
-    let x = Val::of(&raw, t);
-    let scaled: Array<f64> = if range.abs() < EPSILON {
-        (&(&x * 0.0) + 2.0).array()
-    } else {
-        (&(&(&x - lo) / range) + 1.0).array()
-    };
-    scaled.eval();
-    let v = Val::of(&scaled, t);
+        let ot = InOutType::get_af_dtype();
+        let t = DType::F64;
+        if dims.elements() == 0 {
+            return input.clone();
+        }
+        let seeds: Vec<(u64, u64)> = seedx
+            .to_vec()
+            .into_iter()
+            .zip(seedy.to_vec())
+            .map(|(x, y)| (x as u64, y as u64))
+            .filter(|&(x, y)| x < dims[0] && y < dims[1])
+            .collect();
+        if seeds.is_empty() {
+            let like = Val::of(input, ot);
+            return (&like.index(dims, 0, ot) * 0.0).array();
+        }
+        // the image mapped to [1, 2]
+        let raw: Array<f64> = input.cast();
+        let (lo, _) = min_all(&raw);
+        let (hi, _) = max_all(&raw);
+        let range = hi - lo;
+        let x = Val::of(&raw, t);
+        let scaled: Array<f64> = if range.abs() < EPSILON {
+            (&(&x * 0.0) + 2.0).array()
+        } else {
+            (&(&(&x - lo) / range) + 1.0).array()
+        };
+        scaled.eval();
+        let v = Val::of(&scaled, t);
 
-    // the seeds' neighbourhoods
-    let r = radius as u64;
-    let windows: Vec<[u64; 4]> = seeds
-        .iter()
-        .map(|&(sx, sy)| {
-            [
-                sx.saturating_sub(r),
-                (sx + r).min(dims[0] - 1),
-                sy.saturating_sub(r),
-                (sy + r).min(dims[1] - 1),
-            ]
-        })
-        .collect();
-    let count: u64 = windows.iter().map(|w| (w[1] - w[0] + 1) * (w[3] - w[2] + 1)).sum();
-    let squares: Array<f64> = (&v * &v).array();
-    let s1 = window_sum(&scaled, &windows);
-    let s2 = window_sum(&squares, &windows);
-    let n = count as f64;
-    let mean = s1 / n;
-    let var = variance(s2, s1, n);
-    let lin: Vec<i32> = seeds.iter().map(|&(sx, sy)| (sx + dims[0] * sy) as i32).collect();
-    let seed_values = lookup(&flat(&scaled), &indices(&lin), 0);
-    let (seed_max, _) = max_all(&seed_values);
-    let (seed_min, _) = min_all(&seed_values);
-    let mut seed_mask = constant(0u8, Dim4::new(&[dims.elements(), 1, 1, 1]));
-    let mut at = Indexer::default();
-    let lin_arr = indices(&lin);
-    at.set_index(&lin_arr, 0, None);
-    assign_gen(&mut seed_mask, &at, &constant(1u8, Dim4::new(&[lin.len() as u64, 1, 1, 1])));
-    let seed_mask: Array<bool> = moddims(&seed_mask, dims).cast();
-    seed_mask.eval();
+        // the seeds' neighbourhoods
+        let r = radius as u64;
+        let windows: Vec<[u64; 4]> = seeds
+            .iter()
+            .map(|&(sx, sy)| {
+                [
+                    sx.saturating_sub(r),
+                    (sx + r).min(dims[0] - 1),
+                    sy.saturating_sub(r),
+                    (sy + r).min(dims[1] - 1),
+                ]
+            })
+            .collect();
+        let count: u64 = windows.iter().map(|w| (w[1] - w[0] + 1) * (w[3] - w[2] + 1)).sum();
+        let squares: Array<f64> = (&v * &v).array();
+        let s1 = window_sum(&scaled, &windows);
+        let s2 = window_sum(&squares, &windows);
+        let n = count as f64;
+        let mean = s1 / n;
+        let var = variance(s2, s1, n);
+        let lin: Vec<i32> = seeds.iter().map(|&(sx, sy)| (sx + dims[0] * sy) as i32).collect();
+        let seed_values = lookup(&flat(&scaled), &indices(&lin), 0);
+        let (seed_max, _) = max_all(&seed_values);
+        let (seed_min, _) = min_all(&seed_values);
+        let mut seed_mask = constant(0u8, Dim4::new(&[dims.elements(), 1, 1, 1]));
+        let mut at = Indexer::default();
+        let lin_arr = indices(&lin);
+        at.set_index(&lin_arr, 0, None);
+        assign_gen(&mut seed_mask, &at, &constant(1u8, Dim4::new(&[lin.len() as u64, 1, 1, 1])));
+        let seed_mask: Array<bool> = moddims(&seed_mask, dims).cast();
+        seed_mask.eval();
 
-    let mult = multiplier as f64;
-    let grow = |mean: f64, var: f64| -> Array<bool> {
-        let sd = var.sqrt();
-        let lower = (mean - mult * sd).min(seed_min);
-        let upper = (mean + mult * sd).max(seed_max);
-        let inside = v.ge(&v.k(lower)).and(&v.k(upper).ge(&v));
-        let valid: Array<bool> = inside.or(&Val::of(&seed_mask, DType::B8)).array();
-        let comps = component_min(func, &valid, Some(&seed_mask), true);
-        let c = Val::of(&comps, DType::S32);
-        Val::of(&valid, DType::B8).and(&c.lt(&c.k(dims.elements() as f64))).array()
-    };
+        let mult = multiplier as f64;
+        let grow = |mean: f64, var: f64| -> Array<bool> {
+            let sd = var.sqrt();
+            let lower = (mean - mult * sd).min(seed_min);
+            let upper = (mean + mult * sd).max(seed_max);
+            let inside = v.ge(&v.k(lower)).and(&v.k(upper).ge(&v));
+            let valid: Array<bool> = inside.or(&Val::of(&seed_mask, DType::B8)).array();
+            let comps = component_min(func, &valid, Some(&seed_mask), true);
+            let c = Val::of(&comps, DType::S32);
+            Val::of(&valid, DType::B8).and(&c.lt(&c.k(dims.elements() as f64))).array()
+        };
 
-    let mut segmented = grow(mean, var);
-    if var.abs() >= EPSILON {
-        for _ in 0..iterations {
-            let (count, _) = count_all(&segmented);
-            if count == 0 {
-                break;
-            }
-            let m = Val::of(&segmented, DType::B8);
-            let kept: Array<f64> = Val::select(&m, &v, &v.k(0.0)).array();
-            let kept_sq: Array<f64> = Val::select(&m, &(&v * &v), &v.k(0.0)).array();
-            let (s1, _) = sum_all(&kept);
-            let (s2, _) = sum_all(&kept_sq);
-            let n = count as f64;
-            let var = variance(s2, s1, n);
-            segmented = grow(s1 / n, var);
-            if var.abs() < EPSILON {
-                break;
+        let mut segmented = grow(mean, var);
+        if var.abs() >= EPSILON {
+            for _ in 0..iterations {
+                let (count, _) = count_all(&segmented);
+                if count == 0 {
+                    break;
+                }
+                let m = Val::of(&segmented, DType::B8);
+                let kept: Array<f64> = Val::select(&m, &v, &v.k(0.0)).array();
+                let kept_sq: Array<f64> = Val::select(&m, &(&v * &v), &v.k(0.0)).array();
+                let (s1, _) = sum_all(&kept);
+                let (s2, _) = sum_all(&kept_sq);
+                let n = count as f64;
+                let var = variance(s2, s1, n);
+                segmented = grow(s1 / n, var);
+                if var.abs() < EPSILON {
+                    break;
+                }
             }
         }
-    }
-    let on = Val::of(&segmented, DType::B8);
-    let value = Val::of(&scaled, t).k(segmented_val);
-    Val::select(&on, &value, &value.k(0.0)).cast(ot).array()
+        let on = Val::of(&segmented, DType::B8);
+        let value = Val::of(&scaled, t).k(segmented_val);
+        Val::select(&on, &value, &value.k(0.0)).cast(ot).array()
+    })
 }

@@ -7,6 +7,7 @@ use super::labels::{component_min, linear_index};
 use super::Connectivity;
 use crate::array::Array;
 use crate::dtype::{DType, HasAfEnum, RealNumber};
+use crate::ops::build::with_backend_of;
 use crate::ops::indexer::lookup;
 use crate::ops::movement::{flat, moddims};
 use crate::ops::scan::accum;
@@ -58,7 +59,7 @@ where
         "regions: input must be one 2D image (dims 2 and 3 of size 1); its dims are {dims}"
     );
     if dims.elements() == 0 {
-        return Array::new_empty(dims);
+        return with_backend_of(input, || Array::new_empty(dims));
     }
     let labels = component_min("regions", input, None, conn == Connectivity::EIGHT);
     let m = Val::of(input, DType::B8);

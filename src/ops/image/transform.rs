@@ -29,11 +29,12 @@
 use crate::array::Array;
 use crate::backend::dense::Dense;
 use crate::backend::image::WarpMaps;
+use crate::device::with_active;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum, RealFloating};
 use crate::error_handler::OrRaise;
 use crate::jit::{BinOp, Expr, Node, UnOp};
-use crate::ops::build::{cast_node, common_backend};
+use crate::ops::build::{cast_node, common_backend, with_backend_of};
 use crate::ops::index::index;
 use crate::ops::movement::join;
 use crate::ops::seq::Seq;
@@ -82,7 +83,7 @@ fn warp<T: HasAfEnum>(
     if input.elements() == 0 || od.elements() == 0 {
         // no pixel to read: every point lies outside
         check_method(func, m);
-        let zero = crate::ops::data::constant(0.0f64, od);
+        let zero = with_active(backend, || crate::ops::data::constant(0.0f64, od));
         return Array::from_node(cast_node(zero.node(), t));
     }
     let out = if t.is_complex() {
@@ -418,7 +419,8 @@ where
     // the corners' two coordinates, then each coefficient as a one-element array (which
     // broadcasts): x' = (px t00 + py t10 + t20) / w, y' likewise with column 1, w with column 2
     let (d0, d1) = (f64::from(d0), f64::from(d1));
-    let corner = |v: [f64; 4]| Array::new(&v, Dim4::new(&[4, 1, 1, 1])).cast::<T>();
+    let corner =
+        |v: [f64; 4]| with_backend_of(tf, || Array::new(&v, Dim4::new(&[4, 1, 1, 1]))).cast::<T>();
     let (px, py) = (corner([0.0, 0.0, d1, d1]), corner([0.0, d0, d0, 0.0]));
     let t = |r: f64, c: f64| index(tf, &[Seq::new(r, r, 1.0), Seq::new(c, c, 1.0)]);
     let image = |c: f64| &(&(&px * &t(0.0, c)) + &(&py * &t(1.0, c))) + &t(2.0, c);

@@ -10,6 +10,7 @@ use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{DType, HasAfEnum};
 use crate::ops::assign::assign_seq;
+use crate::ops::build::with_backend_of;
 use crate::ops::data::constant;
 use crate::ops::index::{index, row};
 use crate::ops::movement::{join_many, moddims, pad, transpose, BorderType};
@@ -135,7 +136,9 @@ pub fn wrap<T: HasAfEnum>(
          (is_column {is_column})"
     );
     if ox == 0 || oy == 0 || d[2] * d[3] == 0 {
-        return Array::new_empty(Dim4::new(&[ox as u64, oy as u64, d[2], d[3]]));
+        return with_backend_of(input, || {
+            Array::new_empty(Dim4::new(&[ox as u64, oy as u64, d[2], d[3]]))
+        });
     }
     if T::get_af_dtype() == DType::B8 {
         let u: Array<u8> = input.cast();
@@ -143,7 +146,7 @@ pub fn wrap<T: HasAfEnum>(
     }
     let cols = if is_column { input.clone() } else { transpose(input, false) };
     let grown = Dim4::new(&[(ox + 2 * px) as u64, (oy + 2 * py) as u64, d[2], d[3]]);
-    let mut acc: Array<T> = constant(0.0f64, grown).cast();
+    let mut acc: Array<T> = with_backend_of(input, || constant(0.0f64, grown)).cast();
     acc.eval();
     let plane = Dim4::new(&[nx as u64, ny as u64, d[2], d[3]]);
     for j in 0..wy {

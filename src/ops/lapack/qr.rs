@@ -2,6 +2,7 @@
 
 use super::{array_of, dense, empty, fail, mat_dims, matrix_shape};
 use crate::array::Array;
+use crate::device::with_active;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::ops::data::{identity, upper};
 
@@ -31,8 +32,11 @@ where
     let (m, n) = matrix_shape(FUNC, "input", input.dims());
     let backend = input.node().backend;
     if m.min(n) == 0 {
-        let q =
-            if m == 0 { empty(FUNC, mat_dims(0, 0), backend) } else { identity(mat_dims(m, m)) };
+        let q = if m == 0 {
+            empty(FUNC, mat_dims(0, 0), backend)
+        } else {
+            with_active(backend, || identity(mat_dims(m, m)))
+        };
         return (q, empty(FUNC, mat_dims(m, n), backend), empty(FUNC, mat_dims(0, 1), backend));
     }
     let (packed, tau) =

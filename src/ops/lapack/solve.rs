@@ -4,6 +4,7 @@
 use super::{array_of, check, dense, empty, mat_dims, square_size, zeros};
 use crate::array::Array;
 use crate::backend::lapack::batched_dims;
+use crate::device::with_active;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::ops::blas::{matmul, MatProp};
@@ -139,6 +140,7 @@ where
         return empty(FUNC, mat_dims(0, 0), backend);
     }
     let (lu, ipiv, _info) = check(FUNC, input.node().backend.ops().getrf(&dense(FUNC, input)));
-    let eye: Array<T> = identity(Dim4::new(&[n as u64, n as u64, 1, 1]));
+    // the right-hand side goes to getrs with the factors: it must live where they do
+    let eye: Array<T> = with_active(backend, || identity(Dim4::new(&[n as u64, n as u64, 1, 1])));
     array_of(check(FUNC, lu.backend.ops().getrs(&lu, &ipiv, &dense(FUNC, &eye))))
 }

@@ -4,6 +4,7 @@
 use super::{array_of, dense, download, empty, fail, mat_dims, matrix_shape, upload};
 use crate::array::Array;
 use crate::backend::lapack::batched_dims;
+use crate::device::with_active;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::jit::BinOp;
@@ -76,7 +77,7 @@ where
             if k == 0 {
                 empty(func, mat_dims(0, 0), backend)
             } else {
-                identity(mat_dims(k, k))
+                with_active(backend, || identity(mat_dims(k, k)))
             }
         };
         return (square(m), empty(func, mat_dims(0, 1), backend), square(n));

@@ -20,6 +20,7 @@ use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::ops::assign::assign_seq;
 use crate::ops::blas::GemmType;
+use crate::ops::build::with_backend_of;
 use crate::ops::data::constant;
 use crate::ops::index::index;
 use crate::ops::movement::{join_many, moddims, pad, reorder_v2, BorderType};
@@ -69,7 +70,7 @@ pub(crate) fn add_columns<T: GemmType>(cols: &Array<T>, g: &Geometry) -> Array<T
     let grown = Dim4::new(&[w + 2 * g.padding[0], h + 2 * g.padding[1], c, n]);
     let per_tap = moddims(cols, Dim4::new(&[g.out[0], g.out[1], g.taps(), n]));
     per_tap.eval();
-    let mut acc: Array<T> = constant(0.0f64, grown).cast();
+    let mut acc: Array<T> = with_backend_of(cols, || constant(0.0f64, grown)).cast();
     acc.eval();
     let span = Seq::<f64>::default();
     let (fw, fh) = (g.filter[0], g.filter[1]);

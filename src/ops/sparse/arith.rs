@@ -53,7 +53,8 @@ pub(crate) fn binary(
         match (l.node().sparse(), r.node().sparse(), op) {
             (Some(_), Some(_), BinOp::Add | BinOp::Sub) => {
                 same_shape(func, &l, &r);
-                union(func, op, &l, &r).node().clone()
+                // the offsets, run starts and empty parts it makes follow the operands
+                build::with_backend_of(&l, || union(func, op, &l, &r)).node().clone()
             }
             (Some(_), Some(_), _) => panic!(
                 "{func}: `{symbol}` of two sparse arrays is not supported (as in ArrayFire); \

@@ -13,6 +13,7 @@ use crate::dtype::{FloatingPoint, HasAfEnum};
 use crate::error_handler::OrRaise;
 use crate::jit::sparse::SparseParts;
 use crate::jit::Node;
+use crate::ops::build::with_backend_of;
 use crate::ops::data::range;
 use crate::ops::indexer::lookup;
 use crate::ops::sort::sort_by_key;
@@ -88,7 +89,8 @@ pub(crate) fn to_format<T: HasAfEnum>(
     let d = input.dims();
     let shape = (d[0], d[1]);
     let c = coordinates::<T>(func, &p);
-    match format {
+    // the permutation sorting the coordinates is made on `input`'s backend
+    with_backend_of(input, || match format {
         SparseFormat::COO => assemble(func, shape, format, &c.values, &c.rows, &c.cols),
         SparseFormat::CSR => {
             let c = c.sorted(shape, true);
@@ -101,7 +103,7 @@ pub(crate) fn to_format<T: HasAfEnum>(
             assemble(func, shape, format, &c.values, &c.rows, &offsets)
         }
         SparseFormat::DENSE => to_dense(func, input),
-    }
+    })
 }
 
 /// The dense matrix of sparse `input`.

@@ -7,6 +7,7 @@ use super::{assemble, SparseFormat};
 use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{FloatingPoint, HasAfEnum};
+use crate::ops::build::with_backend_of;
 use crate::ops::indexer::lookup;
 use crate::ops::locate::locate;
 use crate::ops::movement::{flat, transpose};
@@ -142,7 +143,8 @@ pub(super) fn from_dense<T: HasAfEnum>(
         "{func}: a {rows} x {cols} matrix is too large for i32 sparse indices"
     );
     let shape = (rows, cols);
-    match format {
+    // the empty results of an all-zero matrix are made on `dense`'s backend
+    with_backend_of(dense, || match format {
         SparseFormat::DENSE => {
             panic!("{func}: `format` DENSE is not a sparse format (use CSR, CSC or COO)")
         }
@@ -160,7 +162,7 @@ pub(super) fn from_dense<T: HasAfEnum>(
             let col = if format == SparseFormat::CSC { compress(func, &col, cols) } else { col };
             assemble(func, shape, format, &values, &row, &col)
         }
-    }
+    })
 }
 
 /// The nonzero elements of `a` in column-major order, and their linear indices.

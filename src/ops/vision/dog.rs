@@ -2,6 +2,7 @@
 
 use crate::array::Array;
 use crate::dtype::{HasAfEnum, ImageFilterType};
+use crate::ops::build::with_backend_of;
 use crate::ops::image::calc::Val;
 use crate::ops::image::gaussian_kernel;
 use crate::ops::signal::{convolve2, ConvDomain, ConvMode};
@@ -26,19 +27,22 @@ where
     T: HasAfEnum + ImageFilterType,
     T::AbsOutType: HasAfEnum,
 {
-    assert!(radius1 >= 1, "dog: `radius1` must be at least 1 (got {radius1})");
-    assert!(
-        radius2 > radius1,
-        "dog: `radius2` ({radius2}) must be larger than `radius1` ({radius1})"
-    );
-    let x: Array<T::AbsOutType> = input.cast();
-    if x.elements() == 0 {
-        return x;
-    }
-    let t = T::AbsOutType::get_af_dtype();
-    let blur = |r: i32| {
-        let k = gaussian_kernel(2 * r + 1, 2 * r + 1, 0.0, 0.0);
-        Val::of(&convolve2(&x, &k, ConvMode::DEFAULT, ConvDomain::SPATIAL), t)
-    };
-    (blur(radius1) - blur(radius2)).array()
+    // the Gaussian kernels combine with `input`: made on its backend
+    with_backend_of(input, || {
+        assert!(radius1 >= 1, "dog: `radius1` must be at least 1 (got {radius1})");
+        assert!(
+            radius2 > radius1,
+            "dog: `radius2` ({radius2}) must be larger than `radius1` ({radius1})"
+        );
+        let x: Array<T::AbsOutType> = input.cast();
+        if x.elements() == 0 {
+            return x;
+        }
+        let t = T::AbsOutType::get_af_dtype();
+        let blur = |r: i32| {
+            let k = gaussian_kernel(2 * r + 1, 2 * r + 1, 0.0, 0.0);
+            Val::of(&convolve2(&x, &k, ConvMode::DEFAULT, ConvDomain::SPATIAL), t)
+        };
+        (blur(radius1) - blur(radius2)).array()
+    })
 }

@@ -11,6 +11,7 @@ use super::features::Features;
 use crate::array::Array;
 use crate::dtype::{HasAfEnum, ImageFilterType};
 use crate::ops::arith::{and, gt, lt, maxof, or};
+use crate::ops::build::with_backend_of;
 use crate::ops::data::selectr;
 
 /// The circle of radius 3 as `(row, column)` offsets, clockwise from the top, in
@@ -132,28 +133,31 @@ pub fn fast<T>(
 where
     T: HasAfEnum + ImageFilterType,
 {
-    let dims = input.dims();
-    check_image("fast", dims);
-    assert!(thr > 0.0, "fast: `thr` must be positive (got {thr})");
-    assert!((9..=16).contains(&arc_len), "fast: `arc_len` must be 9 to 16 (got {arc_len})");
-    assert!(
-        feat_ratio > 0.0 && feat_ratio <= 1.0,
-        "fast: `feat_ratio` must be in (0, 1] (got {feat_ratio})"
-    );
-    let edge = u64::from(edge.max(3));
-    if dims[0] <= 2 * edge || dims[1] <= 2 * edge {
-        return Features::empty();
-    }
-    let limit = (feat_ratio as f64 * dims.elements() as f64) as usize;
-    let img: Array<f32> = input.cast();
-    img.eval();
-    let (corner, score) = fast_response(&img, thr, arc_len);
-    let corner = and(&corner, &interior(dims, edge), false);
-    if !non_max {
-        return features_of(&corner, &score, true, limit);
-    }
-    let kept = selectr(&score, &corner, 0.0);
-    kept.eval();
-    let peak = and(&and(&corner, &local_max(&kept), false), &interior(dims, edge + 2), false);
-    features_of(&peak, &kept, true, limit)
+    // what is computed on the host and uploaded lands on the input's backend
+    with_backend_of(input, || {
+        let dims = input.dims();
+        check_image("fast", dims);
+        assert!(thr > 0.0, "fast: `thr` must be positive (got {thr})");
+        assert!((9..=16).contains(&arc_len), "fast: `arc_len` must be 9 to 16 (got {arc_len})");
+        assert!(
+            feat_ratio > 0.0 && feat_ratio <= 1.0,
+            "fast: `feat_ratio` must be in (0, 1] (got {feat_ratio})"
+        );
+        let edge = u64::from(edge.max(3));
+        if dims[0] <= 2 * edge || dims[1] <= 2 * edge {
+            return Features::empty();
+        }
+        let limit = (feat_ratio as f64 * dims.elements() as f64) as usize;
+        let img: Array<f32> = input.cast();
+        img.eval();
+        let (corner, score) = fast_response(&img, thr, arc_len);
+        let corner = and(&corner, &interior(dims, edge), false);
+        if !non_max {
+            return features_of(&corner, &score, true, limit);
+        }
+        let kept = selectr(&score, &corner, 0.0);
+        kept.eval();
+        let peak = and(&and(&corner, &local_max(&kept), false), &interior(dims, edge + 2), false);
+        features_of(&peak, &kept, true, limit)
+    })
 }

@@ -7,6 +7,7 @@ use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealFloating};
 use crate::ops::arith::{and, ge};
+use crate::ops::build::with_backend_of;
 use crate::ops::data::selectr;
 use crate::ops::image::gradient;
 use crate::ops::index::index;
@@ -101,58 +102,61 @@ pub fn harris<T>(
 where
     T: HasAfEnum + RealFloating,
 {
-    let dims = input.dims();
-    check_image("harris", dims);
-    assert!(
-        max_corners > 0 || min_response > 0.0,
-        "harris: `min_response` must be positive when `max_corners` is 0 (got {min_response})"
-    );
-    assert!(k_thr >= 0.01, "harris: `k_thr` must be at least 0.01 (got {k_thr})");
-    assert!(
-        block_size > 2 || (block_size == 0 && (0.5..=5.0).contains(&sigma)),
-        "harris: `block_size` must be 3 to 32, or 0 with `sigma` in [0.5, 5] (got block_size \
+    // what is computed on the host and uploaded lands on the input's backend
+    with_backend_of(input, || {
+        let dims = input.dims();
+        check_image("harris", dims);
+        assert!(
+            max_corners > 0 || min_response > 0.0,
+            "harris: `min_response` must be positive when `max_corners` is 0 (got {min_response})"
+        );
+        assert!(k_thr >= 0.01, "harris: `k_thr` must be at least 0.01 (got {k_thr})");
+        assert!(
+            block_size > 2 || (block_size == 0 && (0.5..=5.0).contains(&sigma)),
+            "harris: `block_size` must be 3 to 32, or 0 with `sigma` in [0.5, 5] (got block_size \
          {block_size}, sigma {sigma})"
-    );
-    assert!(block_size <= 32, "harris: `block_size` must be at most 32 (got {block_size})");
-    let len = if block_size == 0 {
-        let l = (6.0 * sigma).floor() as u32;
-        if l.is_multiple_of(2) {
-            l - 1
+        );
+        assert!(block_size <= 32, "harris: `block_size` must be at most 32 (got {block_size})");
+        let len = if block_size == 0 {
+            let l = (6.0 * sigma).floor() as u32;
+            if l.is_multiple_of(2) {
+                l - 1
+            } else {
+                l
+            }
         } else {
-            l
+            block_size
+        };
+        let edge = u64::from(len / 2);
+        assert!(
+            dims[0] > 2 * edge && dims[1] > 2 * edge,
+            "harris: `input` of dims {dims} is too small for a window of {len} pixels"
+        );
+        let border = u64::from(len / 2 + 2);
+        if dims[0] <= 2 * border || dims[1] <= 2 * border {
+            return Features::empty();
         }
-    } else {
-        block_size
-    };
-    let edge = u64::from(len / 2);
-    assert!(
-        dims[0] > 2 * edge && dims[1] > 2 * edge,
-        "harris: `input` of dims {dims} is too small for a window of {len} pixels"
-    );
-    let border = u64::from(len / 2 + 2);
-    if dims[0] <= 2 * border || dims[1] <= 2 * border {
-        return Features::empty();
-    }
-    let img: Array<f32> = input.cast();
-    let resp = harris_response(&img, len, sigma, k_thr);
-    let min_r = if max_corners > 0 { 0.0 } else { min_response };
-    let peak = and(
-        &and(&local_max(&resp), &ge(&resp, &min_r, false), false),
-        &interior(dims, border),
-        false,
-    );
-    let limit = (dims.elements() as f64 * 0.2) as usize;
-    let (x, y, s) = gather(&peak, &resp, false, limit);
-    let n = x.elements();
-    if n == 0 {
-        return Features::empty();
-    }
-    if max_corners > 0 && n > max_corners as usize {
-        let (sorted, idx) = sort_index(&s, 0, false);
-        let first = [Seq::new(0.0, f64::from(max_corners) - 1.0, 1.0)];
-        let idx = index(&idx, &first);
-        let s = index(&sorted, &first);
-        return Features::from_columns(lookup(&x, &idx, 0), lookup(&y, &idx, 0), s, None, None);
-    }
-    Features::from_columns(x, y, s, None, None)
+        let img: Array<f32> = input.cast();
+        let resp = harris_response(&img, len, sigma, k_thr);
+        let min_r = if max_corners > 0 { 0.0 } else { min_response };
+        let peak = and(
+            &and(&local_max(&resp), &ge(&resp, &min_r, false), false),
+            &interior(dims, border),
+            false,
+        );
+        let limit = (dims.elements() as f64 * 0.2) as usize;
+        let (x, y, s) = gather(&peak, &resp, false, limit);
+        let n = x.elements();
+        if n == 0 {
+            return Features::empty();
+        }
+        if max_corners > 0 && n > max_corners as usize {
+            let (sorted, idx) = sort_index(&s, 0, false);
+            let first = [Seq::new(0.0, f64::from(max_corners) - 1.0, 1.0)];
+            let idx = index(&idx, &first);
+            let s = index(&sorted, &first);
+            return Features::from_columns(lookup(&x, &idx, 0), lookup(&y, &idx, 0), s, None, None);
+        }
+        Features::from_columns(x, y, s, None, None)
+    })
 }

@@ -9,6 +9,7 @@ use super::HomographyType;
 use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealFloating};
+use crate::ops::build::with_backend_of;
 
 /// A homography, row-major: `(x', y', w) = H (x, y, 1)`.
 type Mat3 = [f64; 9];
@@ -187,99 +188,102 @@ pub fn homography<OutType>(
 where
     OutType: HasAfEnum + RealFloating,
 {
-    const FUNC: &str = "homography";
-    let n = x_src.elements();
-    for (name, a) in [("y_src", y_src), ("x_dst", x_dst), ("y_dst", y_dst)] {
-        assert!(
-            a.elements() == n,
-            "{FUNC}: `{name}` has {} points but `x_src` has {n}",
-            a.elements()
-        );
-    }
-    assert!(n >= 4, "{FUNC}: at least 4 points are needed (got {n})");
-    assert!(iterations > 0, "{FUNC}: `iterations` must be positive");
-    assert!(
-        htype == HomographyType::LMEDS || inlier_thr > 0.0,
-        "{FUNC}: `inlier_thr` must be positive (got {inlier_thr})"
-    );
-    let host = |a: &Array<f32>| -> Vec<f64> { a.to_vec().into_iter().map(f64::from).collect() };
-    let (xs, ys, xd, yd) = (host(x_src), host(y_src), host(x_dst), host(y_dst));
-    let src: Vec<(f64, f64)> = xs.into_iter().zip(ys).collect();
-    let dst: Vec<(f64, f64)> = xd.into_iter().zip(yd).collect();
-    let (ts, _) = normaliser(&src);
-    let (td, td_inv) = normaliser(&dst);
-    let ns: Vec<(f64, f64)> = src.iter().map(|p| apply(&ts, p.0, p.1)).collect();
-    let nd: Vec<(f64, f64)> = dst.iter().map(|p| apply(&td, p.0, p.1)).collect();
-    // back to original coordinates: H = Td^-1 Hn Ts
-    let denormalise = |hn: &Mat3| {
-        let h = mul(&td_inv, &mul(hn, &ts));
-        let s = h[8];
-        if s.abs() > 0.0 {
-            h.map(|v| v / s)
-        } else {
-            h
+    // what is computed on the host and uploaded lands on the input's backend
+    with_backend_of(x_src, || {
+        const FUNC: &str = "homography";
+        let n = x_src.elements();
+        for (name, a) in [("y_src", y_src), ("x_dst", x_dst), ("y_dst", y_dst)] {
+            assert!(
+                a.elements() == n,
+                "{FUNC}: `{name}` has {} points but `x_src` has {n}",
+                a.elements()
+            );
         }
-    };
-    let thr2 = f64::from(inlier_thr) * f64::from(inlier_thr);
-    let mut rng = Rng(0x005E_ED0F_4F17);
-    let mut best: Option<(Mat3, f64)> = None; // model, score (lower is better)
-    let mut budget = u64::from(iterations);
-    let mut it = 0u64;
-    while it < budget {
-        it += 1;
-        let sample = rng.four(n);
-        let Some(hn) = fit(&ns, &nd, &sample) else { continue };
-        let h = denormalise(&hn);
-        let e = errors(&h, &src, &dst);
-        let score = match htype {
-            HomographyType::RANSAC => -(e.iter().filter(|&&v| v < thr2).count() as f64),
-            HomographyType::LMEDS => median(e),
+        assert!(n >= 4, "{FUNC}: at least 4 points are needed (got {n})");
+        assert!(iterations > 0, "{FUNC}: `iterations` must be positive");
+        assert!(
+            htype == HomographyType::LMEDS || inlier_thr > 0.0,
+            "{FUNC}: `inlier_thr` must be positive (got {inlier_thr})"
+        );
+        let host = |a: &Array<f32>| -> Vec<f64> { a.to_vec().into_iter().map(f64::from).collect() };
+        let (xs, ys, xd, yd) = (host(x_src), host(y_src), host(x_dst), host(y_dst));
+        let src: Vec<(f64, f64)> = xs.into_iter().zip(ys).collect();
+        let dst: Vec<(f64, f64)> = xd.into_iter().zip(yd).collect();
+        let (ts, _) = normaliser(&src);
+        let (td, td_inv) = normaliser(&dst);
+        let ns: Vec<(f64, f64)> = src.iter().map(|p| apply(&ts, p.0, p.1)).collect();
+        let nd: Vec<(f64, f64)> = dst.iter().map(|p| apply(&td, p.0, p.1)).collect();
+        // back to original coordinates: H = Td^-1 Hn Ts
+        let denormalise = |hn: &Mat3| {
+            let h = mul(&td_inv, &mul(hn, &ts));
+            let s = h[8];
+            if s.abs() > 0.0 {
+                h.map(|v| v / s)
+            } else {
+                h
+            }
         };
-        if best.as_ref().is_none_or(|b| score < b.1) {
-            best = Some((h, score));
-            if htype == HomographyType::RANSAC {
-                let ratio = -score / n as f64;
-                let miss = 1.0 - ratio.powi(4);
-                if miss <= f64::EPSILON {
-                    budget = it;
-                } else {
-                    let need = ((1.0f64 - 0.99).ln() / miss.ln()).ceil();
-                    if need.is_finite() && need >= 0.0 {
-                        budget = budget.min((need as u64).max(it));
+        let thr2 = f64::from(inlier_thr) * f64::from(inlier_thr);
+        let mut rng = Rng(0x005E_ED0F_4F17);
+        let mut best: Option<(Mat3, f64)> = None; // model, score (lower is better)
+        let mut budget = u64::from(iterations);
+        let mut it = 0u64;
+        while it < budget {
+            it += 1;
+            let sample = rng.four(n);
+            let Some(hn) = fit(&ns, &nd, &sample) else { continue };
+            let h = denormalise(&hn);
+            let e = errors(&h, &src, &dst);
+            let score = match htype {
+                HomographyType::RANSAC => -(e.iter().filter(|&&v| v < thr2).count() as f64),
+                HomographyType::LMEDS => median(e),
+            };
+            if best.as_ref().is_none_or(|b| score < b.1) {
+                best = Some((h, score));
+                if htype == HomographyType::RANSAC {
+                    let ratio = -score / n as f64;
+                    let miss = 1.0 - ratio.powi(4);
+                    if miss <= f64::EPSILON {
+                        budget = it;
+                    } else {
+                        let need = ((1.0f64 - 0.99).ln() / miss.ln()).ceil();
+                        if need.is_finite() && need >= 0.0 {
+                            budget = budget.min((need as u64).max(it));
+                        }
                     }
                 }
             }
         }
-    }
-    let Some((h, score)) = best else {
-        return (Array::new(&[0.0f64; 9], Dim4::new(&[3, 3, 1, 1])).cast(), 0);
-    };
-    let limit = match htype {
-        HomographyType::RANSAC => thr2,
-        HomographyType::LMEDS => {
-            let sigma = 1.4826 * (1.0 + 5.0 / (n as f64 - 4.0).max(1.0)) * score.sqrt();
-            (2.5 * sigma).powi(2).max(1e-12)
-        }
-    };
-    let inliers_of = |h: &Mat3| -> Vec<usize> {
-        errors(h, &src, &dst)
-            .iter()
-            .enumerate()
-            .filter(|(_, &e)| e <= limit)
-            .map(|(i, _)| i)
-            .collect()
-    };
-    let mut h = h;
-    let mut inl = inliers_of(&h);
-    if inl.len() > 4 {
-        if let Some(hn) = fit(&ns, &nd, &inl) {
-            let refined = denormalise(&hn);
-            let r = inliers_of(&refined);
-            if r.len() >= inl.len() {
-                h = refined;
-                inl = r;
+        let Some((h, score)) = best else {
+            return (Array::new(&[0.0f64; 9], Dim4::new(&[3, 3, 1, 1])).cast(), 0);
+        };
+        let limit = match htype {
+            HomographyType::RANSAC => thr2,
+            HomographyType::LMEDS => {
+                let sigma = 1.4826 * (1.0 + 5.0 / (n as f64 - 4.0).max(1.0)) * score.sqrt();
+                (2.5 * sigma).powi(2).max(1e-12)
+            }
+        };
+        let inliers_of = |h: &Mat3| -> Vec<usize> {
+            errors(h, &src, &dst)
+                .iter()
+                .enumerate()
+                .filter(|(_, &e)| e <= limit)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let mut h = h;
+        let mut inl = inliers_of(&h);
+        if inl.len() > 4 {
+            if let Some(hn) = fit(&ns, &nd, &inl) {
+                let refined = denormalise(&hn);
+                let r = inliers_of(&refined);
+                if r.len() >= inl.len() {
+                    h = refined;
+                    inl = r;
+                }
             }
         }
-    }
-    (Array::new(&h, Dim4::new(&[3, 3, 1, 1])).cast(), inl.len() as i32)
+        (Array::new(&h, Dim4::new(&[3, 3, 1, 1])).cast(), inl.len() as i32)
+    })
 }

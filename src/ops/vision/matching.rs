@@ -16,6 +16,7 @@ use crate::dtype::{DType, HasAfEnum, ImageFilterType, RealNumber};
 use crate::error_handler::OrRaise;
 use crate::jit::{BinOp, UnOp};
 use crate::ops::blas::{matmul, MatProp};
+use crate::ops::build::with_backend_of;
 use crate::ops::image::calc::Val;
 use crate::ops::index::{cols, rows};
 use crate::ops::movement::{join_many, moddims, transpose};
@@ -266,42 +267,50 @@ where
     T: HasAfEnum + ImageFilterType,
     T::AggregateOutType: HasAfEnum,
 {
-    const FUNC: &str = "nearest_neighbour";
-    let (q, t) = layout(FUNC, query, train, dist_dim, n_dist);
-    let ty = T::get_af_dtype();
-    let floating = matches!(ty, DType::F32 | DType::F64);
-    if q.dims()[1] == 0 {
-        let e = Dim4::new(&[u64::from(n_dist), 0, 1, 1]);
-        return (Array::new_empty(e), Array::new_empty(e));
-    }
-    match dist_type {
-        MatchType::SHD => {
-            assert!(!floating, "{FUNC}: `dist_type` SHD needs integer descriptors (got {ty:?})");
-            match ty {
-                DType::S16 => run::<u16, u32, _>(&q.cast(), &t.cast(), n_dist, dist_type),
-                DType::S64 | DType::U64 => run::<T, u64, _>(&q, &t, n_dist, dist_type),
-                _ => run::<T, u32, _>(&q, &t, n_dist, dist_type),
-            }
+    // what is computed on the host and uploaded lands on the input's backend
+    with_backend_of(query, || {
+        const FUNC: &str = "nearest_neighbour";
+        let (q, t) = layout(FUNC, query, train, dist_dim, n_dist);
+        let ty = T::get_af_dtype();
+        let floating = matches!(ty, DType::F32 | DType::F64);
+        if q.dims()[1] == 0 {
+            let e = Dim4::new(&[u64::from(n_dist), 0, 1, 1]);
+            return (Array::new_empty(e), Array::new_empty(e));
         }
-        MatchType::SAD | MatchType::SSD if !floating => run::<T, i64, _>(&q, &t, n_dist, dist_type),
-        _ => {
-            assert!(
-                floating,
-                "{FUNC}: `dist_type` {dist_type:?} needs f32 or f64 descriptors (got {ty:?}); \
+        match dist_type {
+            MatchType::SHD => {
+                assert!(
+                    !floating,
+                    "{FUNC}: `dist_type` SHD needs integer descriptors (got {ty:?})"
+                );
+                match ty {
+                    DType::S16 => run::<u16, u32, _>(&q.cast(), &t.cast(), n_dist, dist_type),
+                    DType::S64 | DType::U64 => run::<T, u64, _>(&q, &t, n_dist, dist_type),
+                    _ => run::<T, u32, _>(&q, &t, n_dist, dist_type),
+                }
+            }
+            MatchType::SAD | MatchType::SSD if !floating => {
+                run::<T, i64, _>(&q, &t, n_dist, dist_type)
+            }
+            _ => {
+                assert!(
+                    floating,
+                    "{FUNC}: `dist_type` {dist_type:?} needs f32 or f64 descriptors (got {ty:?}); \
                  integer descriptors take SAD, SSD and SHD"
-            );
-            if ty == DType::F64 {
-                run::<T, f64, _>(&q, &t, n_dist, dist_type)
-            } else if let Some(found) = (dist_type == MatchType::SSD && n_dist == 1)
-                .then(|| fused_nearest_ssd(FUNC, &q, &t))
-                .flatten()
-            {
-                found
-            } else {
-                run::<T, f32, _>(&q, &t, n_dist, dist_type)
+                );
+                if ty == DType::F64 {
+                    run::<T, f64, _>(&q, &t, n_dist, dist_type)
+                } else if let Some(found) = (dist_type == MatchType::SSD && n_dist == 1)
+                    .then(|| fused_nearest_ssd(FUNC, &q, &t))
+                    .flatten()
+                {
+                    found
+                } else {
+                    run::<T, f32, _>(&q, &t, n_dist, dist_type)
+                }
             }
         }
-    }
+    })
 }
 
 /// The nearest train descriptor of each query by SSD (`k = 1`), where a backend fuses the

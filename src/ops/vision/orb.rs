@@ -18,6 +18,7 @@ use crate::array::Array;
 use crate::dim4::Dim4;
 use crate::dtype::{HasAfEnum, RealFloating};
 use crate::ops::arith::{atan2, cos, lt, round, sin};
+use crate::ops::build::with_backend_of;
 use crate::ops::data::constant;
 use crate::ops::image::{gaussian_kernel, resize};
 use crate::ops::index::index;
@@ -208,66 +209,71 @@ pub fn orb<T>(
 where
     T: HasAfEnum + RealFloating,
 {
-    const FUNC: &str = "orb";
-    let dims = input.dims();
-    check_image(FUNC, dims);
-    assert!(fast_thr > 0.0, "{FUNC}: `fast_thr` must be positive (got {fast_thr})");
-    assert!(max_feat > 0, "{FUNC}: `max_feat` must be positive");
-    assert!(levels > 0, "{FUNC}: `levels` must be positive");
-    assert!(scl_fctr > 1.0, "{FUNC}: `scl_fctr` must be above 1 (got {scl_fctr})");
-    let img: Array<f32> = input.cast();
-    img.eval();
-    // each level's share of max_feat, in proportion to its area
-    let ratio = 1.0 / f64::from(scl_fctr).powi(2);
-    let total: f64 = (0..levels).map(|l| ratio.powi(l as i32)).sum();
-    let blur = gaussian_kernel(9, 9, 2.0, 2.0);
-    let mut parts = Vec::new();
-    let mut remaining = max_feat as usize;
-    for l in 0..levels {
-        let scale = scl_fctr.powi(l as i32);
-        let share = (f64::from(max_feat) * ratio.powi(l as i32) / total).ceil() as usize;
-        let quota = share.min(remaining);
-        let level = if l == 0 {
-            img.clone()
-        } else {
-            let (r, c) =
-                ((dims[0] as f32 / scale).round() as i64, (dims[1] as f32 / scale).round() as i64);
-            if r < 1 || c < 1 {
-                break;
+    // what is computed on the host and uploaded lands on the input's backend
+    with_backend_of(input, || {
+        const FUNC: &str = "orb";
+        let dims = input.dims();
+        check_image(FUNC, dims);
+        assert!(fast_thr > 0.0, "{FUNC}: `fast_thr` must be positive (got {fast_thr})");
+        assert!(max_feat > 0, "{FUNC}: `max_feat` must be positive");
+        assert!(levels > 0, "{FUNC}: `levels` must be positive");
+        assert!(scl_fctr > 1.0, "{FUNC}: `scl_fctr` must be above 1 (got {scl_fctr})");
+        let img: Array<f32> = input.cast();
+        img.eval();
+        // each level's share of max_feat, in proportion to its area
+        let ratio = 1.0 / f64::from(scl_fctr).powi(2);
+        let total: f64 = (0..levels).map(|l| ratio.powi(l as i32)).sum();
+        let blur = gaussian_kernel(9, 9, 2.0, 2.0);
+        let mut parts = Vec::new();
+        let mut remaining = max_feat as usize;
+        for l in 0..levels {
+            let scale = scl_fctr.powi(l as i32);
+            let share = (f64::from(max_feat) * ratio.powi(l as i32) / total).ceil() as usize;
+            let quota = share.min(remaining);
+            let level = if l == 0 {
+                img.clone()
+            } else {
+                let (r, c) = (
+                    (dims[0] as f32 / scale).round() as i64,
+                    (dims[1] as f32 / scale).round() as i64,
+                );
+                if r < 1 || c < 1 {
+                    break;
+                }
+                let lv = resize(&img, r, c, InterpType::BILINEAR);
+                lv.eval();
+                lv
+            };
+            let smooth = if blur_img {
+                let s = convolve2(&level, &blur, ConvMode::DEFAULT, ConvDomain::SPATIAL);
+                s.eval();
+                s
+            } else {
+                level.clone()
+            };
+            if let Some(p) = level_features(&level, &smooth, fast_thr, quota, scale) {
+                remaining -= p.0.elements();
+                parts.push((p, scale));
             }
-            let lv = resize(&img, r, c, InterpType::BILINEAR);
-            lv.eval();
-            lv
-        };
-        let smooth = if blur_img {
-            let s = convolve2(&level, &blur, ConvMode::DEFAULT, ConvDomain::SPATIAL);
-            s.eval();
-            s
-        } else {
-            level.clone()
-        };
-        if let Some(p) = level_features(&level, &smooth, fast_thr, quota, scale) {
-            remaining -= p.0.elements();
-            parts.push((p, scale));
         }
-    }
-    if parts.is_empty() {
-        return (Features::empty(), Array::new_empty(Dim4::new(&[8, 0, 1, 1])));
-    }
-    let join = |f: &dyn Fn(&Level) -> Array<f32>| {
-        let cols: Vec<Array<f32>> = parts.iter().map(|(p, _)| f(p)).collect();
-        join_many(0, cols.iter().collect())
-    };
-    let x = join(&|p| p.0.clone());
-    let y = join(&|p| p.1.clone());
-    let score = join(&|p| p.2.clone());
-    let orientation = join(&|p| p.3.clone());
-    let sizes: Vec<Array<f32>> = parts
-        .iter()
-        .map(|(p, scale)| constant(PATCH * scale, Dim4::new(&[p.0.elements() as u64, 1, 1, 1])))
-        .collect();
-    let size = join_many(0, sizes.iter().collect());
-    let descs: Vec<Array<u32>> = parts.iter().map(|(p, _)| p.4.clone()).collect();
-    let desc = join_many(1, descs.iter().collect());
-    (Features::from_columns(x, y, score, Some(orientation), Some(size)), desc)
+        if parts.is_empty() {
+            return (Features::empty(), Array::new_empty(Dim4::new(&[8, 0, 1, 1])));
+        }
+        let join = |f: &dyn Fn(&Level) -> Array<f32>| {
+            let cols: Vec<Array<f32>> = parts.iter().map(|(p, _)| f(p)).collect();
+            join_many(0, cols.iter().collect())
+        };
+        let x = join(&|p| p.0.clone());
+        let y = join(&|p| p.1.clone());
+        let score = join(&|p| p.2.clone());
+        let orientation = join(&|p| p.3.clone());
+        let sizes: Vec<Array<f32>> = parts
+            .iter()
+            .map(|(p, scale)| constant(PATCH * scale, Dim4::new(&[p.0.elements() as u64, 1, 1, 1])))
+            .collect();
+        let size = join_many(0, sizes.iter().collect());
+        let descs: Vec<Array<u32>> = parts.iter().map(|(p, _)| p.4.clone()).collect();
+        let desc = join_many(1, descs.iter().collect());
+        (Features::from_columns(x, y, score, Some(orientation), Some(size)), desc)
+    })
 }

@@ -6,6 +6,7 @@ use super::features::Features;
 use crate::array::Array;
 use crate::dtype::{HasAfEnum, ImageFilterType};
 use crate::ops::arith::{and, exp, lt};
+use crate::ops::build::with_backend_of;
 use crate::ops::data::selectr;
 
 /// The SUSAN response of every pixel of `img` (f32), computed `border` or more pixels
@@ -80,24 +81,27 @@ pub fn susan<T>(
 where
     T: HasAfEnum + ImageFilterType,
 {
-    let dims = input.dims();
-    check_image("susan", dims);
-    assert!((1..=10).contains(&radius), "susan: `radius` must be 1 to 10 (got {radius})");
-    assert!(edge >= radius, "susan: `edge` ({edge}) must be at least `radius` ({radius})");
-    assert!(diff_thr > 0.0, "susan: `diff_thr` must be positive (got {diff_thr})");
-    assert!(geom_thr > 0.0, "susan: `geom_thr` must be positive (got {geom_thr})");
-    assert!(
-        feature_ratio > 0.0 && feature_ratio <= 1.0,
-        "susan: `feature_ratio` must be in (0, 1] (got {feature_ratio})"
-    );
-    let edge = u64::from(edge);
-    if dims[0] <= 2 * (edge + 1) || dims[1] <= 2 * (edge + 1) {
-        return Features::empty();
-    }
-    let limit = (feature_ratio as f64 * dims.elements() as f64) as usize;
-    let img: Array<f32> = input.cast();
-    img.eval();
-    let resp = susan_response(&img, radius, diff_thr, geom_thr, edge);
-    let peak = and(&local_max(&resp), &interior(dims, edge + 1), false);
-    features_of(&peak, &resp, false, limit)
+    // what is computed on the host and uploaded lands on the input's backend
+    with_backend_of(input, || {
+        let dims = input.dims();
+        check_image("susan", dims);
+        assert!((1..=10).contains(&radius), "susan: `radius` must be 1 to 10 (got {radius})");
+        assert!(edge >= radius, "susan: `edge` ({edge}) must be at least `radius` ({radius})");
+        assert!(diff_thr > 0.0, "susan: `diff_thr` must be positive (got {diff_thr})");
+        assert!(geom_thr > 0.0, "susan: `geom_thr` must be positive (got {geom_thr})");
+        assert!(
+            feature_ratio > 0.0 && feature_ratio <= 1.0,
+            "susan: `feature_ratio` must be in (0, 1] (got {feature_ratio})"
+        );
+        let edge = u64::from(edge);
+        if dims[0] <= 2 * (edge + 1) || dims[1] <= 2 * (edge + 1) {
+            return Features::empty();
+        }
+        let limit = (feature_ratio as f64 * dims.elements() as f64) as usize;
+        let img: Array<f32> = input.cast();
+        img.eval();
+        let resp = susan_response(&img, radius, diff_thr, geom_thr, edge);
+        let peak = and(&local_max(&resp), &interior(dims, edge + 1), false);
+        features_of(&peak, &resp, false, limit)
+    })
 }

@@ -9,6 +9,7 @@ use super::MatchType;
 use crate::array::Array;
 use crate::dtype::{DType, HasAfEnum, ImageFilterType};
 use crate::jit::UnOp;
+use crate::ops::build::with_backend_of;
 use crate::ops::image::calc::Val;
 use crate::ops::movement::{offset_read, BorderType};
 
@@ -86,76 +87,80 @@ where
     T: HasAfEnum + ImageFilterType,
     T::AbsOutType: HasAfEnum,
 {
-    const FUNC: &str = "match_template";
-    assert!(
-        !matches!(mtype, MatchType::NCC | MatchType::ZNCC | MatchType::SHD),
-        "{FUNC}: `mtype` {mtype:?} is not supported; use SAD, ZSAD, LSAD, SSD, ZSSD or LSSD"
-    );
-    let (sd, td) = (search_img.dims(), template_img.dims());
-    assert!(
-        td[2] == 1 && td[3] == 1,
-        "{FUNC}: `template_img` must be one 2D image, but its dims are {td}"
-    );
-    assert!(
-        td[0] <= sd[0] && td[1] <= sd[1],
-        "{FUNC}: `template_img` (dims {td}) must not be larger than `search_img` (dims {sd})"
-    );
-    let out_ty = T::AbsOutType::get_af_dtype();
-    if sd.elements() == 0 || td.elements() == 0 {
-        return search_img.cast();
-    }
-    let ty = if out_ty == DType::F64 { DType::F64 } else { DType::F32 };
-    let values: Vec<f64> = template_img.cast::<f64>().to_vec();
-    let rows = td[0] as usize;
-    let tpl: Vec<(i64, i64, f64)> = values
-        .iter()
-        .enumerate()
-        .map(|(k, &v)| ((k % rows) as i64, (k / rows) as i64, v))
-        .collect();
-    let n = tpl.len() as f64;
-    let (s32, s64): (Array<f32>, Option<Array<f64>>) = if ty == DType::F64 {
-        (Array::new_empty(crate::dim4!(0)), Some(search_img.cast()))
-    } else {
-        (search_img.cast(), None)
-    };
-    match &s64 {
-        Some(s) => s.eval(),
-        None => s32.eval(),
-    }
-    let sum_of = |term: &dyn Fn(&Val, f64) -> Val| window_sum(&s32, s64.as_ref(), &tpl, ty, term);
-    let t_mean = values.iter().sum::<f64>() / n;
-    let needs_mean =
-        matches!(mtype, MatchType::ZSAD | MatchType::ZSSD | MatchType::LSAD | MatchType::LSSD);
-    let w_mean = if needs_mean { Some(sum_of(&|w, _| w.clone()) / n) } else { None };
-    let abs = |v: Val| v.unary(UnOp::Abs);
-    let sq = |v: Val| &v * &v;
-    let out = match mtype {
-        MatchType::SAD => sum_of(&|w, t| abs(w - t)),
-        MatchType::SSD => sum_of(&|w, t| sq(w - t)),
-        MatchType::ZSAD | MatchType::ZSSD => {
-            let wm = w_mean.expect("computed");
-            let square = mtype == MatchType::ZSSD;
-            sum_of(&|w, t| {
-                let e = (w - &wm) + (t_mean - t);
-                if square {
-                    sq(e)
-                } else {
-                    abs(e)
-                }
-            })
+    // what is computed on the host and uploaded lands on the input's backend
+    with_backend_of(search_img, || {
+        const FUNC: &str = "match_template";
+        assert!(
+            !matches!(mtype, MatchType::NCC | MatchType::ZNCC | MatchType::SHD),
+            "{FUNC}: `mtype` {mtype:?} is not supported; use SAD, ZSAD, LSAD, SSD, ZSSD or LSSD"
+        );
+        let (sd, td) = (search_img.dims(), template_img.dims());
+        assert!(
+            td[2] == 1 && td[3] == 1,
+            "{FUNC}: `template_img` must be one 2D image, but its dims are {td}"
+        );
+        assert!(
+            td[0] <= sd[0] && td[1] <= sd[1],
+            "{FUNC}: `template_img` (dims {td}) must not be larger than `search_img` (dims {sd})"
+        );
+        let out_ty = T::AbsOutType::get_af_dtype();
+        if sd.elements() == 0 || td.elements() == 0 {
+            return search_img.cast();
         }
-        _ => {
-            let scale = w_mean.expect("computed") / t_mean;
-            let square = mtype == MatchType::LSSD;
-            sum_of(&|w, t| {
-                let e = w - &(&scale * t);
-                if square {
-                    sq(e)
-                } else {
-                    abs(e)
-                }
-            })
+        let ty = if out_ty == DType::F64 { DType::F64 } else { DType::F32 };
+        let values: Vec<f64> = template_img.cast::<f64>().to_vec();
+        let rows = td[0] as usize;
+        let tpl: Vec<(i64, i64, f64)> = values
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| ((k % rows) as i64, (k / rows) as i64, v))
+            .collect();
+        let n = tpl.len() as f64;
+        let (s32, s64): (Array<f32>, Option<Array<f64>>) = if ty == DType::F64 {
+            (Array::new_empty(crate::dim4!(0)), Some(search_img.cast()))
+        } else {
+            (search_img.cast(), None)
+        };
+        match &s64 {
+            Some(s) => s.eval(),
+            None => s32.eval(),
         }
-    };
-    out.array()
+        let sum_of =
+            |term: &dyn Fn(&Val, f64) -> Val| window_sum(&s32, s64.as_ref(), &tpl, ty, term);
+        let t_mean = values.iter().sum::<f64>() / n;
+        let needs_mean =
+            matches!(mtype, MatchType::ZSAD | MatchType::ZSSD | MatchType::LSAD | MatchType::LSSD);
+        let w_mean = if needs_mean { Some(sum_of(&|w, _| w.clone()) / n) } else { None };
+        let abs = |v: Val| v.unary(UnOp::Abs);
+        let sq = |v: Val| &v * &v;
+        let out = match mtype {
+            MatchType::SAD => sum_of(&|w, t| abs(w - t)),
+            MatchType::SSD => sum_of(&|w, t| sq(w - t)),
+            MatchType::ZSAD | MatchType::ZSSD => {
+                let wm = w_mean.expect("computed");
+                let square = mtype == MatchType::ZSSD;
+                sum_of(&|w, t| {
+                    let e = (w - &wm) + (t_mean - t);
+                    if square {
+                        sq(e)
+                    } else {
+                        abs(e)
+                    }
+                })
+            }
+            _ => {
+                let scale = w_mean.expect("computed") / t_mean;
+                let square = mtype == MatchType::LSSD;
+                sum_of(&|w, t| {
+                    let e = w - &(&scale * t);
+                    if square {
+                        sq(e)
+                    } else {
+                        abs(e)
+                    }
+                })
+            }
+        };
+        out.array()
+    })
 }
