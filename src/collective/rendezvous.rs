@@ -72,9 +72,10 @@ fn resolve(func: &str, pg: &ProcessGroup) -> Result<Vec<SocketAddr>> {
     Ok(addrs)
 }
 
-/// Rank 0's listener: on the group's address where it is one of this machine's, else on every
-/// interface (a name that resolves to an address this machine does not hold, as behind a
-/// NAT).
+/// Rank 0's listener: on the loopback address where the group meets there (one machine), else
+/// on every interface, as the other ranks may reach this machine by an address its own name
+/// does not resolve to here (a host name that resolves to 127.0.1.1 on its own machine, an
+/// address behind a NAT).
 fn listen(func: &str, pg: &ProcessGroup, addrs: &[SocketAddr]) -> Result<TcpListener> {
     let in_use = |e: std::io::Error| {
         fail(format!(
@@ -84,11 +85,13 @@ fn listen(func: &str, pg: &ProcessGroup, addrs: &[SocketAddr]) -> Result<TcpList
         ))
     };
     let mut last = None;
-    for a in addrs {
-        match TcpListener::bind(a) {
-            Ok(l) => return Ok(l),
-            Err(e) if e.kind() == ErrorKind::AddrInUse => return Err(in_use(e)),
-            Err(e) => last = Some(e),
+    if addrs.iter().all(|a| a.ip().is_loopback()) {
+        for a in addrs {
+            match TcpListener::bind(a) {
+                Ok(l) => return Ok(l),
+                Err(e) if e.kind() == ErrorKind::AddrInUse => return Err(in_use(e)),
+                Err(e) => last = Some(e),
+            }
         }
     }
     let any: SocketAddr = if addrs[0].is_ipv6() {
@@ -101,10 +104,9 @@ fn listen(func: &str, pg: &ProcessGroup, addrs: &[SocketAddr]) -> Result<TcpList
             in_use(e)
         } else {
             fail(format!(
-                "{func}: rank 0 cannot listen on {} ({}) or on port {} of every interface ({e})",
-                place(pg),
-                last.map_or_else(String::new, |l| l.to_string()),
-                pg.port()
+                "{func}: rank 0 cannot listen on port {} of every interface ({e}){}",
+                pg.port(),
+                last.map_or_else(String::new, |l| format!(" or on {} ({l})", place(pg)))
             ))
         }
     })
