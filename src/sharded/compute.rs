@@ -368,8 +368,9 @@ impl<T: HasAfEnum> ShardedArray<T> {
                 }
                 // This shard's share of the whole extent: the weighted means add up to the mean.
                 let share = s.dims()[d as usize] as f64 / whole as f64;
-                let w =
-                    Array::new(&[share], crate::Dim4::new(&[1, 1, 1, 1])).cast::<T::MeanOutType>();
+                // A scalar constant, fused into the product's kernel (no upload).
+                let w = crate::constant(share, crate::Dim4::new(&[1, 1, 1, 1]))
+                    .cast::<T::MeanOutType>();
                 build::binary::<T::MeanOutType>(
                     F,
                     BinOp::Mul,

@@ -238,13 +238,16 @@ pub(crate) fn histogram<T: Pixel, R: WarpReal>(
     let per_slice = input.len() / slices;
     let (lo, s) = (R::of(minval), R::of(scale));
     let top = R::of(nbins as f64);
-    let bytes: Option<&[u8]> = (T::DTYPE == DType::U8 && nbins <= 256).then(|| {
+    // u8 elements with at most 256 bins: the bytes, and the bin of every byte value (each fits
+    // a u16), by the same arithmetic as every other element.
+    let bytes: Option<(&[u8], [u16; 256])> = (T::DTYPE == DType::U8 && nbins <= 256).then(|| {
         // SAFETY: `T` is u8 (its dtype says so), so the slice is bytes.
-        unsafe { std::slice::from_raw_parts(input.as_ptr().cast::<u8>(), input.len()) }
+        let b = unsafe { std::slice::from_raw_parts(input.as_ptr().cast::<u8>(), input.len()) };
+        let lut = std::array::from_fn(|v| {
+            bin_of::<u8, R>(v as u8, lo, s, top, nbins).unwrap_or(0) as u16
+        });
+        (b, lut)
     });
-    // The bin of every byte value (nbins <= 256, so each fits), by the same arithmetic.
-    let lut: [u16; 256] =
-        std::array::from_fn(|v| bin_of::<u8, R>(v as u8, lo, s, top, nbins).unwrap_or(0) as u16);
     let count = |part: &[T], bins: &mut [u32]| {
         for &v in part {
             if let Some(b) = bin_of(v, lo, s, top, nbins) {
@@ -256,7 +259,7 @@ pub(crate) fn histogram<T: Pixel, R: WarpReal>(
     for (k, bins) in out.chunks_mut(nbins).enumerate() {
         let range = k * per_slice..(k + 1) * per_slice;
         let parts: Vec<Vec<u32>> = match bytes {
-            Some(b) => b[range]
+            Some((b, lut)) => b[range]
                 .par_chunks(task)
                 .map(|part| {
                     let mut local = vec![0u32; nbins];
