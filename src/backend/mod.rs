@@ -15,6 +15,7 @@ pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod scan;
 pub(crate) mod schedule;
+pub(crate) mod siblings;
 pub(crate) mod sort;
 pub(crate) mod sparse;
 pub(crate) mod vision;

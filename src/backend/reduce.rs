@@ -47,6 +47,18 @@ pub(crate) trait Reduce {
         out: DType,
     ) -> Result<Buffer, Error>;
 
+    /// Reduces each of `roots` (lazy or ready nodes of one shape) along `dim`, root `k` by
+    /// `ops[k]` (the reduction and its output type), in one pass over the trees, so that the
+    /// sub-expressions they share are computed once per element; one new buffer per root, in
+    /// order. The roots are siblings that `backend::siblings` grouped: together they fit one
+    /// program.
+    fn reduce_dim_siblings(
+        &self,
+        roots: &[Arc<Node>],
+        ops: &[(Reduction, DType)],
+        dim: usize,
+    ) -> Result<Vec<Buffer>, Error>;
+
     /// Reduces every element of `node` to one value of type `out`, returned to the host.
     fn reduce_all(&self, node: &Arc<Node>, op: Reduction, out: DType) -> Result<HostVec, Error>;
 

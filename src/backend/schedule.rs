@@ -103,8 +103,13 @@ impl Node {
     }
 }
 
-/// Evaluates the lazy nodes among `nodes`, grouping those that can share one pass.
+/// Evaluates the lazy nodes among `nodes`, grouping those that can share one pass. Pending
+/// nodes (reductions, see `jit::pending`) are computed first, each with the pending siblings
+/// that share its pass, so pending reductions evaluated together become one pass.
 pub(crate) fn eval_nodes(nodes: &[Arc<Node>]) -> crate::error::Result<()> {
+    for n in nodes {
+        n.settle()?;
+    }
     split_oversized(nodes)?;
     eval_fitting(nodes)
 }
@@ -129,6 +134,41 @@ pub(crate) fn reduction_program(
     builder.push_root(root);
     let held = builder.push_held(MAX_OUTPUTS - 1);
     Ok((builder.finish(), held))
+}
+
+/// Like [`reduction_program`] for several roots of one shape (sibling reductions, see
+/// `backend::siblings`): the roots are outputs `0..roots.len()`, in order, then the operations
+/// inside that may be read again after the pass. The roots must fit one program together.
+pub(crate) fn sibling_program(
+    roots: &[Arc<Node>],
+) -> crate::error::Result<(Program, Vec<Arc<Node>>)> {
+    split_oversized(roots)?;
+    let mut builder = Builder::new(roots[0].dims);
+    for r in roots {
+        builder.push_root(r);
+    }
+    let held = builder.push_held(MAX_OUTPUTS.saturating_sub(roots.len()));
+    Ok((builder.finish(), held))
+}
+
+/// How many of `roots` (trees of one shape), taken in order, fit one program together, with
+/// the first always among them: the others are kept while the leaf and output budgets allow.
+/// Returns whether each is kept. Trees too large for one program are cut first, as for
+/// [`program_for`].
+pub(crate) fn fitting_siblings(roots: &[Arc<Node>]) -> crate::error::Result<Vec<bool>> {
+    split_oversized(roots)?;
+    let mut builder = Builder::new(roots[0].dims);
+    let mut keep = Vec::with_capacity(roots.len());
+    for (k, r) in roots.iter().enumerate() {
+        let before = builder.mark();
+        builder.push_root(r);
+        let over = builder.leaf_weight() > MAX_LEAVES || builder.outputs() > MAX_OUTPUTS;
+        if over && k > 0 {
+            builder.truncate(before);
+        }
+        keep.push(!over || k == 0);
+    }
+    Ok(keep)
 }
 
 /// Evaluates the lazy nodes among `nodes`, each of which fits one program: those of one shape

@@ -6,6 +6,7 @@ pub(crate) mod memory;
 pub(crate) mod node;
 pub(crate) mod node_map;
 pub(crate) mod op;
+pub(crate) mod pending;
 pub(crate) mod program;
 pub(crate) mod sparse;
 

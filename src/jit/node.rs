@@ -15,6 +15,7 @@ use std::sync::{Arc, RwLock};
 use super::index_map::IndexMap;
 use super::memory::Memory;
 use super::op::{BinOp, UnOp};
+use super::pending::Pending;
 use super::sparse::{dense_only_message, SparseParts};
 use crate::dim4::Dim4;
 use crate::dtype::DType;
@@ -131,6 +132,9 @@ pub(crate) enum State {
     },
     /// A sparse matrix (see `jit::sparse`): ready, but with no dense data to read.
     Sparse(Arc<SparseParts>),
+    /// A reduction or concatenation not yet run (see `jit::pending`): a leaf to the
+    /// element-wise operations that read it, computed when its value is needed.
+    Pending(Arc<Pending>),
 }
 
 /// A vertex of the expression graph.
@@ -275,6 +279,56 @@ impl Node {
         })
     }
 
+    /// A pending node of shape `dims` (see `jit::pending`), computed by `pending.work` when
+    /// its value is needed.
+    pub(crate) fn pending(
+        dtype: DType,
+        dims: Dim4,
+        backend: BackendKind,
+        pending: Pending,
+    ) -> Arc<Node> {
+        Arc::new(Node {
+            dtype,
+            dims,
+            backend,
+            state: RwLock::new(State::Pending(Arc::new(pending))),
+            computed: AtomicBool::new(false),
+            clean_bools: AtomicBool::new(false),
+        })
+    }
+
+    /// What a pending node reads and how it is computed; `None` for any other node.
+    pub(crate) fn pending_parts(&self) -> Option<Arc<Pending>> {
+        match &*read(&self.state) {
+            State::Pending(p) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
+    /// The operands of a lazy expression node, without computing anything; `None` for a node
+    /// that is ready, sparse or pending.
+    pub(crate) fn lazy_children(&self) -> Option<Vec<Arc<Node>>> {
+        match &*read(&self.state) {
+            State::Lazy { expr, .. } => Some(expr.children().cloned().collect()),
+            _ => None,
+        }
+    }
+
+    /// Whether the node is pending (see `jit::pending`).
+    pub(crate) fn is_pending(&self) -> bool {
+        matches!(&*read(&self.state), State::Pending(_))
+    }
+
+    /// Computes a pending node (with the siblings its computation takes along); nothing for
+    /// any other node. No lock is held meanwhile: the computation reads other nodes, and
+    /// another thread may compute the same node at the same time (both store the same value).
+    pub(crate) fn settle(&self) -> Result<(), crate::error::Error> {
+        match self.pending_parts() {
+            Some(p) => p.work.resolve(self, &p.inputs),
+            None => Ok(()),
+        }
+    }
+
     /// The value of a scalar constant node (a lazy `Expr::Scalar`), `None` for anything else.
     pub(crate) fn scalar_value(&self) -> Option<HostVec> {
         match &*read(&self.state) {
@@ -309,16 +363,16 @@ impl Node {
         }
     }
 
-    /// Whether the node is a lazy expression still to be computed.
+    /// Whether the node is still to be computed: a lazy expression, or pending.
     pub(crate) fn is_lazy(&self) -> bool {
-        matches!(&*read(&self.state), State::Lazy { .. })
+        matches!(&*read(&self.state), State::Lazy { .. } | State::Pending(_))
     }
 
     /// [`Node::height_leaves`] of a node about to become an operand of a lazy expression;
     /// panics for a sparse node, which nothing lazy may read (one lock, as for a dense node).
     fn operand_height_leaves(&self) -> (u32, u32) {
         match &*read(&self.state) {
-            State::Ready(_) => (0, 1),
+            State::Ready(_) | State::Pending(_) => (0, 1),
             State::Lazy { height, leaves, .. } => (*height, *leaves),
             State::Sparse(s) => {
                 panic!("{}", dense_only_message("an element-wise operation", s.format))
@@ -329,7 +383,7 @@ impl Node {
     /// Height of the tree (0 for data) and the number of leaves it reads.
     pub(crate) fn height_leaves(&self) -> (u32, u32) {
         match &*read(&self.state) {
-            State::Ready(_) | State::Sparse(_) => (0, 1),
+            State::Ready(_) | State::Sparse(_) | State::Pending(_) => (0, 1),
             State::Lazy { height, leaves, .. } => (*height, *leaves),
         }
     }
@@ -344,16 +398,23 @@ impl Node {
         self.computed.load(Ordering::Relaxed)
     }
 
-    /// A snapshot of the state (cheap: clones `Arc`s).
+    /// A snapshot of the state (cheap: clones `Arc`s). A pending node is computed first, so
+    /// the snapshot is never `Pending`; panics if that computation fails.
     pub(crate) fn state(&self) -> State {
-        read(&self.state).clone()
+        let snapshot = read(&self.state).clone();
+        if let State::Pending(_) = snapshot {
+            use crate::error_handler::OrRaise;
+            self.settle().or_raise("evaluation failed");
+            return read(&self.state).clone();
+        }
+        snapshot
     }
 
     /// The data if the node is ready.
     pub(crate) fn data(&self) -> Option<Data> {
         match &*read(&self.state) {
             State::Ready(d) => Some(d.clone()),
-            State::Lazy { .. } | State::Sparse(_) => None,
+            State::Lazy { .. } | State::Sparse(_) | State::Pending(_) => None,
         }
     }
 
@@ -380,7 +441,9 @@ fn distinct_leaf_weight(expr: &Expr) -> u32 {
             continue;
         }
         match &*read(&n.state) {
-            State::Ready(_) | State::Sparse(_) => total = total.saturating_add(1),
+            State::Ready(_) | State::Sparse(_) | State::Pending(_) => {
+                total = total.saturating_add(1)
+            }
             State::Lazy { expr, .. } => {
                 total = total.saturating_add(expr.leaf_weight());
                 stack.extend(expr.children().cloned());
@@ -401,14 +464,21 @@ impl Node {
     /// node's reference, so a tree that other arrays hold is left intact.
     fn release_children(&mut self, orphans: &mut Vec<Node>) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let State::Lazy { expr, .. } = std::mem::replace(state, childless()) {
-            expr.into_children(|c| {
-                // `into_inner`, not `try_unwrap`: when two threads drop the last two handles of
-                // one child at once, exactly one of them gets it
-                if let Some(n) = Arc::into_inner(c) {
-                    orphans.push(n);
+        // `into_inner`, not `try_unwrap`: when two threads drop the last two handles of one
+        // child at once, exactly one of them gets it
+        let mut adopt = |c: Arc<Node>| {
+            if let Some(n) = Arc::into_inner(c) {
+                orphans.push(n);
+            }
+        };
+        match std::mem::replace(state, childless()) {
+            State::Lazy { expr, .. } => expr.into_children(adopt),
+            State::Pending(p) => {
+                if let Some(p) = Arc::into_inner(p) {
+                    p.inputs.into_iter().for_each(&mut adopt);
                 }
-            });
+            }
+            State::Ready(_) | State::Sparse(_) => {}
         }
     }
 }
@@ -434,6 +504,7 @@ impl fmt::Debug for Node {
             Ok(State::Ready(_)) => "ready",
             Ok(State::Lazy { .. }) => "lazy",
             Ok(State::Sparse(_)) => "sparse",
+            Ok(State::Pending(_)) => "pending",
             Err(_) => "locked",
         };
         f.debug_struct("Node")

@@ -27,6 +27,7 @@ use crate::dtype::{DType, HasAfEnum};
 use crate::error_handler::OrRaise;
 use crate::jit::index_map::{Axis, IndexMap};
 use crate::jit::node::State;
+use crate::jit::pending::{Pending, Resolve};
 use crate::jit::sparse::dense_only_message;
 use crate::jit::{Data, Expr, Node, UnOp};
 use crate::ops::build;
@@ -130,6 +131,7 @@ fn reshape<T: HasAfEnum>(func: &str, input: &Array<T>, dims: Dim4) -> Array<T> {
             view(node, dims, Data { strides: dense_strides(dims), ..d })
         }
         State::Sparse(s) => panic!("{}", dense_only_message(func, s.format)),
+        State::Pending(_) => unreachable!("internal error: `state` computes a pending node first"),
         State::Lazy { .. } => {
             if let Some(n) = reshape_tree(node, old, dims) {
                 return Array::from_node(n);
@@ -173,6 +175,7 @@ fn reshape_tree(root: &Arc<Node>, old: Dim4, new: Dim4) -> Option<Arc<Node>> {
                             Node::ready(t, new, b, Data { strides: dense_strides(new), ..d })
                         }
                         State::Ready(_) | State::Sparse(_) => return None,
+                        State::Pending(_) => unreachable!("internal error: `state` computes a pending node first"),
                         State::Lazy { expr: Expr::Scalar(v), .. } => {
                             Node::lazy(t, new, b, Expr::Scalar(v))
                         }
@@ -398,6 +401,7 @@ fn periodic(func: &str, node: &Arc<Node>, by: [u64; 4], reps: [u64; 4]) -> Arc<N
             (d, m.src, m.axes)
         }
         State::Sparse(s) => panic!("{}", dense_only_message(func, s.format)),
+        State::Pending(_) => unreachable!("internal error: `state` computes a pending node first"),
         State::Lazy { .. } => (ready(func, node), dims, [Axis::Same; 4]),
     };
     let axes: [Axis; 4] = std::array::from_fn(|k| {
@@ -593,10 +597,40 @@ fn concatenate<T: HasAfEnum>(func: &str, dim: i32, inputs: &[&Array<T>]) -> Arra
     if parts.len() == 1 {
         return (*first).clone();
     }
+    let nodes: Vec<Arc<Node>> = parts.iter().map(|a| a.node().clone()).collect();
+    if nodes.iter().any(|n| n.is_pending()) {
+        // a join of pending reductions waits with them, so that reductions joined one by one
+        // (`join(1, &join(1, &sum(&a, 1), &sum(&b, 1)), &sum(&c, 1))`) still share a pass
+        let pending = Pending { inputs: nodes, work: Box::new(PendingJoin { dim: k }) };
+        return Array::from_node(Node::pending(T::DTYPE, out, backend, pending));
+    }
     let sources: Vec<(Data, Dim4)> =
         parts.iter().map(|a| (ready(func, a.node()), a.dims())).collect();
     let buf = backend.ops().concatenate(&sources, k, out, T::DTYPE).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, out, backend, Data::dense(buf, out)))
+}
+
+/// A concatenation along `dim` of parts some of which are pending (see `jit::pending`).
+struct PendingJoin {
+    dim: usize,
+}
+
+impl Resolve for PendingJoin {
+    fn resolve(&self, node: &Node, inputs: &[Arc<Node>]) -> Result<(), crate::error::Error> {
+        // together: pending parts that are siblings share one pass
+        crate::backend::schedule::eval_nodes(inputs)?;
+        let sources: Vec<(Data, Dim4)> = inputs
+            .iter()
+            .map(|n| (n.data().expect("internal error: a joined part not ready"), n.dims))
+            .collect();
+        let buf = node.backend.ops().concatenate(&sources, self.dim, node.dims, node.dtype)?;
+        node.set_ready(Data::dense(buf, node.dims));
+        Ok(())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// The transpose of each matrix (dimensions 0 and 1 exchanged; dimensions 2 and 3 are

@@ -5,6 +5,12 @@
 //! and never writes `a * b` to memory. The CPU backend folds the evaluator's cache-sized chunks;
 //! the CUDA backend generates one kernel that computes the producer and reduces it.
 //!
+//! A reduction along a dimension is pending until its result is read, so that reductions
+//! evaluated together whose inputs share part of their trees run in one pass
+//! (`backend::siblings`): the three sums of `sum(&(&w * &dx), 1)`, `sum(&(&w * &dy), 1)` and
+//! `sum(&(&w * &dz), 1)` compute `w` once per element. Reading one of them (or `eval_multiple`
+//! of them, or reading anything built from them) computes all three.
+//!
 //! Semantics shared by every function here:
 //! - `dim` is 0 to 3, or -1 for the first dimension larger than 1 (0 if there is none), as in
 //!   ArrayFire. The result has the input's shape with `dim` set to 1.
@@ -34,6 +40,7 @@ use half::f16;
 
 use crate::array::Array;
 use crate::backend::reduce::{IndexOp, Reduction};
+use crate::backend::siblings::pending_reduction;
 use crate::dim4::Dim4;
 use crate::dtype::{Fromf64, HasAfEnum};
 use crate::error_handler::OrRaise;
@@ -69,9 +76,14 @@ fn reduce_dim<T: HasAfEnum, O: HasAfEnum>(
     let d = resolve_dim(func, node.dims, dim);
     let mut dims = node.dims;
     dims[d] = 1;
-    let buf = node.backend.ops().reduce_dim(node, op, d, O::DTYPE).or_raise(func);
-    let data = Data::dense(buf, dims);
-    Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data))
+    if node.sparse().is_some() {
+        // (fails at once, saying why, rather than when the result is read)
+        let buf = node.backend.ops().reduce_dim(node, op, d, O::DTYPE).or_raise(func);
+        let data = Data::dense(buf, dims);
+        return Array::from_node(Node::ready(O::DTYPE, dims, node.backend, data));
+    }
+    // pending until read, so that reductions sharing part of their input share one pass
+    Array::from_node(pending_reduction(node, op, d, O::DTYPE, dims))
 }
 
 fn reduce_all<T: HasAfEnum, O: HasAfEnum>(func: &str, input: &Array<T>, op: Reduction) -> O {

@@ -10,6 +10,7 @@ mod by_key_nan;
 mod max_ragged;
 mod reduce;
 mod scan;
+mod siblings;
 mod sort;
 mod stats;
 mod stats_legacy;

@@ -14,13 +14,15 @@
 
 use std::sync::OnceLock;
 
+pub(crate) mod siblings;
+
 use super::acc::Arith;
 use super::eval::{eval_steps, output_buffers, set_written, write_chunk, OutPtr, Val};
 use super::kernels::Src;
 use std::sync::Arc;
 
 use crate::backend::reduce::{IndexOp, Reduction};
-use crate::backend::schedule::{program_for, reduction_program};
+use crate::backend::schedule::{program_for, reduction_program, sibling_program};
 use crate::backend::Buffer;
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
@@ -410,6 +412,14 @@ enum Vals<'a, T> {
 }
 
 impl<'a, T: Copy> Vals<'a, T> {
+    /// The number of values.
+    fn len(self) -> usize {
+        match self {
+            Vals::One(x) => x.len(),
+            Vals::Pair(_, x, _) => x.len(),
+        }
+    }
+
     /// The values `a..b` of the chunk.
     fn sub(self, a: usize, b: usize) -> Vals<'a, T> {
         match self {
@@ -572,34 +582,9 @@ fn drive<T: Widen, F: Fold<T>>(
     dim: Option<usize>,
     stores: &[OutPtr],
 ) -> Result<Vec<F::A>, Error> {
-    let dims = p.dims;
-    let n = dims.elements() as usize;
-    let (inner, r, outer) = match dim {
-        None => (1, n, 1),
-        Some(d) => {
-            let prod = |ks: std::ops::Range<usize>| ks.map(|k| dims[k] as usize).product::<usize>();
-            (prod(0..d), dims[d] as usize, prod(d + 1..4))
-        }
-    };
-    let out_n = inner * outer;
+    let (sh, out_n, tasks) = plan_tasks(p.dims, dim);
     let mut acc = try_filled(out_n, f.id())?;
-    if n > 0 {
-        let sh = Shape { inner, r };
-        let mut tasks = Vec::new();
-        if inner >= 2 * CHUNK {
-            for o in 0..outer {
-                for i0 in (0..inner).step_by(CHUNK) {
-                    for j0 in (0..r).step_by(ROWS) {
-                        let (i1, j1) = ((i0 + CHUNK).min(inner), (j0 + ROWS).min(r));
-                        tasks.push(Task::Rows { o, i0, i1, j0, j1 });
-                    }
-                }
-            }
-        } else {
-            for a in (0..n).step_by(PIECE) {
-                tasks.push(Task::Range { a, b: (a + PIECE).min(n) });
-            }
-        }
+    if !tasks.is_empty() {
         let prod = Producer::new::<T>(p, stores);
         let run = |t: &Task| run_task(&prod, f, sh, t);
         // each task's partials in its own slot, combined below in task order
@@ -616,6 +601,38 @@ fn drive<T: Widen, F: Fold<T>>(
         }
     }
     Ok(acc)
+}
+
+/// The shape of reducing `dims` along `dim` (everything for `None`), the number of outputs,
+/// and the tasks that cover the producer (none when it is empty). The tasks depend on the
+/// shape alone.
+fn plan_tasks(dims: crate::dim4::Dim4, dim: Option<usize>) -> (Shape, usize, Vec<Task>) {
+    let n = dims.elements() as usize;
+    let (inner, r, outer) = match dim {
+        None => (1, n, 1),
+        Some(d) => {
+            let prod = |ks: std::ops::Range<usize>| ks.map(|k| dims[k] as usize).product::<usize>();
+            (prod(0..d), dims[d] as usize, prod(d + 1..4))
+        }
+    };
+    let mut tasks = Vec::new();
+    if n > 0 {
+        if inner >= 2 * CHUNK {
+            for o in 0..outer {
+                for i0 in (0..inner).step_by(CHUNK) {
+                    for j0 in (0..r).step_by(ROWS) {
+                        let (i1, j1) = ((i0 + CHUNK).min(inner), (j0 + ROWS).min(r));
+                        tasks.push(Task::Rows { o, i0, i1, j0, j1 });
+                    }
+                }
+            }
+        } else {
+            for a in (0..n).step_by(PIECE) {
+                tasks.push(Task::Range { a, b: (a + PIECE).min(n) });
+            }
+        }
+    }
+    (Shape { inner, r }, inner * outer, tasks)
 }
 
 /// The values of `acc` as elements of type `out`.
@@ -743,29 +760,43 @@ fn run_task<T: Widen, F: Fold<T>>(p: &Producer, f: &F, sh: Shape, t: &Task) -> (
             let mut acc = vec![f.id(); (o_last - o_first + 1) * inner];
             for c in (a..b).step_by(p.step) {
                 let len = p.step.min(b - c);
-                p.chunk(c, len, &mut buf, |v: Vals<T>| {
-                    let mut q = c;
-                    while q < c + len {
-                        let o = q / slab;
-                        if inner == 1 {
-                            // a whole run along the reduced dimension folds to one value
-                            let end = ((o + 1) * slab).min(c + len);
-                            let k = o - o_first;
-                            let run = fold_run(f, (q - o * slab) as u64, v.sub(q - c, end - c));
-                            acc[k] = f.merge(acc[k], run);
-                            q = end;
-                        } else {
-                            let i = q % inner;
-                            let end = (q + inner - i).min(c + len);
-                            let base = (o - o_first) * inner + i;
-                            let j = ((q - o * slab) / inner) as u64;
-                            fold_into(f, &mut acc[base..base + end - q], j, v.sub(q - c, end - c));
-                            q = end;
-                        }
-                    }
-                });
+                p.chunk(c, len, &mut buf, |v: Vals<T>| fold_range(f, sh, &mut acc, o_first, c, v));
             }
             (o_first * inner, acc)
+        }
+    }
+}
+
+/// Folds the values `v` of producer elements `c..` (a chunk of a `Task::Range` whose first
+/// slab is `o_first`) into the task's accumulators `acc`.
+fn fold_range<T: Widen, F: Fold<T>>(
+    f: &F,
+    sh: Shape,
+    acc: &mut [F::A],
+    o_first: usize,
+    c: usize,
+    v: Vals<T>,
+) {
+    let Shape { inner, r } = sh;
+    let slab = inner * r;
+    let len = v.len();
+    let mut q = c;
+    while q < c + len {
+        let o = q / slab;
+        if inner == 1 {
+            // a whole run along the reduced dimension folds to one value
+            let end = ((o + 1) * slab).min(c + len);
+            let k = o - o_first;
+            let run = fold_run(f, (q - o * slab) as u64, v.sub(q - c, end - c));
+            acc[k] = f.merge(acc[k], run);
+            q = end;
+        } else {
+            let i = q % inner;
+            let end = (q + inner - i).min(c + len);
+            let base = (o - o_first) * inner + i;
+            let j = ((q - o * slab) / inner) as u64;
+            fold_into(f, &mut acc[base..base + end - q], j, v.sub(q - c, end - c));
+            q = end;
         }
     }
 }
@@ -782,6 +813,20 @@ impl crate::backend::reduce::Reduce for super::Cpu {
         out: DType,
     ) -> Result<Buffer, Error> {
         Ok(Buffer::host(reduce_holding(node, op, Some(dim), out)?))
+    }
+
+    fn reduce_dim_siblings(
+        &self,
+        roots: &[Arc<Node>],
+        ops: &[(Reduction, DType)],
+        dim: usize,
+    ) -> Result<Vec<Buffer>, Error> {
+        let (prog, held) = sibling_program(roots)?;
+        let (reduced, stored) = siblings::reduce_many(&prog, ops, dim)?;
+        for (n, h) in held.iter().zip(stored) {
+            n.set_ready(Data::dense(Buffer::host(h), n.dims));
+        }
+        Ok(reduced.into_iter().map(Buffer::host).collect())
     }
 
     fn reduce_all(&self, node: &Arc<Node>, op: Reduction, out: DType) -> Result<HostVec, Error> {

@@ -227,6 +227,22 @@ pub(crate) fn reduce(
     Ok((out_mem, idx_mem))
 }
 
+/// Reduces each of `roots` along `dim`, root `k` by `ops[k]`, in one kernel (see
+/// `codegen::reduce::source_many`): one new buffer per root.
+pub(crate) fn reduce_siblings(
+    ordinal: usize,
+    roots: &[Arc<Node>],
+    ops: &[(Reduction, DType)],
+    dim: usize,
+) -> Result<Vec<DeviceMem>, Error> {
+    let mut outs = Vec::with_capacity(roots.len());
+    for (r, &(op, out)) in roots.iter().zip(ops) {
+        let (fold, nanval) = Fold::of(op);
+        outs.push(reduce(ordinal, r, fold, nanval, Some(dim), out)?.0);
+    }
+    Ok(outs)
+}
+
 fn kernel(
     dev: &Device,
     p: &Program,
@@ -251,6 +267,16 @@ impl crate::backend::reduce::Reduce for super::Cuda {
         let (fold, nanval) = Fold::of(op);
         let (m, _) = reduce(self.ordinal, node, fold, nanval, Some(dim), out)?;
         Ok(Buffer::Cuda(m))
+    }
+
+    fn reduce_dim_siblings(
+        &self,
+        roots: &[Arc<Node>],
+        ops: &[(Reduction, DType)],
+        dim: usize,
+    ) -> Result<Vec<Buffer>, Error> {
+        let outs = reduce_siblings(self.ordinal, roots, ops, dim)?;
+        Ok(outs.into_iter().map(Buffer::Cuda).collect())
     }
 
     fn reduce_all(&self, node: &Arc<Node>, op: Reduction, out: DType) -> Result<HostVec, Error> {
