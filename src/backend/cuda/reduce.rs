@@ -227,19 +227,100 @@ pub(crate) fn reduce(
     Ok((out_mem, idx_mem))
 }
 
-/// Reduces each of `roots` along `dim`, root `k` by `ops[k]`, in one kernel (see
-/// `codegen::reduce::source_many`): one new buffer per root.
+/// Static shared memory a kernel may use (CUDA's limit without opting in is 48 KiB).
+const SHARED_LIMIT: usize = 48 << 10;
+
+/// Reduces each of `roots` (one shape) along `dim`, root `k` by `ops[k]`, in one kernel that
+/// computes their trees once per element (`codegen::reduce::source_many`): one new buffer per
+/// root, in order. The layout is chosen as for a single reduction of the same producer; a
+/// group whose accumulators would need more shared memory than a block has is halved.
 pub(crate) fn reduce_siblings(
     ordinal: usize,
     roots: &[Arc<Node>],
     ops: &[(Reduction, DType)],
     dim: usize,
 ) -> Result<Vec<DeviceMem>, Error> {
-    let mut outs = Vec::with_capacity(roots.len());
-    for (r, &(op, out)) in roots.iter().zip(ops) {
-        let (fold, nanval) = Fold::of(op);
-        outs.push(reduce(ordinal, r, fold, nanval, Some(dim), out)?.0);
+    let dev = runtime::device(ordinal)?;
+    let p = crate::backend::schedule::program_for(roots)?;
+    let e = Extent::of(p.dims, Some(dim));
+    let nout = e.inner * e.outer;
+    let members: Vec<rc::Member> = ops
+        .iter()
+        .zip(&p.outputs)
+        .map(|(&(op, out), &step)| rc::Member { fold: Fold::of(op).0, out, step })
+        .collect();
+    let linear = linear_inputs(&p);
+    let plan = codegen::plan(&p, &linear, |w| aligned_for(&p, &linear, w));
+    let vector = if plan.coords { 1 } else { plan.vector as u32 };
+    let resident = (dev.sm_count() * 2048) as usize;
+    let layout = choose_layout(e, vector, p.steps.len(), resident);
+    if roots.len() > 1 && rc::shared_bytes(&p, &members, &layout) > SHARED_LIMIT {
+        let half = roots.len() / 2;
+        let mut outs = reduce_siblings(ordinal, &roots[..half], &ops[..half], dim)?;
+        outs.extend(reduce_siblings(ordinal, &roots[half..], &ops[half..], dim)?);
+        return Ok(outs);
     }
+    let outs = ops
+        .iter()
+        .map(|&(_, out)| dev.memory().alloc((nout * out.size()).max(1)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    if nout == 0 {
+        return Ok(outs);
+    }
+    let grid = choose_grid(e, layout, (dev.sm_count() * BLOCKS_PER_SM) as usize);
+    let l = grid.layout;
+    let axis = Some(dim);
+    let key = KernelKey::new(Family::Reduce, rc::key_many(&p, &plan, &members, &l, axis));
+    let func = dev
+        .kernels()
+        .kernel(dev, key, rc::ENTRY, || rc::source_many(&p, &plan, &members, &l, axis))?;
+    let parts = if l.split {
+        members
+            .iter()
+            .map(|m| {
+                let size = rc::acc_size(m.fold, p.steps[m.step].dtype);
+                dev.memory().alloc(grid.splits * nout * size).map(Some)
+            })
+            .collect::<Result<Vec<_>, Error>>()?
+    } else {
+        members.iter().map(|_| None).collect()
+    };
+    let ticket = if l.split { tickets(dev, grid.groups)? } else { 0 };
+    order_inputs(dev, &p)?;
+
+    let mut args = KernelArgs::with_capacity(16 + p.steps.len() * 5 + members.len() * 3);
+    for v in [e.inner, e.r, e.outer, grid.tiles, grid.groups, grid.jchunk] {
+        args.u64(v as u64);
+    }
+    push_coord_args(&p, &plan, &mut args);
+    push_step_args(&p, &plan, &mut args);
+    for &(op, _) in ops {
+        args.f64(Fold::of(op).1);
+    }
+    for m in &outs {
+        args.u64(m.ptr());
+    }
+    args.u64(0);
+    for part in &parts {
+        args.u64(part.as_ref().map_or(0, |m| m.ptr()));
+    }
+    args.u64(ticket);
+    // SAFETY: the parameters match `codegen::reduce::source_many`'s signature in order and
+    // size; every pointer is live device memory of this device held by `p`, the outputs, the
+    // partials (each sized `splits * nout` of its reduction's accumulators) or the tickets (at
+    // least `groups` counters, all zero between launches on this stream); the launch is
+    // ordered on the device's stream before any use of the outputs and before the partials
+    // are reused.
+    unsafe {
+        func.launch(
+            dev,
+            (grid.blocks as u32, grid.splits as u32, 1),
+            (l.threads(), 1, 1),
+            0,
+            &mut args,
+        )?
+    };
+    drop(parts);
     Ok(outs)
 }
 

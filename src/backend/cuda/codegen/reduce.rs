@@ -456,6 +456,95 @@ fn store_value(a: AccTy, out: DType, v: &str) -> String {
     }
 }
 
+/// One reduction of a kernel: its fold, its output type and the program step whose values it
+/// folds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Member {
+    pub fold: Fold,
+    pub out: DType,
+    pub step: usize,
+}
+
+/// The names that each reduction of a kernel has of its own: its accumulator type and array,
+/// its device functions, its output, partials, NaN value and shared tile.
+const MEMBER_NAMES: [&str; 11] =
+    ["acc", "acc_t", "ef_id", "ef_lift", "ef_merge", "ef_shfl", "ef_ldcg", "out", "part", "nv", "sh"];
+
+/// `text` (CUDA C written for a kernel of one reduction) with `sfx` appended to every
+/// identifier of [`MEMBER_NAMES`], so that the text of several reductions can stand side by
+/// side in one kernel. Numbers and other identifiers are left as they are.
+fn rename(text: &str, sfx: &str) -> String {
+    if sfx.is_empty() {
+        return text.to_string();
+    }
+    let mut r = String::with_capacity(text.len() + text.len() / 8);
+    let mut word = String::new();
+    let mut in_number = false;
+    let flush = |r: &mut String, word: &mut String| {
+        r.push_str(word);
+        if MEMBER_NAMES.contains(&word.as_str()) {
+            r.push_str(sfx);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        let ident = c.is_ascii_alphanumeric() || c == '_';
+        if ident && (in_number || (word.is_empty() && c.is_ascii_digit())) {
+            // a number and its suffixes (`0ull`, `1e-6`) are no identifier
+            in_number = true;
+            r.push(c);
+            continue;
+        }
+        in_number = false;
+        if ident {
+            word.push(c);
+        } else {
+            flush(&mut r, &mut word);
+            r.push(c);
+        }
+    }
+    flush(&mut r, &mut word);
+    r
+}
+
+/// The suffix of the names of member `k` of `n` ([`rename`]): none for a kernel of one
+/// reduction, whose source is then exactly the single reduction's.
+fn suffix(k: usize, n: usize) -> String {
+    if n == 1 {
+        String::new()
+    } else {
+        format!("_m{k}")
+    }
+}
+
+/// Bytes of shared memory the kernel of `members` uses for combining across warps.
+pub(crate) fn shared_bytes(p: &Program, members: &[Member], l: &Layout) -> usize {
+    if l.ty > 1 && l.tx * l.ty > 32 {
+        let per = (l.threads() * l.outputs_per_thread()) as usize;
+        members.iter().map(|m| per * acc_size(m.fold, p.steps[m.step].dtype)).sum()
+    } else {
+        0
+    }
+}
+
+/// The key of a kernel of several reductions ([`source_many`]). It starts with `b'M'`,
+/// which no other key starts with.
+pub(crate) fn key_many(
+    p: &Program,
+    plan: &Plan,
+    members: &[Member],
+    l: &Layout,
+    axis: Option<usize>,
+) -> Vec<u8> {
+    let mut k = vec![b'M', members.len() as u8];
+    for m in members {
+        k.extend([m.fold as u8, m.out as u8]);
+        k.extend((m.step as u32).to_le_bytes());
+    }
+    k.extend(key(p, plan, Fold::Sum, DType::F32, l, axis));
+    k
+}
+
 /// Writes the source of the reduction kernel. Parameters, in order (`cuda::reduce` passes
 /// them): `inner`, `r`, `outer`, `tiles` (output tiles per slab), `groups`, `jchunk` (rows per
 /// split); `d0`, `d1`, `d2` when the producer needs coordinates, then in a narrow kernel the
@@ -473,14 +562,43 @@ pub(crate) fn source(
     l: &Layout,
     axis: Option<usize>,
 ) -> String {
-    let t = p.steps[p.outputs[0]].dtype;
-    let a = acc_ty(fold, t);
+    source_many(p, plan, &[Member { fold, out, step: p.outputs[0] }], l, axis)
+}
+
+/// Writes the source of a kernel that computes the producer once per element and folds the
+/// values of several of its steps, each by its own reduction into its own output (sibling
+/// reductions, see `backend::siblings`): the single kernel's text, with each reduction's
+/// accumulators, device functions, combining and stores repeated under names of its own
+/// ([`rename`]). Index folds take no part. Parameters as for [`source`], with `nv`, the output
+/// and the partials repeated per reduction, in order: every `nv`, every output, the (null)
+/// index output, every partials pointer, the tickets. With one member the source is
+/// [`source`]'s.
+pub(crate) fn source_many(
+    p: &Program,
+    plan: &Plan,
+    members: &[Member],
+    l: &Layout,
+    axis: Option<usize>,
+) -> String {
+    let n = members.len();
+    debug_assert!(n == 1 || members.iter().all(|m| !m.fold.has_index()));
+    let sfx: Vec<String> = (0..n).map(|k| suffix(k, n)).collect();
+    // the text `f` writes for each member, under its names
+    let each = |f: &dyn Fn(&mut String, &Member)| -> String {
+        let mut all = String::new();
+        for (m, x) in members.iter().zip(&sfx) {
+            let mut t = String::new();
+            f(&mut t, m);
+            all.push_str(&rename(&t, x));
+        }
+        all
+    };
     let wo = l.outputs_per_thread();
     let w = l.vector;
     let mut s = codegen::helpers(p);
     let _ =
         writeln!(s, "enum {{ TX = {}, TY = {}, TZ = {}, W = {w}, WO = {wo} }};", l.tx, l.ty, l.tz);
-    s.push_str(&acc_functions(fold, t));
+    s.push_str(&each(&|t, m| t.push_str(&acc_functions(m.fold, p.steps[m.step].dtype))));
 
     let mut params: Vec<String> = ["inner", "r", "outer", "tiles", "groups", "jchunk"]
         .iter()
@@ -493,11 +611,13 @@ pub(crate) fn source(
         }
     }
     params.extend(codegen::step_params(p, plan));
-    params.push("const double nv".into());
-    params.push(format!("{}* __restrict__ out", codegen::storage_type(out)));
+    params.extend(sfx.iter().map(|x| format!("const double nv{x}")));
+    for (m, x) in members.iter().zip(&sfx) {
+        params.push(format!("{}* __restrict__ out{x}", codegen::storage_type(m.out)));
+    }
     params.push("unsigned int* __restrict__ oidx".into());
     // written and read by different blocks: no `__restrict__`, no read-only cache
-    params.push("acc_t* part".into());
+    params.extend(sfx.iter().map(|x| format!("acc_t{x}* part{x}")));
     params.push("unsigned int* ticket".into());
     let _ = writeln!(
         s,
@@ -510,14 +630,20 @@ pub(crate) fn source(
     // a one-dimensional block (blockDim.z is limited to 64) seen as TX x TY x TZ; lane
     // `x + TX * y` of a group is consecutive within a warp, which the shuffles rely on
     s.push_str("  const int x = threadIdx.x % TX, y = (threadIdx.x / TX) % TY, z = threadIdx.x / (TX * TY);\n");
-    s.push_str("  (void)x; (void)z; (void)nv; (void)oidx; (void)part; (void)ticket;\n");
+    let voids = |name: &str| sfx.iter().map(|x| format!("(void){name}{x};")).collect::<Vec<_>>();
+    let _ = writeln!(
+        s,
+        "  (void)x; (void)z; {} (void)oidx; {} (void)ticket;",
+        voids("nv").join(" "),
+        voids("part").join(" ")
+    );
     if l.split {
         s.push_str("  const long long nout = inner * outer;\n");
     }
     s.push_str("  const long long jlo = (long long)blockIdx.y * jchunk;\n");
     s.push_str("  const long long jhi = r < jlo + jchunk ? r : jlo + jchunk;\n");
     if shared {
-        s.push_str("  __shared__ acc_t sh[TZ][TY][TX * WO];\n");
+        s.push_str(&each(&|t, _| t.push_str("  __shared__ acc_t sh[TZ][TY][TX * WO];\n")));
     }
     if l.split {
         s.push_str("  __shared__ int last_;\n");
@@ -528,54 +654,75 @@ pub(crate) fn source(
     s.push_str("    const long long i0 = (t * TX + x) * WO;\n");
     s.push_str("    const bool live = o < outer && i0 < inner;\n");
     let nacc = if l.rows { w } else { wo };
-    let _ = writeln!(s, "    acc_t acc[{nacc}];");
-    let _ = writeln!(s, "#pragma unroll\n    for (int e = 0; e < {nacc}; e++) acc[e] = ef_id();");
+    s.push_str(&each(&|t, _| {
+        let _ = writeln!(t, "    acc_t acc[{nacc}];");
+        let _ = writeln!(t, "#pragma unroll\n    for (int e = 0; e < {nacc}; e++) acc[e] = ef_id();");
+    }));
     s.push_str("    if (live) {\n");
-    fold_loops(&mut s, p, plan, l, axis);
+    let folds: Vec<(usize, &str)> =
+        members.iter().zip(&sfx).map(|(m, x)| (m.step, x.as_str())).collect();
+    fold_loops(&mut s, p, plan, l, axis, &folds);
     s.push_str("    }\n");
     if l.rows && w > 1 {
-        let _ = writeln!(
-            s,
-            "#pragma unroll\n    for (int e = 1; e < {w}; e++) acc[0] = ef_merge(acc[0], acc[e]);"
-        );
+        s.push_str(&each(&|t, _| {
+            let _ = writeln!(
+                t,
+                "#pragma unroll\n    for (int e = 1; e < {w}; e++) acc[0] = ef_merge(acc[0], acc[e]);"
+            );
+        }));
     }
-    combine_rows(&mut s, l, shared);
-    let store = |s: &mut String, ind: &str, src: &str| {
+    s.push_str(&each(&|t, _| combine_rows(t, l, shared)));
+    let store = |t: &mut String, m: &Member, ind: &str, src: &str| {
+        let a = acc_ty(m.fold, p.steps[m.step].dtype);
         let _ = writeln!(
-            s,
+            t,
             "{ind}for (int e = 0; e < WO; e++) {{\n{ind}  const long long k = o * inner + i0 + e;\n{ind}  if (i0 + e < inner) {{"
         );
-        if fold.has_index() {
-            let _ = writeln!(s, "{ind}    out[k] = {};", store_value(a, out, &format!("{src}.v")));
+        if m.fold.has_index() {
+            let _ = writeln!(t, "{ind}    out[k] = {};", store_value(a, m.out, &format!("{src}.v")));
             let _ = writeln!(
-                s,
+                t,
                 "{ind}    oidx[k] = {src}.j == 0xffffffffffffffffull ? 0u : (unsigned int){src}.j;"
             );
         } else {
-            let _ = writeln!(s, "{ind}    out[k] = {};", store_value(a, out, src));
+            let _ = writeln!(t, "{ind}    out[k] = {};", store_value(a, m.out, src));
         }
-        let _ = writeln!(s, "{ind}  }}\n{ind}}}");
+        let _ = writeln!(t, "{ind}  }}\n{ind}}}");
     };
     if !l.split {
-        s.push_str("    if (y == 0 && live) {\n#pragma unroll\n");
-        store(&mut s, "      ", "acc[e]");
+        s.push_str("    if (y == 0 && live) {\n");
+        s.push_str(&each(&|t, m| {
+            t.push_str("#pragma unroll\n");
+            store(t, m, "      ", "acc[e]");
+        }));
         s.push_str("    }\n");
     } else {
-        s.push_str("    if (y == 0 && live) {\n#pragma unroll\n");
-        s.push_str("      for (int e = 0; e < WO; e++) if (i0 + e < inner) part[(long long)blockIdx.y * nout + o * inner + i0 + e] = acc[e];\n");
+        s.push_str("    if (y == 0 && live) {\n");
+        s.push_str(&each(&|t, _| {
+            t.push_str("#pragma unroll\n");
+            t.push_str("      for (int e = 0; e < WO; e++) if (i0 + e < inner) part[(long long)blockIdx.y * nout + o * inner + i0 + e] = acc[e];\n");
+        }));
         s.push_str("    }\n");
         // publish the partials, then count this block; the last one combines
         s.push_str("    __threadfence();\n    __syncthreads();\n");
         s.push_str("    if (x == 0 && y == 0 && z == 0) last_ = atomicAdd(&ticket[g], 1u) == gridDim.y - 1;\n");
         s.push_str("    __syncthreads();\n");
         s.push_str("    if (last_) {\n      __threadfence();\n");
-        s.push_str("#pragma unroll\n      for (int e = 0; e < WO; e++) acc[e] = ef_id();\n");
-        s.push_str("      if (live) {\n        for (unsigned int sp = y; sp < gridDim.y; sp += TY) {\n#pragma unroll\n");
-        s.push_str("          for (int e = 0; e < WO; e++) if (i0 + e < inner) acc[e] = ef_merge(acc[e], ef_ldcg(&part[(long long)sp * nout + o * inner + i0 + e]));\n");
+        s.push_str(&each(&|t, _| {
+            t.push_str("#pragma unroll\n      for (int e = 0; e < WO; e++) acc[e] = ef_id();\n");
+        }));
+        s.push_str("      if (live) {\n        for (unsigned int sp = y; sp < gridDim.y; sp += TY) {\n");
+        s.push_str(&each(&|t, _| {
+            t.push_str("#pragma unroll\n");
+            t.push_str("          for (int e = 0; e < WO; e++) if (i0 + e < inner) acc[e] = ef_merge(acc[e], ef_ldcg(&part[(long long)sp * nout + o * inner + i0 + e]));\n");
+        }));
         s.push_str("        }\n      }\n");
-        combine_rows(&mut s, l, shared);
-        s.push_str("      if (y == 0 && live) {\n#pragma unroll\n");
-        store(&mut s, "        ", "acc[e]");
+        s.push_str(&each(&|t, _| combine_rows(t, l, shared)));
+        s.push_str("      if (y == 0 && live) {\n");
+        s.push_str(&each(&|t, m| {
+            t.push_str("#pragma unroll\n");
+            store(t, m, "        ", "acc[e]");
+        }));
         s.push_str("      }\n");
         s.push_str("      if (x == 0 && y == 0 && z == 0) ticket[g] = 0;\n");
         s.push_str("    }\n");
@@ -608,8 +755,17 @@ fn combine_rows(s: &mut String, l: &Layout, shared: bool) {
 }
 
 /// The loops that fold this thread's share of its group's rows into `acc`.
-fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout, axis: Option<usize>) {
-    let out = p.outputs[0];
+///
+/// `folds` holds, for each reduction, the step whose values it folds and the suffix of its
+/// names ([`rename`]): the producer's steps are computed once per element, then each folds.
+fn fold_loops(
+    s: &mut String,
+    p: &Program,
+    plan: &Plan,
+    l: &Layout,
+    axis: Option<usize>,
+    folds: &[(usize, &str)],
+) {
     // Along an axis, the coordinates of an output's first element are computed once and the
     // row index `j` is the coordinate along the axis; over everything, each element's
     // coordinates come from its linear index.
@@ -627,7 +783,10 @@ fn fold_loops(s: &mut String, p: &Program, plan: &Plan, l: &Layout, axis: Option
     let element = |s: &mut String, raw: &dyn Fn(usize) -> String, acc_k: &str, j: &str| {
         s.push_str("        {\n");
         codegen::body(s, p, "          ", raw);
-        let _ = writeln!(s, "          {acc_k} = ef_merge({acc_k}, ef_lift(v{out}, {j}, nv));");
+        for &(out, sfx) in folds {
+            let fold = format!("          {acc_k} = ef_merge({acc_k}, ef_lift(v{out}, {j}, nv));\n");
+            s.push_str(&rename(&fold, sfx));
+        }
         s.push_str("        }\n");
     };
     let inputs: Vec<usize> = p
@@ -822,5 +981,81 @@ mod tests {
                 std::fs::write(format!("{dir}/reduce_{}.cu", t.name()), all).unwrap();
             }
         }
+    }
+
+    /// Several reductions of one producer: every non-index fold beside others of other
+    /// accumulator types, on every layout family, each element's steps written once per
+    /// element position and each reduction's names its own. `EMBERFIRE_DUMP_KERNELS=dir`
+    /// writes the sources for an offline compile check with NVRTC.
+    #[test]
+    fn generates_sibling_kernels() {
+        let d = Dim4::new(&[8, 3, 1, 1]);
+        let layouts = [
+            Layout { rows: true, tx: 1, ty: 256, tz: 1, vector: 4, unroll: 4, split: true },
+            Layout { rows: true, tx: 1, ty: 32, tz: 8, vector: 2, unroll: 2, split: false },
+            Layout { rows: false, tx: 32, ty: 8, tz: 1, vector: 4, unroll: 4, split: true },
+            Layout { rows: false, tx: 4, ty: 8, tz: 8, vector: 1, unroll: 2, split: false },
+        ];
+        let dump = std::env::var("EMBERFIRE_DUMP_KERNELS").ok();
+        let mut all = String::new();
+        let mut n = 0;
+        for t in DType::ALL {
+            for fold in &FOLDS[..9] {
+                for (li, l) in layouts.iter().enumerate() {
+                    // w = a * b shared by `fold(w * a)`, `max(w)` and `count(w)`
+                    let strided = li % 2 == 1;
+                    let st = if strided { [3, 1, 24, 24] } else { [1, 8, 24, 24] };
+                    let steps = vec![
+                        input(t, d, [1, 8, 24, 24]),
+                        input(t, d, st),
+                        Step { instr: Instr::Binary(BinOp::Mul, 0, 1), dtype: t, dims: d },
+                        Step { instr: Instr::Binary(BinOp::Mul, 2, 0), dtype: t, dims: d },
+                    ];
+                    let p = Program { steps, outputs: vec![3, 2, 2], dims: d };
+                    let linear = vec![true, !strided, false, false];
+                    let plan = codegen::plan(&p, &linear, |_| true);
+                    let widest = (16 / t.size()).max(1) as u32;
+                    let l = Layout { vector: l.vector.min(widest), ..*l };
+                    let axis = if l.rows { Some(0) } else { Some(1) };
+                    let members = [
+                        Member { fold: *fold, out: out_type(*fold, t), step: 3 },
+                        Member { fold: Fold::Max, out: t, step: 2 },
+                        Member { fold: Fold::Count, out: DType::U32, step: 2 },
+                    ];
+                    let src = source_many(&p, &plan, &members, &l, axis);
+                    let alone = source(&p, &plan, *fold, out_type(*fold, t), &l, axis);
+                    // the producer's steps are written as often as for one reduction
+                    let count = |s: &str, pat: &str| s.matches(pat).count();
+                    assert_eq!(count(&src, " v2 = "), count(&alone, " v2 = "), "{t:?} {fold:?}");
+                    for k in 0..3 {
+                        for name in ["out", "part", "nv", "acc_t", "ef_merge"] {
+                            assert!(src.contains(&format!("{name}_m{k}")), "{name}_m{k}");
+                        }
+                        // each reduction folds once per element position of the single one
+                        let folds = count(&src, &format!("ef_lift_m{k}(v"));
+                        assert_eq!(folds, count(&alone, "ef_lift(v"), "{t:?} {fold:?} member {k}");
+                    }
+                    assert!(!src.contains("ef_lift(v") && !src.contains(" acc["));
+                    let key = key_many(&p, &plan, &members, &l, axis);
+                    assert_ne!(key, key_many(&p, &plan, &members[..2], &l, axis));
+                    let body = src.replace(ENTRY, &format!("s{n}"));
+                    all.push_str(&format!("namespace s{n} {{\n{body}}}\n"));
+                    n += 1;
+                }
+            }
+        }
+        if let Some(dir) = &dump {
+            std::fs::write(format!("{dir}/reduce_siblings.cu"), all).unwrap();
+        }
+    }
+
+    #[test]
+    fn renaming_touches_only_the_reductions_own_names() {
+        let text = "acc_t acc[4]; acc[e] = ef_merge(acc[e], ef_lift(v3, j, nv)); nout = 0ull; out[k] = (float)acc2;";
+        assert_eq!(
+            rename(text, "_m1"),
+            "acc_t_m1 acc_m1[4]; acc_m1[e] = ef_merge_m1(acc_m1[e], ef_lift_m1(v3, j, nv_m1)); nout = 0ull; out_m1[k] = (float)acc2;"
+        );
+        assert_eq!(rename(text, ""), text);
     }
 }
