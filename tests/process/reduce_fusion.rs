@@ -79,3 +79,56 @@ fn reductions_never_materialise_their_producer() {
     assert_eq!(lo, min_x * 2.0 - 1.0);
     assert_eq!(lo_at as usize, xs.iter().position(|&c| c == min_x).unwrap());
 }
+
+/// Sibling reductions (two sums and a maximum over one lazy pair expression, along dimension
+/// 1 as n-body's are) evaluated together run in one pass: on CUDA one kernel, looked up once
+/// (three reductions alone would look up three), and on either backend the shared expression
+/// is never stored.
+#[test]
+fn sibling_reductions_share_one_pass() {
+    let _serial = crate::serial();
+    let (rows, cols) = (1024usize, 1024usize);
+    let n = rows * cols;
+    let xs: Vec<f32> = (0..n).map(|i| ((i % 997) as f32) * 0.002 - 1.0).collect();
+    let ys: Vec<f32> = (0..n).map(|i| ((i % 101) as f32) * 0.01 + 0.25).collect();
+    let x = Array::new(&xs, dim4!(rows as u64, cols as u64));
+    let y = Array::new(&ys, dim4!(rows as u64, cols as u64));
+    x.eval();
+    y.eval();
+    sync(get_device());
+    let on_cuda = get_active_backend() == Backend::CUDA;
+    let before_mem = device_mem_info().0;
+    let before_jit = jit_stats();
+    let w = &x * &y + 1.0f32;
+    let (a, b, c) = (sum(&(&w * &x), 1), sum(&(&w * &y), 1), max(&w, 1));
+    drop(w);
+    eval_multiple(vec![&a, &b, &c]);
+    let after_jit = jit_stats();
+    let grown = device_mem_info().0.saturating_sub(before_mem);
+    assert!(grown < n, "{grown} more bytes live after the reductions (the shared expression is {})", n * 4);
+    if on_cuda {
+        let lookups = |j: JitStats| j.compiles + j.memory_hits + j.disk_hits;
+        assert_eq!(
+            lookups(after_jit) - lookups(before_jit),
+            1,
+            "three sibling reductions should be one kernel: {before_jit:?} -> {after_jit:?}"
+        );
+    }
+    let (a, b, c) = (a.to_vec(), b.to_vec(), c.to_vec());
+    for i in 0..rows {
+        let ws: Vec<(f32, f32, f32)> = (0..cols)
+            .map(|j| {
+                let (xv, yv) = (xs[i + rows * j], ys[i + rows * j]);
+                (xv * yv + 1.0, xv, yv)
+            })
+            .collect();
+        let sa: f64 = ws.iter().map(|&(w, x, _)| (w * x) as f64).sum();
+        let sb: f64 = ws.iter().map(|&(w, _, y)| (w * y) as f64).sum();
+        let scale: f64 = ws.iter().map(|&(w, x, y)| ((w * x).abs() + (w * y).abs()) as f64).sum();
+        let mc = ws.iter().map(|&(w, _, _)| w).fold(f32::MIN, f32::max);
+        assert!((a[i] as f64 - sa).abs() <= 1e-6 * scale, "sum(w * x) row {i}: {} vs {sa}", a[i]);
+        assert!((b[i] as f64 - sb).abs() <= 1e-6 * scale, "sum(w * y) row {i}: {} vs {sb}", b[i]);
+        // (a GPU may contract `x * y + 1` into one rounding)
+        assert!((c[i] - mc).abs() <= 1e-6 * mc.abs(), "max(w) row {i}: {} vs {mc}", c[i]);
+    }
+}
