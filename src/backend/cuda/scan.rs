@@ -204,7 +204,7 @@ pub(crate) fn summed_area(
     let in_st = input.strides(dims);
     // 16-byte reads where every row starts on a 16-byte boundary and the input is contiguous
     // along dimension 0
-    let aligned = input.ptr() % 16 == 0
+    let aligned = input.ptr().is_multiple_of(16)
         && (in_st[0] == 1 || w == 1)
         && (1..4).all(|d| dims[d] == 1 || (in_st[d] * size) % 16 == 0);
     if aligned {
