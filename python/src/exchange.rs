@@ -259,6 +259,8 @@ pub fn typestr(d: DType) -> &'static str {
         DType::F32 => "<f4",
         DType::F64 => "<f8",
         DType::F16 => "<f2",
+        // NumPy has no bf16: two opaque bytes, which bf16-aware consumers reinterpret
+        DType::BF16 => "<V2",
         DType::C32 => "<c8",
         DType::C64 => "<c16",
         DType::B8 => "|b1",

@@ -150,8 +150,8 @@ pub enum CublasMathMode {
     DEFAULT = 0,
 }
 
-/// The element types of matrix products: f32, f64, c32, c64 (every [`FloatingPoint`] type)
-/// and f16.
+/// The element types of matrix products: f32, f64, c32, c64 (every [`FloatingPoint`] type),
+/// f16 and bf16 (both accumulated in f32 and rounded once).
 ///
 /// It is implemented for every `FloatingPoint` type, so generic code written for
 /// arrayfire-rust's `T: HasAfEnum + FloatingPoint` bound calls [`matmul`] unchanged.
@@ -168,6 +168,7 @@ pub trait GemmType: HasAfEnum {}
 
 impl<T: HasAfEnum + FloatingPoint> GemmType for T {}
 impl GemmType for half::f16 {}
+impl GemmType for half::bf16 {}
 
 /// `(transpose, conjugate)` for a product operand; panics for properties products do not take.
 fn product_op(func: &str, arg: &str, prop: MatProp) -> (bool, bool) {
@@ -639,8 +640,8 @@ fn dot_in<T: GemmType>(
     };
     let (a, b) = (column(lhs, ca), column(rhs, cb));
     let product = Node::lazy(T::DTYPE, a.dims, backend, Expr::Binary(BinOp::Mul, a, b));
-    // f16 sums in f32, as `sum` does, and the result is rounded once
-    let acc = if T::DTYPE == DType::F16 { DType::F32 } else { T::DTYPE };
+    // f16 and bf16 sum in f32, as `sum` does, and the result is rounded once
+    let acc = if T::DTYPE.is_16bit_float() { DType::F32 } else { T::DTYPE };
     let buf = backend.ops().reduce_dim(&product, Reduction::Sum, 0, acc)?;
     let total = Node::ready(acc, one_dims, backend, Data::dense(buf, one_dims));
     Ok(Array::from_node(crate::ops::build::cast_node(&total, T::DTYPE)))

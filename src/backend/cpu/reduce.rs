@@ -253,6 +253,7 @@ impl Widen for f64 {
     float_tail!(f64);
 }
 widen!(f16, f64, f64::NAN, f64::NAN, x => x.to_f64());
+widen!(half::bf16, f64, f64::NAN, f64::NAN, x => x.to_f64());
 widen!(c32, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN),
     x => c64::new(x.re as f64, x.im as f64));
 widen!(c64, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN), x => x);

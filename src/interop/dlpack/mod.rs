@@ -29,7 +29,7 @@
 //! evaluates into memory of its own first, as [`Array::strides`] does) and bool arrays that
 //! may hold bytes other than 0 and 1 (see "Bool tensors"); lazy arrays are evaluated.
 //!
-//! Tensors of more than four dimensions, element types emberfire does not have (bf16, i8,
+//! Tensors of more than four dimensions, element types emberfire does not have (i8,
 //! float8, vector lanes), and devices emberfire does not drive (or that this machine does not
 //! have) are errors ([`Error::Exchange`](crate::Error::Exchange)) that say which.
 //!
