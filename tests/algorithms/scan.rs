@@ -534,8 +534,9 @@ fn bf16_accumulates_in_at_least_f32() {
         let exact = tenth.to_f64() * (k + 1) as f64;
         assert!((s[k] as f64 - exact).abs() <= exact * 2f64.powi(-23), "{k}: {} vs {exact}", s[k]);
     }
-    let total = sum_all(&a).0;
-    assert!((total - tenth.to_f64() * 10_000.0).abs() <= 1e-9, "{total}");
+    let total = sum_all(&a).0 as f64;
+    let exact = tenth.to_f64() * 10_000.0;
+    assert!((total - exact).abs() <= exact * 2f64.powi(-24), "{total} vs {exact}");
 }
 
 #[test]
