@@ -638,10 +638,13 @@ fn dot_in<T: GemmType>(
             col.node().clone()
         }
     };
-    let (a, b) = (column(lhs, ca), column(rhs, cb));
-    let product = Node::lazy(T::DTYPE, a.dims, backend, Expr::Binary(BinOp::Mul, a, b));
-    // f16 and bf16 sum in f32, as `sum` does, and the result is rounded once
+    // f16 and bf16 multiply and sum in f32 (the products of two 16-bit floats are exact in
+    // f32, where rounding each to its own type would add up to half an ulp per term), and the
+    // result is rounded once
     let acc = if T::DTYPE.is_16bit_float() { DType::F32 } else { T::DTYPE };
+    let (a, b) = (column(lhs, ca), column(rhs, cb));
+    let (a, b) = (crate::ops::build::cast_node(&a, acc), crate::ops::build::cast_node(&b, acc));
+    let product = Node::lazy(acc, a.dims, backend, Expr::Binary(BinOp::Mul, a, b));
     let buf = backend.ops().reduce_dim(&product, Reduction::Sum, 0, acc)?;
     let total = Node::ready(acc, one_dims, backend, Data::dense(buf, one_dims));
     Ok(Array::from_node(crate::ops::build::cast_node(&total, T::DTYPE)))

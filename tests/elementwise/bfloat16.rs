@@ -309,6 +309,27 @@ fn indexing_assignment_joins_and_reshapes_move_bits() {
 }
 
 #[test]
+fn signal_and_image_functions_compute_in_f32() {
+    // small integers: every product and sum is exact, so the results are exact too
+    let x: Vec<bf16> = [1.0, 2.0, 3.0, 4.0, 5.0].iter().map(|&v| bf16_nearest(v)).collect();
+    let k: Vec<bf16> = [1.0, -1.0, 2.0].iter().map(|&v| bf16_nearest(v)).collect();
+    let c = convolve1(&Array::new(&x, dim4!(5)), &Array::new(&k, dim4!(3)), ConvMode::EXPAND, ConvDomain::SPATIAL);
+    assert_eq!(c.get_type(), DType::BF16);
+    let xs = [1.0, 2.0, 3.0, 4.0, 5.0];
+    let ks = [1.0, -1.0, 2.0];
+    let mut want = vec![0.0f64; 7];
+    for (i, a) in xs.iter().enumerate() {
+        for (j, b) in ks.iter().enumerate() {
+            want[i + j] += a * b;
+        }
+    }
+    assert_eq!(c.to_vec().iter().map(|v| v.to_f64()).collect::<Vec<_>>(), want);
+    let e = std::panic::catch_unwind(|| iir(&Array::new(&k, dim4!(3)), &Array::new(&k, dim4!(3)), &Array::new(&x, dim4!(5))));
+    let msg = e.unwrap_err().downcast::<String>().map(|s| *s).unwrap_or_default();
+    assert!(msg.contains("iir") && msg.contains("bf16"), "{msg}");
+}
+
+#[test]
 fn prints_like_f16() {
     let h = Array::new(&[bf16_nearest(0.25), bf16::INFINITY, bf16::NAN], dim4!(1, 3));
     assert_eq!(format!("{h}"), "[1 3 1 1]\n    0.2500        inf        nan \n");

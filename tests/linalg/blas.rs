@@ -271,7 +271,7 @@ fn bf16_products_accumulate_in_f32() {
     let mut r = Rng64::seed_from_u64(77);
     let k = 4096u64;
     let (a, av) = random_array::<bf16>(&mut r, dim4!(3, k));
-    let ones: Vec<bf16> = vec![common::bf16_nearest(1.0); k as usize];
+    let ones: Vec<bf16> = vec![common::bf16_nearest(1.0); 2 * k as usize];
     let b = Array::new(&ones, dim4!(k, 2));
     let bv: Vec<c64> = ones.iter().map(|x| c64::new(x.to_f64(), 0.0)).collect();
     let got = matmul(&(&a + common::bf16_nearest(8.0)), &b, MatProp::NONE, MatProp::NONE);
