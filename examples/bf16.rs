@@ -16,7 +16,7 @@ fn main() {
     assert_eq!(&back[..4], &[255.0, 256.0, 256.0, 260.0]);
     assert!((back[4] - 1e38).abs() / 1e38 < 1.0 / 256.0); // f32's range, bf16's precision
     assert!(back[5].is_infinite()); // beyond f32's range too
-    // ANCHOR_END: values
+                                    // ANCHOR_END: values
 
     // ANCHOR: compute
     // Element-wise work is computed in f32 and each operation's result is rounded once to
@@ -28,7 +28,7 @@ fn main() {
     assert_eq!(got[0], 3.25);
     assert_eq!(got[1], 5.0);
     assert!((got[2] - 1.01).abs() < 1.0 / 128.0); // within bf16's half ulp at 1
-    // with f32 (or f16) the result is f32, as PyTorch promotes them
+                                                  // with f32 (or f16) the result is f32, as PyTorch promotes them
     let z = &x * 0.5f32;
     assert_eq!(z.get_type(), DType::F32);
     // ANCHOR_END: compute

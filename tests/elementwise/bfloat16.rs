@@ -77,7 +77,9 @@ fn casts_from_f32_f16_and_integers_round_once() {
     let f: Vec<f32> = (0..4000)
         .map(|i| match i % 4 {
             // f32 values that are bf16 ties: the kept bits, then exactly one half
-            0 => f32::from_bits((r.gen::<u32>() & 0x7fff_0000 & !0x7f80_0000 | 0x3f00_0000) | 0x8000),
+            0 => {
+                f32::from_bits((r.gen::<u32>() & 0x7fff_0000 & !0x7f80_0000 | 0x3f00_0000) | 0x8000)
+            }
             1 => f32::from_bits(r.gen::<u32>() & 0x7f7f_ffff),
             2 => -(r.gen::<f32>() * 1e-38),
             _ => r.gen_range(-1e6f32..1e6),
@@ -88,7 +90,8 @@ fn casts_from_f32_f16_and_integers_round_once() {
     assert_eq!(bits(&got), bits(&want));
 
     let big_tie = (1i64 << 62) + (1i64 << 54);
-    let ints = vec![257i64, 259, -259, 65_793, big_tie, big_tie + 1, -big_tie - 1, i64::MIN, i64::MAX, 0];
+    let ints =
+        vec![257i64, 259, -259, 65_793, big_tie, big_tie + 1, -big_tie - 1, i64::MIN, i64::MAX, 0];
     let got = Array::new(&ints, dim4!(ints.len() as u64)).cast::<bf16>().to_vec();
     let want: Vec<bf16> = ints.iter().map(|&i| bf16_nearest_int(i as i128)).collect();
     assert_eq!(bits(&got), bits(&want), "{ints:?}");
@@ -97,7 +100,8 @@ fn casts_from_f32_f16_and_integers_round_once() {
     let want: Vec<bf16> = u.iter().map(|&i| bf16_nearest_int(i as i128)).collect();
     assert_eq!(bits(&got), bits(&want), "{u:?}");
 
-    let h: Vec<f16> = [0.1f64, 65504.0, -3.0e-5, 1.0 / 3.0, 6.0e-8].iter().map(|&v| f16::from_f64(v)).collect();
+    let h: Vec<f16> =
+        [0.1f64, 65504.0, -3.0e-5, 1.0 / 3.0, 6.0e-8].iter().map(|&v| f16::from_f64(v)).collect();
     let got = Array::new(&h, dim4!(h.len() as u64)).cast::<bf16>().to_vec();
     let want: Vec<bf16> = h.iter().map(|v| bf16_nearest(v.to_f64())).collect();
     assert_eq!(bits(&got), bits(&want));
@@ -105,12 +109,14 @@ fn casts_from_f32_f16_and_integers_round_once() {
 
 #[test]
 fn casts_out_of_bf16_are_exact_or_saturate() {
-    let v: Vec<bf16> = [1.5, -2.75, 3.0e38, -1e-40, 300.0].iter().map(|&x| bf16_nearest(x)).collect();
+    let v: Vec<bf16> =
+        [1.5, -2.75, 3.0e38, -1e-40, 300.0].iter().map(|&x| bf16_nearest(x)).collect();
     let a = Array::new(&v, dim4!(5));
     let f = a.cast::<f64>().to_vec();
     assert_eq!(f, v.iter().map(|x| x.to_f64()).collect::<Vec<_>>());
     // to integers: truncation toward zero, saturating, NaN to 0 (Rust's `as`)
-    let specials = Array::new(&[bf16::NAN, bf16::INFINITY, bf16::NEG_INFINITY, bf16_nearest(-2.75)], dim4!(4));
+    let specials =
+        Array::new(&[bf16::NAN, bf16::INFINITY, bf16::NEG_INFINITY, bf16_nearest(-2.75)], dim4!(4));
     assert_eq!(specials.cast::<i32>().to_vec(), vec![0, i32::MAX, i32::MIN, -2]);
     assert_eq!(a.cast::<u8>().to_vec(), vec![1, 0, 255, 0, 255]);
     // to f16: one rounding from the exact value (bf16's range is wider: large values overflow)
@@ -253,7 +259,13 @@ fn promotion_with_other_types() {
     let mut m = &b * bf16_nearest(3.0);
     assert_eq!(bits(&m.to_vec()), bits(&[bf16_nearest(4.5), bf16_nearest(-0.75)]));
     m += bf16_nearest(0.01);
-    assert_eq!(bits(&m.to_vec()), bits(&[bf16_nearest(4.5 + bf16_nearest(0.01).to_f64()), bf16_nearest(-0.75 + bf16_nearest(0.01).to_f64())]));
+    assert_eq!(
+        bits(&m.to_vec()),
+        bits(&[
+            bf16_nearest(4.5 + bf16_nearest(0.01).to_f64()),
+            bf16_nearest(-0.75 + bf16_nearest(0.01).to_f64())
+        ])
+    );
 }
 
 #[test]
@@ -282,7 +294,11 @@ fn indexing_assignment_joins_and_reshapes_move_bits() {
     let arr = Array::new(&a, dim4!(4, 6));
     // rows 1..=2 of columns 0, 2, 4
     let sub = index(&arr, &[Seq::new(1.0, 2.0, 1.0), Seq::new(0.0, 4.0, 2.0)]).to_vec();
-    let want: Vec<u16> = [0usize, 2, 4].iter().flat_map(|&c| [a[1 + 4 * c], a[2 + 4 * c]]).map(|v| v.to_bits()).collect();
+    let want: Vec<u16> = [0usize, 2, 4]
+        .iter()
+        .flat_map(|&c| [a[1 + 4 * c], a[2 + 4 * c]])
+        .map(|v| v.to_bits())
+        .collect();
     assert_eq!(bits(&sub), want);
     let t = transpose(&arr, false).to_vec();
     for i in 0..4 {
@@ -313,7 +329,12 @@ fn signal_and_image_functions_compute_in_f32() {
     // small integers: every product and sum is exact, so the results are exact too
     let x: Vec<bf16> = [1.0, 2.0, 3.0, 4.0, 5.0].iter().map(|&v| bf16_nearest(v)).collect();
     let k: Vec<bf16> = [1.0, -1.0, 2.0].iter().map(|&v| bf16_nearest(v)).collect();
-    let c = convolve1(&Array::new(&x, dim4!(5)), &Array::new(&k, dim4!(3)), ConvMode::EXPAND, ConvDomain::SPATIAL);
+    let c = convolve1(
+        &Array::new(&x, dim4!(5)),
+        &Array::new(&k, dim4!(3)),
+        ConvMode::EXPAND,
+        ConvDomain::SPATIAL,
+    );
     assert_eq!(c.get_type(), DType::BF16);
     let xs = [1.0, 2.0, 3.0, 4.0, 5.0];
     let ks = [1.0, -1.0, 2.0];
@@ -324,7 +345,9 @@ fn signal_and_image_functions_compute_in_f32() {
         }
     }
     assert_eq!(c.to_vec().iter().map(|v| v.to_f64()).collect::<Vec<_>>(), want);
-    let e = std::panic::catch_unwind(|| iir(&Array::new(&k, dim4!(3)), &Array::new(&k, dim4!(3)), &Array::new(&x, dim4!(5))));
+    let e = std::panic::catch_unwind(|| {
+        iir(&Array::new(&k, dim4!(3)), &Array::new(&k, dim4!(3)), &Array::new(&x, dim4!(5)))
+    });
     let msg = e.unwrap_err().downcast::<String>().map(|s| *s).unwrap_or_default();
     assert!(msg.contains("iir") && msg.contains("bf16"), "{msg}");
 }

@@ -249,7 +249,12 @@ fn check_bits<T: HasAfEnum>(
     assert_eq!(cpu.len(), gpu.len(), "{what}: lengths differ");
     for (i, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
         let same = c.to_bits() == g.to_bits() || (c.is_nan() && g.is_nan());
-        assert!(same, "{what}: element {i}: cpu {c:?} ({:#06x}) cuda {g:?} ({:#06x})", c.to_bits(), g.to_bits());
+        assert!(
+            same,
+            "{what}: element {i}: cpu {c:?} ({:#06x}) cuda {g:?} ({:#06x})",
+            c.to_bits(),
+            g.to_bits()
+        );
     }
 }
 
@@ -276,19 +281,37 @@ fn parity_bf16() {
     check_bits("bf16 mean", &x, dims(), |a| mean(a, 0));
     // casts into bf16 from values at and around ties, specials and huge integers
     let tie = 1.0 + 2f64.powi(-8);
-    let f: Vec<f64> = vec![tie, tie + 2f64.powi(-40), 1.0 + 3.0 * 2f64.powi(-8), -tie, 1e300, -1e300,
-        f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 1e-60, 3.1e-39, 6.5e37, -7.25e30];
+    let f: Vec<f64> = vec![
+        tie,
+        tie + 2f64.powi(-40),
+        1.0 + 3.0 * 2f64.powi(-8),
+        -tie,
+        1e300,
+        -1e300,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -0.0,
+        1e-60,
+        3.1e-39,
+        6.5e37,
+        -7.25e30,
+    ];
     check_bits("f64 to bf16", &f, dim4!(f.len() as u64), |a| a.cast::<bf16>());
     let fs: Vec<f32> = f.iter().map(|&v| v as f32).collect();
     check_bits("f32 to bf16", &fs, dim4!(fs.len() as u64), |a| a.cast::<bf16>());
     let big_tie = (1i64 << 62) + (1i64 << 54);
-    let i: Vec<i64> = vec![257, 259, -259, big_tie, big_tie + 1, -big_tie - 1, i64::MIN, i64::MAX, 0];
+    let i: Vec<i64> =
+        vec![257, 259, -259, big_tie, big_tie + 1, -big_tie - 1, i64::MIN, i64::MAX, 0];
     check_bits("i64 to bf16", &i, dim4!(i.len() as u64), |a| a.cast::<bf16>());
     let u: Vec<u64> = vec![u64::MAX, (1u64 << 63) + (1u64 << 55) + 1, 255, 0];
     check_bits("u64 to bf16", &u, dim4!(u.len() as u64), |a| a.cast::<bf16>());
-    let h: Vec<f16> = [0.1f64, 65504.0, -3.0e-5, 1.0 / 3.0].iter().map(|&v| f16::from_f64(v)).collect();
+    let h: Vec<f16> =
+        [0.1f64, 65504.0, -3.0e-5, 1.0 / 3.0].iter().map(|&v| f16::from_f64(v)).collect();
     check_bits("f16 to bf16", &h, dim4!(h.len() as u64), |a| a.cast::<bf16>());
-    check_bits("c64 to bf16", &[c64::new(tie + 2f64.powi(-40), 3.0)], dim4!(1), |a| a.cast::<bf16>());
+    check_bits("c64 to bf16", &[c64::new(tie + 2f64.powi(-40), 3.0)], dim4!(1), |a| {
+        a.cast::<bf16>()
+    });
 }
 
 macro_rules! int_suite {

@@ -275,7 +275,8 @@ fn bf16_products_accumulate_in_f32() {
     let b = Array::new(&ones, dim4!(k, 2));
     let bv: Vec<c64> = ones.iter().map(|x| c64::new(x.to_f64(), 0.0)).collect();
     let got = matmul(&(&a + common::bf16_nearest(8.0)), &b, MatProp::NONE, MatProp::NONE);
-    let shifted: Vec<c64> = av.iter().map(|x| c64::new(common::bf16_nearest(x.re + 8.0).to_f64(), 0.0)).collect();
+    let shifted: Vec<c64> =
+        av.iter().map(|x| c64::new(common::bf16_nearest(x.re + 8.0).to_f64(), 0.0)).collect();
     let (dims, want, mag, k) = reference(
         &Operand { v: &shifted, dims: dim4!(3, k), prop: MatProp::NONE },
         &Operand { v: &bv, dims: dim4!(k, 2), prop: MatProp::NONE },

@@ -250,7 +250,11 @@ fn bf16_tensors_import_as_views() {
     let dtype = ffi::DLDataType { code: 4, bits: 16, lanes: 1 };
     // row-major [2, 4]: element (i, j) is values[4 i + j]
     let want: Vec<bf16> = (0..8).map(|k| values[4 * (k % 2) + k / 2]).collect();
-    import_and_count::<bf16>(foreign(&bytes_of(&values), dtype, &[2, 4], None, 0, 0), dim4!(2, 4), &want);
+    import_and_count::<bf16>(
+        foreign(&bytes_of(&values), dtype, &[2, 4], None, 0, 0),
+        dim4!(2, 4),
+        &want,
+    );
     // contiguous: the producer's memory itself, specials bit for bit, and back out as bf16
     DELETED.store(0, Ordering::SeqCst);
     let specials = [bf16::NAN, bf16::INFINITY, bf16::NEG_INFINITY, bf16::NEG_ZERO];

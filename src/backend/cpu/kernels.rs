@@ -556,7 +556,10 @@ impl CpuMath for f16 {
 // function as casts), which is what the CUDA kernels do, so both backends give the same bits.
 impl CpuMath for bf16 {
     fn unary(op: UnOp, a: &[bf16]) -> HostVec {
-        narrow(f32::unary(op, &crate::storage::cast_slice::<bf16, f32>(a)), crate::dtype::DType::BF16)
+        narrow(
+            f32::unary(op, &crate::storage::cast_slice::<bf16, f32>(a)),
+            crate::dtype::DType::BF16,
+        )
     }
     fn binary(op: BinOp, a: Src<bf16>, b: Src<bf16>) -> HostVec {
         let (wa, wb) = (widen::<bf16, f32>(a), widen::<bf16, f32>(b));
