@@ -304,7 +304,7 @@ pub fn bf16_nearest(x: f64) -> bf16 {
     } else {
         let above = below + 1;
         let (db, da) = (a - bf16::from_bits(below).to_f64(), bf16::from_bits(above).to_f64() - a);
-        if db < da || (db == da && below % 2 == 0) {
+        if db < da || (db == da && below & 1 == 0) {
             below
         } else {
             above
@@ -331,7 +331,7 @@ pub fn bf16_nearest_int(i: i128) -> bf16 {
     let above = below + (1u128 << shift);
     let (db, da) = (a - below, above - a);
     let kept = below >> shift;
-    let pick = if db < da || (db == da && kept % 2 == 0) { below } else { above };
+    let pick = if db < da || (db == da && kept & 1 == 0) { below } else { above };
     // the pick is a power-of-two multiple of at most 9 bits: exact in f64
     bf16_nearest(if i < 0 { -(pick as f64) } else { pick as f64 })
 }

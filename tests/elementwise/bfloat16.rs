@@ -315,9 +315,10 @@ fn indexing_assignment_joins_and_reshapes_move_bits() {
     let patch = Array::new(&[bf16_nearest(7.0); 2], dim4!(1, 2));
     assign_seq(&mut target, &[Seq::new(3.0, 3.0, 1.0), Seq::new(1.0, 2.0, 1.0)], &patch);
     let tv = target.to_vec();
-    for k in 0..24 {
+    assert_eq!(tv.len(), 24);
+    for (k, v) in tv.iter().enumerate() {
         let want = if k == 3 + 4 || k == 3 + 8 { 7.0 } else { 0.0 };
-        assert_eq!(tv[k].to_f64(), want, "element {k}");
+        assert_eq!(v.to_f64(), want, "element {k}");
     }
     // a single element and a size-1 column
     assert_eq!(row(&arr, 2).dims(), dim4!(1, 6));

@@ -87,7 +87,6 @@ mod tests {
 
     #[test]
     fn every_dtype_maps_both_ways() {
-        use DType::*;
         for d in DType::ALL {
             assert_eq!(dtype_of(dl_data_type(d)), Ok(d), "{d:?}");
         }
