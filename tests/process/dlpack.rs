@@ -275,6 +275,41 @@ fn bf16_tensors_import_as_views() {
     assert_eq!(DELETED.load(Ordering::SeqCst), 1);
 }
 
+/// An i8 tensor (NumPy's and PyTorch's int8) imports as i16, every byte with its sign,
+/// reading the producer's memory until it is evaluated (its deleter waits for that); as any
+/// other type it is an error naming the type.
+#[test]
+fn i8_tensors_import_as_i16() {
+    let _g = cpu();
+    let values: Vec<i8> = vec![-128, -127, -1, 0, 1, 63, 64, 127, -64, 5, -5, 100];
+    let dtype = ffi::DLDataType { code: 0, bits: 8, lanes: 1 };
+    // row-major [3, 4]: element (i, j) is values[4 i + j]
+    let want: Vec<i16> = (0..12).map(|k| values[4 * (k % 3) + k / 3] as i16).collect();
+    DELETED.store(0, Ordering::SeqCst);
+    let t = foreign(&bytes_of(&values), dtype, &[3, 4], None, 0, 0);
+    // SAFETY: a live tensor over memory its context owns.
+    let a: Array<i16> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(a.dims(), dim4!(3, 4));
+    // the widening is lazy: until something evaluates it, it reads the producer's memory
+    let doubled = &a * 2i16;
+    assert_eq!(DELETED.load(Ordering::SeqCst), 0, "the bytes are read where they are");
+    assert_eq!(doubled.to_vec(), want.iter().map(|v| v * 2).collect::<Vec<_>>());
+    assert_eq!(a.to_vec(), want);
+    drop((a, doubled));
+    assert_eq!(DELETED.load(Ordering::SeqCst), 1, "deleter runs exactly once");
+    DELETED.store(0, Ordering::SeqCst);
+    let t = foreign(&bytes_of(&values), dtype, &[12], None, 0, 0);
+    // SAFETY: a live tensor, consumed whatever the outcome.
+    let e = unsafe { dlpack::from_dlpack::<u8>(t, None) }.unwrap_err();
+    assert!(e.to_string().contains("signed 8-bit"), "{e}");
+    assert_eq!(DELETED.load(Ordering::SeqCst), 1);
+    // an empty one
+    let t = foreign(&[], dtype, &[0], None, 0, 0);
+    // SAFETY: a live tensor.
+    let a: Array<i16> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(a.elements(), 0);
+}
+
 /// A row-major (C-order) tensor imports as a strided view over the producer's memory:
 /// element [i, j] is element (i, j); the memory is not copied.
 #[test]

@@ -31,6 +31,7 @@ pub fn dl_data_type(dtype: DType) -> DLDataType {
 
 /// The emberfire element type a DLPack element type is, or [`Error::Exchange`] naming it when
 /// emberfire has no such type (i8, float8, vectors of several lanes, unknown codes).
+/// [`from_dlpack`](super::from_dlpack) still takes i8 tensors, as `Array<i16>`.
 ///
 /// ```
 /// use emberfire::{dlpack, DType};
