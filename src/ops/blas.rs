@@ -6,8 +6,8 @@
 //!   and 3 are batches: each batch of the result is the product of the matching batches of the
 //!   operands, and a batch dimension of size 1 in one operand is used for every batch of the
 //!   other (ArrayFire's broadcasting).
-//! - Element types: f32, f64, c32 and c64 (arrayfire-rust's [`FloatingPoint`]) and f16
-//!   ([`GemmType`]). f16 products accumulate in f32.
+//! - Element types: f32, f64, c32 and c64 (arrayfire-rust's [`FloatingPoint`]), f16 and bf16
+//!   ([`GemmType`]). f16 and bf16 products accumulate in f32 and are rounded once.
 //! - Operands are read where they are: a transposed, conjugated or strided (view) operand
 //!   costs no copy on the CPU; lazy operands are evaluated first. On CUDA, cuBLAS reads any
 //!   operand whose rows or columns are contiguous; others are gathered first.
@@ -15,7 +15,8 @@
 //! - Products with no terms (an inner dimension of 0) are zero; products with no elements are
 //!   empty arrays of the result's shape.
 //!
-//! On the CPU the products run on the `gemm` crate (all cores, f16 included); on CUDA on
+//! On the CPU the products run on faer, emberfire's AVX-512 kernels or the `gemm` crate (all
+//! cores; bf16 through the f32 product of its widened operands); on CUDA on
 //! cuBLAS, on emberfire's stream, in full f32 precision unless [`set_cublas_mode`] allows
 //! TF32 tensor cores. [`dot`] is a reduction instead: the element-wise products fuse into the
 //! sum, one pass over both vectors on either backend, and no vendor library is loaded for it.
@@ -133,8 +134,8 @@ impl std::ops::BitOr for MatProp {
 ///
 /// `DEFAULT` computes in full f32 precision. `TENSOR_OP` lets cuBLAS use TF32 tensor cores for
 /// f32 and c32 products (inputs rounded to 10 mantissa bits, several times faster on Ampere
-/// and later GPUs). f64 products are unaffected, and f16 products accumulate in f32 on tensor
-/// cores in both modes. The CPU backend always computes in full precision.
+/// and later GPUs). f64 products are unaffected, and f16 and bf16 products accumulate in f32 on
+/// tensor cores in both modes. The CPU backend always computes in full precision.
 ///
 /// ```
 /// use emberfire::{get_cublas_mode, CublasMathMode};

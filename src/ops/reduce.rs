@@ -8,8 +8,8 @@
 //! Semantics shared by every function here:
 //! - `dim` is 0 to 3, or -1 for the first dimension larger than 1 (0 if there is none), as in
 //!   ArrayFire. The result has the input's shape with `dim` set to 1.
-//! - Sums and products of floating types accumulate in f64 (c64 for complex), f16 included,
-//!   and are rounded once to the output type, on both backends. Integer sums and products wrap
+//! - Sums and products of floating types accumulate in f64 (c64 for complex), f16 and bf16
+//!   included, and are rounded once to the output type, on both backends. Integer sums and products wrap
 //!   in the output type (`T::AggregateOutType`, `T::ProductOutType`), exactly as if computed in
 //!   it.
 //! - `min` and `max` ignore NaN, like C's `fmin`/`fmax`; only an all-NaN run gives NaN.

@@ -8,8 +8,8 @@
 //! produces partial results for a contiguous range of output elements, and the partials are
 //! combined in task order: results are the same on every run and every machine.
 //!
-//! Accumulators are wider than the elements: f64 for f16, f32 and f64; c64 for c32 and c64;
-//! i64 or u64 (wrapping) for integers and bool. Integer sums and products therefore wrap in
+//! Accumulators are wider than the elements: f64 for f16, bf16, f32 and f64; c64 for c32 and
+//! c64; i64 or u64 (wrapping) for integers and bool. Integer sums and products therefore wrap in
 //! the output type, exactly as if they had been computed in it.
 
 use std::sync::OnceLock;
