@@ -336,6 +336,10 @@ pub(crate) fn source(input: DType, out: DType, key: Option<DType>, op: BinaryOp)
     s.push_str(
         "__device__ __forceinline__ float ef_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n",
     );
+    // bf16 is the top half of a float: widening it is a shift
+    s.push_str(
+        "__device__ __forceinline__ float ef_b2f(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }\n",
+    );
     let acc = match out {
         DType::F32 | DType::F64 => "double",
         DType::C32 | DType::C64 => "cd",
@@ -353,6 +357,7 @@ pub(crate) fn source(input: DType, out: DType, key: Option<DType>, op: BinaryOp)
     // conversions in and out
     let load = match (input, out) {
         (DType::F16, _) => "(double)ef_h2f(x)".to_string(),
+        (DType::BF16, _) => "(double)ef_b2f(x)".to_string(),
         (DType::C32, _) => "ef_cd((double)x.re, (double)x.im)".to_string(),
         (DType::C64, _) => "x".to_string(),
         _ => format!("({acc})x"),
@@ -485,7 +490,7 @@ mod tests {
         let agg = |t: DType| match t {
             DType::B8 | DType::U8 | DType::U16 => DType::U32,
             DType::S16 => DType::S32,
-            DType::F16 => DType::F32,
+            DType::F16 | DType::BF16 => DType::F32,
             t => t,
         };
         let keys = [None, Some(DType::S32), Some(DType::U32), Some(DType::S64), Some(DType::U64)];
