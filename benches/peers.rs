@@ -25,13 +25,17 @@
 //! `conv2_nn_f32` is a convolution layer (batch 32, 64 to 64 channels, 56 x 56, 3 x 3, stride 1,
 //! padding 1) beside PyTorch's `conv2d` with TF32 off; on the CPU a batch of 4.
 //!
+//! `chain_bf16` and `matmul_bf16` are the `chain_f32` and `matmul_f32` workloads on bf16
+//! (2 bytes an element, computed in f32 and rounded; products accumulate in f32); their peer
+//! lines come from `benches/gpu/peers_bf16.py`.
+//!
 //! `copy` is the peers' bandwidth ceiling and has
 //! no emberfire line.
 
 use std::time::Instant;
 
 use emberfire::{
-    constant, convolve2, convolve2_nn, cos, dilate, dim4, erfc, eval_multiple, exp,
+    bf16, constant, convolve2, convolve2_nn, cos, dilate, dim4, erfc, eval_multiple, exp,
     gaussian_kernel, get_active_backend, get_device, histogram, log, matmul, medfilt, moddims,
     nearest_neighbour, resize, rgb2gray, sat, sin, sobel, sparse_from_host, sqrt, sum, sync,
     transpose, Array, Backend, BorderType, ConvDomain, ConvMode, InterpType, MatProp, MatchType,
@@ -168,6 +172,19 @@ fn main() {
         emit("chain_f32", ms, 12 * n);
     }
 
+    if opts.wants("chain_bf16") {
+        // the same expression and inputs, rounded to bf16; the scalar is bf16 too, so that the
+        // whole chain stays bf16 (an f32 scalar would promote it to f32)
+        let (xb, yb) = (x.cast::<bf16>(), y.cast::<bf16>());
+        eval_multiple(vec![&xb, &yb]);
+        let half = bf16::from_f32(0.5);
+        let ms = time_ms(&timing, || {
+            let r = sin(&xb) * cos(&yb) + &xb * &yb - half;
+            r.eval();
+        });
+        emit("chain_bf16", ms, 6 * n);
+    }
+
     if opts.wants("axpy_f32") {
         let ms = time_ms(&timing, || {
             let r = 2.5f32 * &x + &y;
@@ -249,6 +266,15 @@ fn main() {
         let b = random_square(side, &mut rng, |v| v as f32);
         let ms = time_ms(&matmul_timing, || matmul(&a, &b, MatProp::NONE, MatProp::NONE).eval());
         emit_flops("matmul_f32", ms, 2.0 * (side as f64).powi(3));
+    }
+
+    if opts.wants("matmul_bf16") {
+        // 8192 on a GPU (peers_bf16.py: torch.matmul on bf16), 2048 on the CPU
+        let side = if on_gpu { 8192 } else { 2048 };
+        let a = random_square(side, &mut rng, bf16::from_f64);
+        let b = random_square(side, &mut rng, bf16::from_f64);
+        let ms = time_ms(&matmul_timing, || matmul(&a, &b, MatProp::NONE, MatProp::NONE).eval());
+        emit_flops("matmul_bf16", ms, 2.0 * (side as f64).powi(3));
     }
 
     if on_gpu && opts.wants("matmul_f64") {

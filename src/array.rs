@@ -359,7 +359,7 @@ impl<T: HasAfEnum> Array<T> {
         matches!(self.get_type(), DType::F32 | DType::C32)
     }
 
-    /// True for f16.
+    /// True for f16 (as in arrayfire-rust; bf16 is not ArrayFire's half type).
     ///
     /// ```
     /// use emberfire::{Array, dim4};
@@ -369,11 +369,12 @@ impl<T: HasAfEnum> Array<T> {
         self.get_type() == DType::F16
     }
 
-    /// True for f16, f32 and f64.
+    /// True for f16, bf16, f32 and f64.
     ///
     /// ```
     /// use emberfire::{Array, dim4};
     /// assert!(Array::new(&[1.0f64], dim4!(1)).is_realfloating());
+    /// assert!(Array::new(&[half::bf16::ONE], dim4!(1)).is_realfloating());
     /// ```
     pub fn is_realfloating(&self) -> bool {
         self.get_type().is_real_float()

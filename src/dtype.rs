@@ -2,7 +2,7 @@
 //! `ImplicitPromote` table of mixed-type arithmetic, and the marker traits generic code written
 //! for arrayfire-rust uses as bounds.
 
-use half::f16;
+use half::{bf16, f16};
 use num_complex::Complex;
 
 /// Single precision complex number.
@@ -64,10 +64,20 @@ pub enum DType {
     U16,
     /// 16-bit float
     F16,
+    /// bfloat16: f32's 8-bit exponent (and so its range) with an 8-bit significand. It has no
+    /// ArrayFire number; it comes after ArrayFire's types, so theirs keep their numbers.
+    ///
+    /// ```
+    /// use emberfire::*;
+    /// let a = Array::new(&[bf16::from_f32(1.5), bf16::from_f32(-2.0)], dim4!(2));
+    /// assert_eq!(a.get_type(), DType::BF16);
+    /// assert_eq!((&a * 2.0f32).to_vec(), vec![3.0f32, -4.0]);
+    /// ```
+    BF16,
 }
 
 /// The type with ArrayFire's number `t` (`F32` is 0, ..., `F16` is 12, in the order of
-/// [`DType::ALL`]). Panics for a larger number.
+/// [`DType::ALL`]; `BF16`, which ArrayFire lacks, is 13). Panics for a larger number.
 ///
 /// ```
 /// use emberfire::DType;
@@ -84,7 +94,7 @@ impl From<u32> for DType {
 
 impl DType {
     /// Every element type, in ArrayFire's order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 14] = [
         DType::F32,
         DType::C32,
         DType::F64,
@@ -98,6 +108,7 @@ impl DType {
         DType::S16,
         DType::U16,
         DType::F16,
+        DType::BF16,
     ];
 
     /// Size of one element in bytes.
@@ -108,7 +119,7 @@ impl DType {
     pub fn size(self) -> usize {
         match self {
             DType::B8 | DType::U8 => 1,
-            DType::S16 | DType::U16 | DType::F16 => 2,
+            DType::S16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::F32 | DType::S32 | DType::U32 => 4,
             DType::F64 | DType::C32 | DType::S64 | DType::U64 => 8,
             DType::C64 => 16,
@@ -120,9 +131,21 @@ impl DType {
         matches!(self, DType::C32 | DType::C64)
     }
 
-    /// True for f16, f32 and f64.
+    /// True for f16, bf16, f32 and f64.
     pub fn is_real_float(self) -> bool {
-        matches!(self, DType::F16 | DType::F32 | DType::F64)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// True for the two 16-bit floating types (f16, bf16), which are stored in 16 bits and
+    /// computed in f32.
+    ///
+    /// ```
+    /// use emberfire::DType;
+    /// assert!(DType::BF16.is_16bit_float() && DType::F16.is_16bit_float());
+    /// assert!(!DType::F32.is_16bit_float());
+    /// ```
+    pub fn is_16bit_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16)
     }
 
     /// True for real and complex floating point types.
@@ -171,6 +194,7 @@ impl DType {
             DType::S16 => "i16",
             DType::U16 => "u16",
             DType::F16 => "f16",
+            DType::BF16 => "bf16",
         }
     }
 }
@@ -252,6 +276,7 @@ mod impls {
     has_af_enum!(i16, S16, base=i16, abs=f32, arg=i16, unary=f32, complex=c32, mean=f32, agg=i32, prod=i32, sobel=i32);
     has_af_enum!(u16, U16, base=u16, abs=f32, arg=u16, unary=f32, complex=c32, mean=f32, agg=u32, prod=u32, sobel=i32);
     has_af_enum!(f16, F16, base=f16, abs=f16, arg=f16, unary=f16, complex=Complex<f16>, mean=f16, agg=f32, prod=f32, sobel=f16);
+    has_af_enum!(bf16, BF16, base=bf16, abs=bf16, arg=bf16, unary=bf16, complex=Complex<bf16>, mean=bf16, agg=f32, prod=f32, sobel=bf16);
     has_af_enum!(i32, S32, base=i32, abs=f32, arg=i32, unary=f32, complex=c32, mean=f32, agg=i32, prod=i32, sobel=i32);
     has_af_enum!(u32, U32, base=u32, abs=f32, arg=u32, unary=f32, complex=c32, mean=f32, agg=u32, prod=u32, sobel=i32);
     has_af_enum!(i64, S64, base=i64, abs=f64, arg=i64, unary=f64, complex=c64, mean=f64, agg=i64, prod=i64, sobel=i64);
@@ -285,19 +310,20 @@ macro_rules! implicit {
 #[rustfmt::skip]
 mod promote {
     use super::*;
-    implicit!(c64 => c32: c64, f64: c64, f32: c64, i64: c64, u64: c64, i32: c64, u32: c64, i16: c64, u16: c64, bool: c64, u8: c64, f16: c64);
-    implicit!(c32 => c64: c64, f64: c64, f32: c32, i64: c32, u64: c32, i32: c32, u32: c32, i16: c32, u16: c32, bool: c32, u8: c32, f16: c32);
-    implicit!(f64 => c64: c64, c32: c64, f32: f64, i64: f64, u64: f64, i32: f64, u32: f64, i16: f64, u16: f64, bool: f64, u8: f64, f16: f64);
-    implicit!(f32 => c64: c64, c32: c32, f64: f64, i64: f32, u64: f32, i32: f32, u32: f32, i16: f32, u16: f32, bool: f32, u8: f32, f16: f32);
-    implicit!(i64 => c64: c64, c32: c32, f64: f64, f32: f32, u64: u64, i32: i64, u32: i64, i16: i64, u16: i64, bool: i64, u8: i64, f16: f16);
-    implicit!(u64 => c64: c64, c32: c32, f64: f64, f32: f32, i64: u64, i32: u64, u32: u64, i16: u64, u16: u64, bool: u64, u8: u64, f16: f16);
-    implicit!(i32 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, u32: u32, i16: i32, u16: i32, bool: i32, u8: i32, f16: f16);
-    implicit!(u32 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: u32, i16: u32, u16: u32, bool: u32, u8: u32, f16: f16);
-    implicit!(i16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, u16: u16, bool: i16, u8: i16, f16: f16);
-    implicit!(u16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: u16, bool: u16, u8: u16, f16: f16);
-    implicit!(u8 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: i16, u16: u16, bool: u8, f16: f16);
-    implicit!(bool => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: i16, u16: u16, u8: u8, f16: f16);
-    implicit!(f16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: f16, u64: f16, i32: f16, u32: f16, i16: f16, u16: f16, bool: f16, u8: f16);
+    implicit!(c64 => c32: c64, f64: c64, f32: c64, i64: c64, u64: c64, i32: c64, u32: c64, i16: c64, u16: c64, bool: c64, u8: c64, f16: c64, bf16: c64);
+    implicit!(c32 => c64: c64, f64: c64, f32: c32, i64: c32, u64: c32, i32: c32, u32: c32, i16: c32, u16: c32, bool: c32, u8: c32, f16: c32, bf16: c32);
+    implicit!(f64 => c64: c64, c32: c64, f32: f64, i64: f64, u64: f64, i32: f64, u32: f64, i16: f64, u16: f64, bool: f64, u8: f64, f16: f64, bf16: f64);
+    implicit!(f32 => c64: c64, c32: c32, f64: f64, i64: f32, u64: f32, i32: f32, u32: f32, i16: f32, u16: f32, bool: f32, u8: f32, f16: f32, bf16: f32);
+    implicit!(i64 => c64: c64, c32: c32, f64: f64, f32: f32, u64: u64, i32: i64, u32: i64, i16: i64, u16: i64, bool: i64, u8: i64, f16: f16, bf16: bf16);
+    implicit!(u64 => c64: c64, c32: c32, f64: f64, f32: f32, i64: u64, i32: u64, u32: u64, i16: u64, u16: u64, bool: u64, u8: u64, f16: f16, bf16: bf16);
+    implicit!(i32 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, u32: u32, i16: i32, u16: i32, bool: i32, u8: i32, f16: f16, bf16: bf16);
+    implicit!(u32 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: u32, i16: u32, u16: u32, bool: u32, u8: u32, f16: f16, bf16: bf16);
+    implicit!(i16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, u16: u16, bool: i16, u8: i16, f16: f16, bf16: bf16);
+    implicit!(u16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: u16, bool: u16, u8: u16, f16: f16, bf16: bf16);
+    implicit!(u8 => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: i16, u16: u16, bool: u8, f16: f16, bf16: bf16);
+    implicit!(bool => c64: c64, c32: c32, f64: f64, f32: f32, i64: i64, u64: u64, i32: i32, u32: u32, i16: i16, u16: u16, u8: u8, f16: f16, bf16: bf16);
+    implicit!(bf16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: bf16, u64: bf16, i32: bf16, u32: bf16, i16: bf16, u16: bf16, bool: bf16, u8: bf16, f16: f32);
+    implicit!(f16 => c64: c64, c32: c32, f64: f64, f32: f32, i64: f16, u64: f16, i32: f16, u32: f16, i16: f16, u16: f16, bool: f16, u8: f16, bf16: f32);
 }
 
 macro_rules! marker {
@@ -373,8 +399,25 @@ marker!(
     DeconvInput: f32, i16, u16, u8
 );
 
-/// Real or complex floating point types.
-pub trait FloatingPoint: HasAfEnum {
+/// Types `randn` and `random_normal` draw: the floating point types of [`FloatingPoint`], and
+/// bf16 (f32 draws rounded to nearest even), which the linear algebra and FFT functions that
+/// `FloatingPoint` admits do not take.
+///
+/// ```
+/// use emberfire::*;
+/// fn normal<T: RandomNormal>(n: u64) -> Array<T> { randn::<T>(dim4!(n)) }
+/// assert_eq!(normal::<bf16>(5).elements(), 5);
+/// ```
+pub trait RandomNormal: HasAfEnum {}
+impl RandomNormal for f32 {}
+impl RandomNormal for f64 {}
+impl RandomNormal for c32 {}
+impl RandomNormal for c64 {}
+impl RandomNormal for bf16 {}
+
+/// Real or complex floating point types. Every one is also [`RandomNormal`], so code generic
+/// over `FloatingPoint` can call `randn`.
+pub trait FloatingPoint: RandomNormal {
     /// True for real types.
     fn is_real() -> bool {
         false

@@ -65,7 +65,7 @@ pub use dtype::{
     c32, c64, ComplexFloating, ConfidenceCCInput, CovarianceComputable, DType, DeconvInput,
     EdgeComputable, FloatingPoint, Fromf64, GrayRGBConvertible, HasAfEnum, ImageFilterType,
     ImageNativeType, ImplicitPromote, IndexableType, IntegralType, MedianComputable,
-    MomentsComputable, RealFloating, RealNumber, ReduceByKeyInput, Scanable,
+    MomentsComputable, RandomNormal, RealFloating, RealNumber, ReduceByKeyInput, Scanable,
 };
 pub use error::Error;
 pub use error_handler::{
@@ -136,6 +136,15 @@ pub fn jit_stats() -> JitStats {
 
 /// Re-exported so that users can name `f16` without adding the crate.
 pub use half::f16;
+
+/// Re-exported so that users can name `bf16` without adding the crate.
+///
+/// ```
+/// use emberfire::*;
+/// let a = constant(bf16::from_f32(0.5), dim4!(3));
+/// assert_eq!(a.to_vec(), vec![bf16::from_f32(0.5); 3]);
+/// ```
+pub use half::bf16;
 
 // The README's example runs as a doc test, so it cannot drift from the code.
 #[cfg(doctest)]

@@ -307,6 +307,17 @@ impl PrintElem for half::f16 {
     }
 }
 
+impl PrintElem for half::bf16 {
+    /// Printed through f32, which holds every bf16 value exactly (as for f16).
+    fn format(&self, precision: usize) -> String {
+        format_float(f64::from(self.to_f32()), precision)
+    }
+
+    fn type_name() -> &'static str {
+        "bf16"
+    }
+}
+
 impl PrintElem for num_complex::Complex<f32> {
     fn format(&self, precision: usize) -> String {
         format_complex(f64::from(self.re), f64::from(self.im), precision)

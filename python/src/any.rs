@@ -1,14 +1,15 @@
 //! `AnyArray`: an emberfire array of any element type, the value a Python `Array` holds, with
 //! the type promotion and dispatch that Python's dynamic types need.
 
-use emberfire::{c32, c64, f16, Array, DType, Dim4};
+use emberfire::{bf16, c32, c64, f16, Array, DType, Dim4};
 
-/// An array of one of emberfire's thirteen element types.
+/// An array of one of emberfire's fourteen element types.
 #[derive(Clone)]
 pub enum AnyArray {
     F32(Array<f32>),
     F64(Array<f64>),
     F16(Array<f16>),
+    BF16(Array<bf16>),
     C32(Array<c32>),
     C64(Array<c64>),
     B8(Array<bool>),
@@ -40,6 +41,11 @@ macro_rules! each {
             __A::F16($x) => {
                 #[allow(dead_code)]
                 type $T = emberfire::f16;
+                $body
+            }
+            __A::BF16($x) => {
+                #[allow(dead_code)]
+                type $T = emberfire::bf16;
                 $body
             }
             __A::C32($x) => {
@@ -114,6 +120,10 @@ macro_rules! with_type {
                 type $T = emberfire::f16;
                 $body
             }
+            __D::BF16 => {
+                type $T = emberfire::bf16;
+                $body
+            }
             __D::C32 => {
                 type $T = emberfire::c32;
                 $body
@@ -167,6 +177,7 @@ macro_rules! each_pair {
             (__A::F32($x), __A::F32($y)) => $body,
             (__A::F64($x), __A::F64($y)) => $body,
             (__A::F16($x), __A::F16($y)) => $body,
+            (__A::BF16($x), __A::BF16($y)) => $body,
             (__A::C32($x), __A::C32($y)) => $body,
             (__A::C64($x), __A::C64($y)) => $body,
             (__A::B8($x), __A::B8($y)) => $body,
@@ -192,7 +203,7 @@ macro_rules! from_array {
         }
     )*};
 }
-from_array!(f32 => F32, f64 => F64, f16 => F16, c32 => C32, c64 => C64, bool => B8, u8 => U8,
+from_array!(f32 => F32, f64 => F64, f16 => F16, bf16 => BF16, c32 => C32, c64 => C64, bool => B8, u8 => U8,
     i16 => S16, u16 => U16, i32 => S32, u32 => U32, i64 => S64, u64 => U64);
 
 impl AnyArray {
@@ -219,6 +230,8 @@ pub fn dtype_name(d: DType) -> &'static str {
         DType::F32 => "float32",
         DType::F64 => "float64",
         DType::F16 => "float16",
+        // the name PyTorch, JAX and ml_dtypes give it (NumPy itself has none)
+        DType::BF16 => "bfloat16",
         DType::C32 => "complex64",
         DType::C64 => "complex128",
         DType::B8 => "bool",
@@ -238,6 +251,7 @@ pub fn dtype_from_name(name: &str) -> Option<DType> {
         "float32" => DType::F32,
         "float64" | "float" => DType::F64,
         "float16" => DType::F16,
+        "bfloat16" => DType::BF16,
         "complex64" => DType::C32,
         "complex128" | "complex" => DType::C64,
         "bool" => DType::B8,
@@ -263,7 +277,7 @@ fn rank(d: DType) -> u8 {
         DType::U32 => 5,
         DType::S64 => 6,
         DType::U64 => 7,
-        DType::F16 => 8,
+        DType::F16 | DType::BF16 => 8,
         DType::F32 => 9,
         DType::F64 => 10,
         DType::C32 => 9,
@@ -277,6 +291,10 @@ fn rank(d: DType) -> u8 {
 pub fn promote(a: DType, b: DType) -> DType {
     if a == b {
         return a;
+    }
+    // f16 and bf16 each hold values the other cannot: f32 holds both, as PyTorch promotes them
+    if a.is_16bit_float() && b.is_16bit_float() {
+        return DType::F32;
     }
     let wide = rank(a).max(rank(b));
     if a.is_complex() || b.is_complex() {

@@ -797,6 +797,7 @@ pub fn matmul(a: &AnyArray, b: &AnyArray) -> PyResult<AnyArray> {
         (AnyArray::F32(p), AnyArray::F32(q)) => emberfire::matmul(p, q, n, n).into(),
         (AnyArray::F64(p), AnyArray::F64(q)) => emberfire::matmul(p, q, n, n).into(),
         (AnyArray::F16(p), AnyArray::F16(q)) => emberfire::matmul(p, q, n, n).into(),
+        (AnyArray::BF16(p), AnyArray::BF16(q)) => emberfire::matmul(p, q, n, n).into(),
         (AnyArray::C32(p), AnyArray::C32(q)) => emberfire::matmul(p, q, n, n).into(),
         (AnyArray::C64(p), AnyArray::C64(q)) => emberfire::matmul(p, q, n, n).into(),
         _ => unreachable!("promoted to a floating point type"),

@@ -175,8 +175,12 @@ fn import_capsule(capsule: &Bound<'_, PyAny>) -> PyResult<(AnyArray, usize)> {
     };
     let _ = flags;
     let ndim = tensor.ndim.clamp(0, 4) as usize;
+    let t = tensor.dtype;
+    let i8 = t.code as u32 == dl::DLDataTypeCode::kDLInt.0 && t.bits == 8 && t.lanes == 1;
     let dtype = match dlpack::dtype_of(tensor.dtype) {
         Ok(d) => d,
+        // emberfire has no i8: such tensors import as int16, widened lazily from their bytes
+        Err(_) if i8 => DType::S16,
         Err(e) => {
             // still ours: release it
             // SAFETY: the tensor's deleter, run once.
@@ -259,6 +263,8 @@ pub fn typestr(d: DType) -> &'static str {
         DType::F32 => "<f4",
         DType::F64 => "<f8",
         DType::F16 => "<f2",
+        // NumPy has no bf16: two opaque bytes, which bf16-aware consumers reinterpret
+        DType::BF16 => "<V2",
         DType::C32 => "<c8",
         DType::C64 => "<c16",
         DType::B8 => "|b1",

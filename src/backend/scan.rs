@@ -67,4 +67,26 @@ pub(crate) trait Scan {
         spec: ScanSpec,
         out: DType,
     ) -> Result<Buffer, Error>;
+
+    /// The summed-area table of each image of `values` (dimensions 2 and 3 are batches):
+    /// running sums along dimensions 0 and 1, in `out` elements of this backend, with the
+    /// rules of [`scan`](crate::scan)'s `ADD`. By default two scans, the second over the
+    /// first's result.
+    fn summed_area(&self, values: &Arc<Node>, out: DType) -> Result<Buffer, Error> {
+        summed_area_by_scans(self, values, out)
+    }
+}
+
+/// A summed-area table as two inclusive sums, along dimension 0, then along dimension 1 of
+/// that result.
+pub(crate) fn summed_area_by_scans<S: Scan + ?Sized>(
+    backend: &S,
+    values: &Arc<Node>,
+    out: DType,
+) -> Result<Buffer, Error> {
+    let along = |dim| ScanSpec { op: BinaryOp::ADD, dim, inclusive: true };
+    let rows = backend.scan(values, None, along(0), out)?;
+    let dims = values.dims;
+    let rows = Node::ready(out, dims, values.backend, crate::jit::Data::dense(rows, dims));
+    backend.scan(&rows, None, along(1), out)
 }

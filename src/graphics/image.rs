@@ -23,7 +23,7 @@ pub(super) fn render(
     if h == 0 || w == 0 || content.w <= 0 || content.h <= 0 {
         return;
     }
-    let unit = matches!(dtype, DType::F32 | DType::F64 | DType::F16 | DType::B8);
+    let unit = matches!(dtype, DType::F32 | DType::F64 | DType::F16 | DType::BF16 | DType::B8);
     let level = |v: f64| if unit { v.clamp(0.0, 1.0) } else { (v / 255.0).clamp(0.0, 1.0) };
     let (cw, chh) = (content.w as usize, content.h as usize);
     let plane = h * w;

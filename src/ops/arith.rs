@@ -16,7 +16,7 @@ use std::ops::{
     ShrAssign, SubAssign,
 };
 
-use half::f16;
+use half::{bf16, f16};
 
 use super::build;
 use crate::array::Array;
@@ -963,7 +963,7 @@ macro_rules! scalar_arith {
     ($($s:ty),*) => { $( scalar_op!($s => Add, add, add; Sub, sub, sub; Mul, mul, mul;
         Div, div, div; Rem, rem, rem); )* };
 }
-scalar_arith!(f32, f64, c32, c64, f16, i16, i32, i64, u8, u16, u32, u64);
+scalar_arith!(f32, f64, c32, c64, f16, bf16, i16, i32, i64, u8, u16, u32, u64);
 
 // arrayfire-rust accepts a bool on the right of + - * / (as 0 or 1), not on the left and not
 // for %; bool gets exactly those operators.
@@ -1106,7 +1106,7 @@ macro_rules! scalar_assign {
         }
     )* };
 }
-scalar_assign!(f32, f64, c32, c64, f16, i16, i32, i64, u8, u16, u32, u64);
+scalar_assign!(f32, f64, c32, c64, f16, bf16, i16, i32, i64, u8, u16, u32, u64);
 
 // Shifting in place by an unsigned scalar, with arrayfire-rust's bounds: only where the
 // promoted type is the array's own (so `i64 >>= 1u64`, which would shift as u64, is refused at

@@ -6,8 +6,8 @@
 //!   and 3 are batches: each batch of the result is the product of the matching batches of the
 //!   operands, and a batch dimension of size 1 in one operand is used for every batch of the
 //!   other (ArrayFire's broadcasting).
-//! - Element types: f32, f64, c32 and c64 (arrayfire-rust's [`FloatingPoint`]) and f16
-//!   ([`GemmType`]). f16 products accumulate in f32.
+//! - Element types: f32, f64, c32 and c64 (arrayfire-rust's [`FloatingPoint`]), f16 and bf16
+//!   ([`GemmType`]). f16 and bf16 products accumulate in f32 and are rounded once.
 //! - Operands are read where they are: a transposed, conjugated or strided (view) operand
 //!   costs no copy on the CPU; lazy operands are evaluated first. On CUDA, cuBLAS reads any
 //!   operand whose rows or columns are contiguous; others are gathered first.
@@ -15,7 +15,8 @@
 //! - Products with no terms (an inner dimension of 0) are zero; products with no elements are
 //!   empty arrays of the result's shape.
 //!
-//! On the CPU the products run on the `gemm` crate (all cores, f16 included); on CUDA on
+//! On the CPU the products run on faer, emberfire's AVX-512 kernels or the `gemm` crate (all
+//! cores; bf16 through the f32 product of its widened operands); on CUDA on
 //! cuBLAS, on emberfire's stream, in full f32 precision unless [`set_cublas_mode`] allows
 //! TF32 tensor cores. [`dot`] is a reduction instead: the element-wise products fuse into the
 //! sum, one pass over both vectors on either backend, and no vendor library is loaded for it.
@@ -133,8 +134,8 @@ impl std::ops::BitOr for MatProp {
 ///
 /// `DEFAULT` computes in full f32 precision. `TENSOR_OP` lets cuBLAS use TF32 tensor cores for
 /// f32 and c32 products (inputs rounded to 10 mantissa bits, several times faster on Ampere
-/// and later GPUs). f64 products are unaffected, and f16 products accumulate in f32 on tensor
-/// cores in both modes. The CPU backend always computes in full precision.
+/// and later GPUs). f64 products are unaffected, and f16 and bf16 products accumulate in f32 on
+/// tensor cores in both modes. The CPU backend always computes in full precision.
 ///
 /// ```
 /// use emberfire::{get_cublas_mode, CublasMathMode};
@@ -150,8 +151,8 @@ pub enum CublasMathMode {
     DEFAULT = 0,
 }
 
-/// The element types of matrix products: f32, f64, c32, c64 (every [`FloatingPoint`] type)
-/// and f16.
+/// The element types of matrix products: f32, f64, c32, c64 (every [`FloatingPoint`] type),
+/// f16 and bf16 (both accumulated in f32 and rounded once).
 ///
 /// It is implemented for every `FloatingPoint` type, so generic code written for
 /// arrayfire-rust's `T: HasAfEnum + FloatingPoint` bound calls [`matmul`] unchanged.
@@ -168,6 +169,7 @@ pub trait GemmType: HasAfEnum {}
 
 impl<T: HasAfEnum + FloatingPoint> GemmType for T {}
 impl GemmType for half::f16 {}
+impl GemmType for half::bf16 {}
 
 /// `(transpose, conjugate)` for a product operand; panics for properties products do not take.
 fn product_op(func: &str, arg: &str, prop: MatProp) -> (bool, bool) {
@@ -637,10 +639,13 @@ fn dot_in<T: GemmType>(
             col.node().clone()
         }
     };
+    // f16 and bf16 multiply and sum in f32 (the products of two 16-bit floats are exact in
+    // f32, where rounding each to its own type would add up to half an ulp per term), and the
+    // result is rounded once
+    let acc = if T::DTYPE.is_16bit_float() { DType::F32 } else { T::DTYPE };
     let (a, b) = (column(lhs, ca), column(rhs, cb));
-    let product = Node::lazy(T::DTYPE, a.dims, backend, Expr::Binary(BinOp::Mul, a, b));
-    // f16 sums in f32, as `sum` does, and the result is rounded once
-    let acc = if T::DTYPE == DType::F16 { DType::F32 } else { T::DTYPE };
+    let (a, b) = (crate::ops::build::cast_node(&a, acc), crate::ops::build::cast_node(&b, acc));
+    let product = Node::lazy(acc, a.dims, backend, Expr::Binary(BinOp::Mul, a, b));
     let buf = backend.ops().reduce_dim(&product, Reduction::Sum, 0, acc)?;
     let total = Node::ready(acc, one_dims, backend, Data::dense(buf, one_dims));
     Ok(Array::from_node(crate::ops::build::cast_node(&total, T::DTYPE)))

@@ -10,12 +10,17 @@
 //! Monte Carlo loop that draws and reduces then never stores its draws); evaluating such an
 //! array stores the same numbers. Every other type, and the CPU backend (whose generator is
 //! fastest filling whole buffers), computes them at once.
+//!
+//! bf16 arrays are f32 draws of the same counters rounded to nearest even (a lazy cast, fused
+//! into whatever reads them): bf16 keeps f32's exponent, so the f32 numbers' tails survive the
+//! rounding, where a draw made at bf16's 8 bits would quantise them. The uniform draws that
+//! would round up to 1 are held at the largest bf16 below 1, so `randu` stays in [0, 1).
 
 use crate::array::Array;
 use crate::backend::BackendKind;
 use crate::device::active_kind;
 use crate::dim4::Dim4;
-use crate::dtype::{DType, FloatingPoint, HasAfEnum};
+use crate::dtype::{DType, HasAfEnum, RandomNormal};
 use crate::error::Error;
 use crate::error_handler::OrRaise;
 use crate::jit::{Data, Expr, Node};
@@ -29,6 +34,9 @@ fn draw<T: HasAfEnum>(
     engine: &RandomEngine,
     dist: Distribution,
 ) -> Array<T> {
+    if T::DTYPE == DType::BF16 {
+        return draw_bf16(func, dims, engine, dist);
+    }
     // A count past what an allocation can hold fails as out of memory, as evaluating an array
     // of that shape does, before the engine reserves numbers for it.
     let n = usize::try_from(dims.elements()).unwrap_or(usize::MAX);
@@ -43,6 +51,31 @@ fn draw<T: HasAfEnum>(
     }
     let buf = kind.ops().random(&request, T::DTYPE, n).or_raise(func);
     Array::from_node(Node::ready(T::DTYPE, dims, kind, Data::dense(buf, dims)))
+}
+
+/// A bf16 array (as `T`, which is bf16): the f32 draw rounded to nearest even; uniform values
+/// that round to 1 become the largest bf16 below 1 (1 - 2^-8).
+fn draw_bf16<T: HasAfEnum>(
+    func: &str,
+    dims: Dim4,
+    engine: &RandomEngine,
+    dist: Distribution,
+) -> Array<T> {
+    let rounded = draw::<f32>(func, dims, engine, dist).cast::<T>();
+    match dist {
+        Distribution::Normal => rounded,
+        Distribution::Uniform => {
+            let below_one = crate::ops::data::constant(1.0f32 - 1.0 / 256.0, Dim4::default());
+            crate::ops::build::binary(
+                func,
+                crate::jit::BinOp::Min,
+                rounded.node(),
+                below_one.cast::<T>().node(),
+                DType::BF16,
+                false,
+            )
+        }
+    }
 }
 
 /// Uniform random numbers of shape `dims` from the default engine: floats in [0, 1) (complex:
@@ -74,7 +107,7 @@ pub fn randu<T: HasAfEnum>(dims: Dim4) -> Array<T> {
 /// let var = z.iter().map(|x| (x - mean) * (x - mean)).sum::<f32>() / 3999.0;
 /// assert!(mean.abs() < 0.1 && (var - 1.0).abs() < 0.1);
 /// ```
-pub fn randn<T: HasAfEnum + FloatingPoint>(dims: Dim4) -> Array<T> {
+pub fn randn<T: HasAfEnum + RandomNormal>(dims: Dim4) -> Array<T> {
     draw("randn", dims, &crate::random::get_default_random_engine(), Distribution::Normal)
 }
 
@@ -102,6 +135,6 @@ pub fn random_uniform<T: HasAfEnum>(dims: Dim4, engine: &RandomEngine) -> Array<
 /// let z = random_normal::<c32>(dim4!(3), &e);
 /// assert!(z.to_vec().iter().all(|c| c.re.is_finite() && c.im.is_finite()));
 /// ```
-pub fn random_normal<T: HasAfEnum + FloatingPoint>(dims: Dim4, engine: &RandomEngine) -> Array<T> {
+pub fn random_normal<T: HasAfEnum + RandomNormal>(dims: Dim4, engine: &RandomEngine) -> Array<T> {
     draw("random_normal", dims, engine, Distribution::Normal)
 }

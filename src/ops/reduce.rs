@@ -14,8 +14,8 @@
 //! Semantics shared by every function here:
 //! - `dim` is 0 to 3, or -1 for the first dimension larger than 1 (0 if there is none), as in
 //!   ArrayFire. The result has the input's shape with `dim` set to 1.
-//! - Sums and products of floating types accumulate in f64 (c64 for complex), f16 included,
-//!   and are rounded once to the output type, on both backends. Integer sums and products wrap
+//! - Sums and products of floating types accumulate in f64 (c64 for complex), f16 and bf16
+//!   included, and are rounded once to the output type, on both backends. Integer sums and products wrap
 //!   in the output type (`T::AggregateOutType`, `T::ProductOutType`), exactly as if computed in
 //!   it.
 //! - `min` and `max` ignore NaN, like C's `fmin`/`fmax`; only an all-NaN run gives NaN.
@@ -36,7 +36,7 @@
 //! - The `_all` forms return `(real, imaginary)`; the imaginary part is zero for real types.
 //!   64-bit integer results are exact (arrayfire-rust passes them through an f64).
 
-use half::f16;
+use half::{bf16, f16};
 
 use crate::array::Array;
 use crate::backend::reduce::{IndexOp, Reduction};
@@ -51,6 +51,14 @@ use crate::storage::{with_dtype, Element, Lit};
 impl Fromf64 for f16 {
     fn fromf64(value: f64) -> Self {
         f16::from_f64(value)
+    }
+}
+
+/// Converts to bf16 by rounding to nearest even, so `min_all` and `max_all` work on bf16
+/// arrays.
+impl Fromf64 for bf16 {
+    fn fromf64(value: f64) -> Self {
+        crate::storage::bf16_round::from_f64(value)
     }
 }
 

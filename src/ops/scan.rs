@@ -84,9 +84,9 @@ where
 ///
 /// - `dim` is 0, 1, 2 or 3; the result has the input's shape.
 /// - The result type is `T::AggregateOutType` (bool, u8 and u16 give u32, i16 gives i32, f16
-///   gives f32; other types keep theirs), and the scan is computed in it: integer sums and
+///   and bf16 give f32; other types keep theirs), and the scan is computed in it: integer sums and
 ///   products wrap in the output type, exactly as if every step were computed in it.
-/// - Floating sums and products are accumulated in f64 (c64 for complex), f16 and f32 included,
+/// - Floating sums and products are accumulated in f64 (c64 for complex), f16, bf16 and f32 included,
 ///   and every output element is rounded once to the output type.
 /// - `MIN` and `MAX` ignore NaN, as the `min` and `max` reductions do: an element of an
 ///   inclusive scan is NaN only when every element so far is NaN. Complex values compare by

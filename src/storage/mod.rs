@@ -12,7 +12,7 @@
 
 use crate::dtype::{c32, c64, DType};
 use crate::error::Error;
-use half::f16;
+use half::{bf16, f16};
 
 /// The stored form of a `bool` element: a byte that means *true* when it is not zero. Its value
 /// is what a cast to a number reads (see the module documentation).
@@ -66,7 +66,7 @@ pub(crate) fn bytes_to_bools(v: Vec<BoolByte>) -> Vec<bool> {
     unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut bool, v.len(), v.capacity()) }
 }
 
-/// A vector of elements of one of the thirteen element types.
+/// A vector of elements of one of the fourteen element types.
 #[derive(Clone, Debug, PartialEq)]
 pub enum HostVec {
     F32(Vec<f32>),
@@ -82,6 +82,7 @@ pub enum HostVec {
     S16(Vec<i16>),
     U16(Vec<u16>),
     F16(Vec<f16>),
+    BF16(Vec<bf16>),
 }
 
 /// Runs `$body` with `$v` bound to the typed vector inside a `HostVec` (by value, reference or
@@ -156,6 +157,11 @@ macro_rules! with_vec {
                 type $T = half::f16;
                 $body
             }
+            __H::BF16($v) => {
+                #[allow(dead_code)]
+                type $T = half::bf16;
+                $body
+            }
         }
     }};
 }
@@ -218,6 +224,10 @@ macro_rules! with_dtype {
                 type $T = half::f16;
                 $body
             }
+            __D::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
         }
     }};
 }
@@ -262,6 +272,7 @@ pub enum Lit {
     Cplx(c64),
 }
 
+pub(crate) mod bf16_round;
 pub(crate) mod cache;
 
 pub(crate) mod sealed {
@@ -392,6 +403,14 @@ impl Element for bool {
     }
 }
 element!(f16, F16, self => Lit::Real(self.to_f64()), l => f16::from_f64(f64::from_lit(l)));
+// bf16 rounds to nearest even from the exact value (see `bf16_round`), NaN and infinities kept.
+element!(bf16, BF16, self => Lit::Real(self.to_f64()), l => match l {
+    Lit::Bool(b) => bf16_round::from_f32(b as u8 as f32),
+    Lit::Int(i) => bf16_round::from_i64(i),
+    Lit::Uint(u) => bf16_round::from_u64(u),
+    Lit::Real(f) => bf16_round::from_f64(f),
+    Lit::Cplx(c) => bf16_round::from_f64(c.re),
+});
 element!(c32, C32, self => Lit::Cplx(c64::new(self.re as f64, self.im as f64)), l => match l {
     Lit::Cplx(c) => c32::new(c.re as f32, c.im as f32),
     other => c32::new(f32::from_lit(other), 0.0),
@@ -484,7 +503,7 @@ impl HostVec {
     pub(crate) fn as_bytes(&self) -> &[u8] {
         with_vec!(self, v, T => {
             // SAFETY: every stored element type is plain data without padding (bool is one
-            // byte, f16 two bytes, complex two packed floats), so its bytes may be read.
+            // byte, f16 and bf16 two bytes, complex two packed floats), so its bytes may be read.
             unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(&v[..])) }
         })
     }

@@ -154,6 +154,7 @@ macro_rules! float_e {
 float_e!(f32, 1e-6, |x: f32| x as f64, |v: f64| v as f32);
 float_e!(f64, 1e-14, |x: f64| x, |v: f64| v);
 float_e!(f16, 1e-3, |x: f16| x.to_f64(), f16::from_f64);
+float_e!(bf16, 4e-3, |x: bf16| x.to_f64(), crate::common::bf16_nearest);
 
 macro_rules! complex_e {
     ($t:ty, $p:ty, $eps:expr) => {
@@ -574,6 +575,7 @@ type_tests! {
     every_function_f32: f32, 1, false;
     every_function_f64: f64, 2, false;
     every_function_f16: f16, 3, false;
+    every_function_bf16: bf16, 14, false;
     every_function_c32: c32, 4, false;
     every_function_c64: c64, 5, false;
     every_function_bool: bool, 6, false;
@@ -587,6 +589,7 @@ type_tests! {
     nan_inputs_f32: f32, 21, true;
     nan_inputs_f64: f64, 22, true;
     nan_inputs_f16: f16, 23, true;
+    nan_inputs_bf16: bf16, 25, true;
     nan_inputs_c32: c32, 24, true;
 }
 
@@ -676,6 +679,7 @@ lazy_tests! {
     lazy_producers_f32: f32, 31;
     lazy_producers_f64: f64, 32;
     lazy_producers_f16: f16, 33;
+    lazy_producers_bf16: bf16, 38;
     lazy_producers_c32: c32, 34;
     lazy_producers_c64: c64, 35;
     lazy_producers_bool: bool, 36;

@@ -295,6 +295,7 @@ fn random_scans_of_real_floats() {
     random_scans::<f32>(96);
     random_scans::<f64>(96);
     random_scans::<f16>(64);
+    random_scans::<bf16>(64);
 }
 
 #[test]
@@ -354,6 +355,7 @@ fn every_operation_kind_and_dimension_on_every_type() {
     every_combination::<f32>(dims, 1);
     every_combination::<f64>(dims, 2);
     every_combination::<f16>(dims, 3);
+    every_combination::<bf16>(dims, 6);
     every_combination::<c32>(dims, 4);
     every_combination::<c64>(dims, 5);
     every_combination::<bool>(dims, 6);
@@ -516,6 +518,25 @@ fn f16_accumulates_in_at_least_f32() {
     let exact = f16::from_f64(0.1).to_f64() * 10_000.0;
     assert!((s[9_999] as f64 - exact).abs() < 1e-3, "{} vs {exact}", s[9_999]);
     assert_eq!(accum(&Array::new(&x, dim4!(10_000)), 0).get_type(), DType::F32);
+}
+
+#[test]
+fn bf16_accumulates_in_at_least_f32() {
+    // 10000 × 0.1 in bf16 would stall at 32 (where 0.1 is below half an ulp) if accumulated
+    // in bf16; the f32 result is the exact sum rounded once
+    let tenth = bf16_nearest(0.1);
+    let x = vec![tenth; 10_000];
+    let a = Array::new(&x, dim4!(10_000));
+    let s = accum(&a, 0);
+    assert_eq!(s.get_type(), DType::F32);
+    let s = s.to_vec();
+    for k in [0usize, 9, 999, 9_999] {
+        let exact = tenth.to_f64() * (k + 1) as f64;
+        assert!((s[k] as f64 - exact).abs() <= exact * 2f64.powi(-23), "{k}: {} vs {exact}", s[k]);
+    }
+    let total = sum_all(&a).0 as f64;
+    let exact = tenth.to_f64() * 10_000.0;
+    assert!((total - exact).abs() <= exact * 2f64.powi(-24), "{total} vs {exact}");
 }
 
 #[test]
@@ -719,6 +740,7 @@ fn random_differences_of_every_type() {
     run_cases(48, diff_case::<f32>);
     run_cases(48, diff_case::<f64>);
     run_cases(32, diff_case::<f16>);
+    run_cases(32, diff_case::<bf16>);
     run_cases(32, diff_case::<c32>);
     run_cases(32, diff_case::<c64>);
     run_cases(32, diff_case::<bool>);

@@ -101,6 +101,7 @@ fn every_real_type() {
     case::<f32>(1e-5);
     case::<f64>(1e-12);
     case::<f16>(2e-2);
+    case::<bf16>(8e-2);
     case::<bool>(1e-5);
     case::<u8>(1e-5);
     case::<i16>(1e-5);

@@ -12,7 +12,7 @@ pub mod special;
 
 use std::fmt::Debug;
 
-use emberfire::{c32, c64, dim4, f16, Array, DType, Dim4, HasAfEnum};
+use emberfire::{bf16, c32, c64, dim4, f16, Array, DType, Dim4, HasAfEnum};
 use proptest::strategy::{Just, Strategy};
 use proptest::test_runner::{Config, TestCaseError, TestRng, TestRunner};
 pub use rand::{Rng, SeedableRng};
@@ -269,6 +269,71 @@ mod floats {
     float_elem!(f32, F32, 1e-6, (f32::MIN_POSITIVE * f32::EPSILON) as f64, 38.0, |x: f64| x as f32, |i: i128| i as f32, |x: f32| x as f64);
     float_elem!(f64, F64, 1e-13, f64::MIN_POSITIVE * f64::EPSILON, 300.0, |x: f64| x, |i: i128| i as f64, |x: f64| x);
     float_elem!(f16, F16, 1e-3, 5.960_464_477_539_063e-8, 4.5, f16::from_f64, |i: i128| f16::from_f64(i as f64), |x: f16| x.to_f64());
+    float_elem!(bf16, BF16, 4e-3, 9.183_549_615_799_121e-41, 38.0, bf16_nearest, bf16_nearest_int, |x: bf16| x.to_f64());
+}
+
+/// The bf16 nearest to `x`, ties to the even significand, found by comparing `x` with the
+/// bf16 values around it in f64 (exact: every bf16 and every difference of neighbours is an
+/// f64), independently of how emberfire or the `half` crate round. NaN stays NaN; past the
+/// largest finite value by half an ulp or more is infinite.
+pub fn bf16_nearest(x: f64) -> bf16 {
+    if x.is_nan() {
+        return bf16::NAN;
+    }
+    let max = bf16::MAX.to_f64();
+    let half_ulp_of_max = 2f64.powi(127 - 8);
+    if x.abs() >= max + half_ulp_of_max {
+        return if x > 0.0 { bf16::INFINITY } else { bf16::NEG_INFINITY };
+    }
+    // the bf16 bit patterns of |x|'s truncation and the next one up bracket |x|
+    let a = x.abs();
+    let mut lo = 0u16;
+    let mut hi = bf16::MAX.to_bits();
+    // largest pattern whose value is <= a (the patterns of non-negative values are ordered)
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if bf16::from_bits(mid).to_f64() <= a {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let below = lo;
+    let pick = if bf16::from_bits(below).to_f64() == a || below == bf16::MAX.to_bits() {
+        below
+    } else {
+        let above = below + 1;
+        let (db, da) = (a - bf16::from_bits(below).to_f64(), bf16::from_bits(above).to_f64() - a);
+        if db < da || (db == da && below & 1 == 0) {
+            below
+        } else {
+            above
+        }
+    };
+    let m = bf16::from_bits(pick);
+    if x.is_sign_negative() {
+        -m
+    } else {
+        m
+    }
+}
+
+/// The bf16 nearest to the integer `i` (ties to even), exactly: beyond 2^53, where an f64 of
+/// `i` would round first, every bf16 is an integer and the comparison is made in i128.
+pub fn bf16_nearest_int(i: i128) -> bf16 {
+    if i.unsigned_abs() <= 1u128 << 53 {
+        return bf16_nearest(i as f64);
+    }
+    let a = i.unsigned_abs();
+    let width = 128 - a.leading_zeros();
+    let shift = width - 8; // bf16 keeps 8 significant bits
+    let below = (a >> shift) << shift;
+    let above = below + (1u128 << shift);
+    let (db, da) = (a - below, above - a);
+    let kept = below >> shift;
+    let pick = if db < da || (db == da && kept & 1 == 0) { below } else { above };
+    // the pick is a power-of-two multiple of at most 9 bits: exact in f64
+    bf16_nearest(if i < 0 { -(pick as f64) } else { pick as f64 })
 }
 
 macro_rules! complex_elem {

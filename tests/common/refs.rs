@@ -4,7 +4,7 @@
 //! converts it to the output type (wrapping integers, rounding floats).
 
 use super::{Class, Elem, Ty, V};
-use emberfire::{c32, c64, f16, DType};
+use emberfire::{bf16, c32, c64, f16, DType};
 use std::f64::consts::{FRAC_PI_2, LN_2, PI};
 
 /// u8, the type bool arithmetic computes in.
@@ -26,6 +26,7 @@ pub fn conv(v: V, dt: DType) -> V {
         DType::S16 => i16::from_v(v).to_v(),
         DType::U16 => u16::from_v(v).to_v(),
         DType::F16 => f16::from_v(v).to_v(),
+        DType::BF16 => bf16::from_v(v).to_v(),
     }
 }
 

@@ -299,6 +299,7 @@ every_type! {
     random_shapes_c32: c32,
     random_shapes_c64: c64,
     random_shapes_f16: f16,
+    random_shapes_bf16: bf16,
     random_shapes_bool: bool,
     random_shapes_u8: u8,
     random_shapes_i16: i16,
@@ -376,6 +377,7 @@ fn transpose_and_join_of_every_element_size() {
     one::<u8>(2);
     one::<i16>(3);
     one::<f16>(4);
+    one::<bf16>(9);
     one::<f32>(5);
     one::<u32>(6);
     one::<f64>(7);

@@ -8,7 +8,7 @@ use crate::common;
 use common::refs;
 use common::*;
 use emberfire as ef;
-use emberfire::{c32, c64, dim4, f16, Array, DType, Dim4};
+use emberfire::{bf16, c32, c64, dim4, f16, Array, DType, Dim4};
 
 const CASES: u32 = 32;
 
@@ -156,7 +156,7 @@ binary_test!(
     add,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::add,
@@ -166,7 +166,7 @@ binary_test!(
     sub,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::sub,
@@ -176,7 +176,7 @@ binary_test!(
     mul,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| cx_safe::<T>(r),
     |r| cx_safe::<T>(r),
     refs::mul,
@@ -186,7 +186,7 @@ binary_test!(
     div,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| cx_safe::<T>(r),
     |r| nonzero::<T>(r),
     refs::div,
@@ -196,7 +196,7 @@ binary_test!(
     rem,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::rem,
@@ -206,7 +206,7 @@ binary_test!(
     modulo,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::modulo,
@@ -216,7 +216,7 @@ binary_test!(
     pow,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| base::<T>(r),
     |r| exponent::<T>(r),
     refs::pow,
@@ -226,7 +226,7 @@ binary_test!(
     root,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64],
     |r| degree::<T>(r),
     |r| radicand::<T>(r),
     refs::root,
@@ -236,7 +236,7 @@ binary_test!(
     atan2,
     conv_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::atan2,
@@ -246,7 +246,7 @@ binary_test!(
     hypot,
     array_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::hypot,
@@ -256,7 +256,7 @@ binary_test!(
     minof,
     array_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::minof,
@@ -266,7 +266,7 @@ binary_test!(
     maxof,
     array_forms,
     T,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::maxof,
@@ -332,7 +332,7 @@ binary_test!(
     lt,
     conv_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::lt,
@@ -342,7 +342,7 @@ binary_test!(
     gt,
     conv_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::gt,
@@ -352,7 +352,7 @@ binary_test!(
     le,
     conv_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::le,
@@ -362,7 +362,7 @@ binary_test!(
     ge,
     conv_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::ge,
@@ -372,7 +372,7 @@ binary_test!(
     eq,
     conv_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::eq,
@@ -382,7 +382,7 @@ binary_test!(
     neq,
     array_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::neq,
@@ -392,7 +392,7 @@ binary_test!(
     and,
     array_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::and,
@@ -402,7 +402,7 @@ binary_test!(
     or,
     array_forms,
     bool,
-    [bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64],
+    [bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64],
     |r| mixed::<T>(r),
     |r| mixed::<T>(r),
     refs::or,
@@ -585,10 +585,13 @@ fn promoted(l: DType, r: DType) -> DType {
         C32
     } else if either(F64) {
         F64
-    } else if either(F32) {
+    } else if either(F32) || (either(F16) && either(BF16)) {
+        // f16 with bf16: neither holds the other, f32 holds both (PyTorch's rule)
         F32
     } else if either(F16) {
         F16
+    } else if either(BF16) {
+        BF16
     } else {
         [U64, S64, U32, S32, U16, S16, U8].into_iter().find(|&t| either(t)).unwrap_or(B8)
     }
@@ -634,7 +637,7 @@ macro_rules! promo_row {
 
 macro_rules! promo_all {
     ($($a:ty),*) => {
-        $( promo_row!($a; bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64); )*
+        $( promo_row!($a; bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64); )*
     };
 }
 
@@ -642,7 +645,7 @@ macro_rules! promo_all {
 /// and operands are converted to it before the operation.
 #[test]
 fn promotion_table() {
-    promo_all!(bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64);
+    promo_all!(bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64);
 }
 
 /// Mixed-type operands whose conversion to the result type is not exact: the operation sees

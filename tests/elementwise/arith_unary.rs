@@ -8,7 +8,7 @@ use common::refs::*;
 use common::special;
 use common::*;
 use emberfire as ef;
-use emberfire::{c32, c64, f16, Array, Dim4};
+use emberfire::{bf16, c32, c64, f16, Array, Dim4};
 use std::f64::consts::PI;
 
 const CASES: u32 = 32;
@@ -144,6 +144,7 @@ macro_rules! real_types {
         $case::<i64>($d, $s)?;
         $case::<u64>($d, $s)?;
         $case::<f16>($d, $s)?;
+        $case::<bf16>($d, $s)?;
         $case::<f32>($d, $s)?;
         $case::<f64>($d, $s)?;
     }};

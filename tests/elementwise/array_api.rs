@@ -6,7 +6,7 @@ use crate::common;
 
 use common::*;
 use emberfire as ef;
-use emberfire::{c32, c64, dim4, f16, Array, DType, Dim4};
+use emberfire::{bf16, c32, c64, dim4, f16, Array, DType, Dim4};
 
 // ---- host transfers and accessors -------------------------------------------------------------
 
@@ -50,6 +50,7 @@ fn host_roundtrip_of_every_type() {
         roundtrip::<i64>(d, s)?;
         roundtrip::<u64>(d, s)?;
         roundtrip::<f16>(d, s)?;
+        roundtrip::<bf16>(d, s)?;
         roundtrip::<f32>(d, s)?;
         roundtrip::<f64>(d, s)?;
         roundtrip::<c32>(d, s)?;
@@ -64,7 +65,7 @@ fn type_predicates<T: Elem>(expect_dtype: DType) {
     let t = a.get_type();
     assert_eq!(t, expect_dtype);
     let complex = matches!(t, DType::C32 | DType::C64);
-    let real_float = matches!(t, DType::F16 | DType::F32 | DType::F64);
+    let real_float = matches!(t, DType::F16 | DType::BF16 | DType::F32 | DType::F64);
     let int = matches!(
         t,
         DType::U8 | DType::S16 | DType::U16 | DType::S32 | DType::U32 | DType::S64 | DType::U64
@@ -93,6 +94,7 @@ fn type_predicates_of_every_type() {
     type_predicates::<i64>(DType::S64);
     type_predicates::<u64>(DType::U64);
     type_predicates::<f16>(DType::F16);
+    type_predicates::<bf16>(DType::BF16);
     type_predicates::<f32>(DType::F32);
     type_predicates::<f64>(DType::F64);
     type_predicates::<c32>(DType::C32);

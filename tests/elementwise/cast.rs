@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use emberfire::{c32, c64, f16, Array, Dim4};
+use emberfire::{bf16, c32, c64, f16, Array, Dim4};
 
 const CASES: u32 = 16;
 
@@ -36,14 +36,14 @@ macro_rules! cast_row {
 
 macro_rules! cast_all {
     ($d:expr, $s:expr; $($a:ty),*) => {
-        $( cast_row!($d, $s; $a => bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64); )*
+        $( cast_row!($d, $s; $a => bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64); )*
     };
 }
 
 #[test]
 fn every_pair_of_types() {
     run_cases(CASES, |d, s| {
-        cast_all!(d, s; bool, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c32, c64);
+        cast_all!(d, s; bool, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64, c32, c64);
         Ok(())
     });
 }

@@ -6,7 +6,7 @@ use crate::common;
 
 use common::*;
 use emberfire as ef;
-use emberfire::{c32, c64, dim4, f16, Array, Dim4};
+use emberfire::{bf16, c32, c64, dim4, f16, Array, Dim4};
 
 const CASES: u32 = 24;
 
@@ -21,6 +21,7 @@ macro_rules! all_types {
         $case::<i64>($d, $s)?;
         $case::<u64>($d, $s)?;
         $case::<f16>($d, $s)?;
+        $case::<bf16>($d, $s)?;
         $case::<f32>($d, $s)?;
         $case::<f64>($d, $s)?;
         $case::<c32>($d, $s)?;

@@ -24,6 +24,11 @@ impl Parts for f16 {
         (self.to_f64(), 0.0)
     }
 }
+impl Parts for bf16 {
+    fn parts(self) -> (f64, f64) {
+        (self.to_f64(), 0.0)
+    }
+}
 impl Parts for c32 {
     fn parts(self) -> (f64, f64) {
         (self.re as f64, self.im as f64)
@@ -39,6 +44,9 @@ impl Parts for c64 {
 fn tolerance(t: DType) -> f64 {
     match t {
         DType::F16 => 2e-3,
+        // one ulp: a transcendental's f32 results may differ by an ulp of f32 between the
+        // CPU's and CUDA's libraries, which can move a value across a bf16 rounding boundary
+        DType::BF16 => 8e-3,
         DType::F32 | DType::C32 => 2e-5,
         DType::F64 | DType::C64 => 1e-12,
         _ => 0.0,
@@ -223,6 +231,87 @@ fn parity_f16() {
     check("f16 to f32", &x, dims(), |a| a.cast::<f32>());
     check("f16 to i32", &x, dims(), |a| a.cast::<i32>());
     check("f16 chain", &x, dims(), |a| sqrt(&abs(a)) * &by(a) - &by(a));
+}
+
+/// Evaluates `f` on the CPU and on CUDA and requires the same bits: for bf16 results of
+/// operations whose f32 result is exact or correctly rounded on both (+, -, *, casts), the one
+/// rounding to bf16 must agree to the bit.
+fn check_bits<T: HasAfEnum>(
+    what: &str,
+    data: &[T],
+    dims: Dim4,
+    f: impl Fn(&Array<T>) -> Array<bf16>,
+) {
+    set_backend(Backend::CPU);
+    let cpu = f(&Array::new(data, dims)).to_vec();
+    set_backend(Backend::CUDA);
+    let gpu = f(&Array::new(data, dims)).to_vec();
+    assert_eq!(cpu.len(), gpu.len(), "{what}: lengths differ");
+    for (i, (c, g)) in cpu.iter().zip(&gpu).enumerate() {
+        let same = c.to_bits() == g.to_bits() || (c.is_nan() && g.is_nan());
+        assert!(
+            same,
+            "{what}: element {i}: cpu {c:?} ({:#06x}) cuda {g:?} ({:#06x})",
+            c.to_bits(),
+            g.to_bits()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn parity_bf16() {
+    let n = dims().elements() as usize;
+    let x: Vec<bf16> = reals(n).iter().map(|&v| bf16::from_f64(v)).collect();
+    let y: Vec<bf16> = reals(n).iter().rev().map(|&v| bf16::from_f64(v * 0.5 + 0.25)).collect();
+    let by = |a: &Array<bf16>| Array::new(&y, a.dims());
+    check("bf16 sin", &x, dims(), |a| sin(a));
+    check("bf16 exp", &x, dims(), |a| exp(a));
+    check("bf16 div", &x, dims(), |a| a / &by(a));
+    check("bf16 lt", &x, dims(), |a| lt(a, &by(a), false));
+    check("bf16 to i32", &x, dims(), |a| (a * 100.0f32).cast::<i32>());
+    check("bf16 sum", &x, dims(), |a| sum(a, 0));
+    check("bf16 max", &x, dims(), |a| max(a, 1));
+    check("bf16 cumsum", &x, dims(), |a| accum(a, 0));
+    check("bf16 chain", &x, dims(), |a| sqrt(&abs(a)) * &by(a) - &by(a));
+    check_bits("bf16 add", &x, dims(), |a| a + &by(a));
+    check_bits("bf16 sub", &x, dims(), |a| a - &by(a));
+    check_bits("bf16 mul", &x, dims(), |a| a * &by(a));
+    check_bits("bf16 fused", &x, dims(), |a| (a * &by(a) + a) * &by(a));
+    check_bits("bf16 mean", &x, dims(), |a| mean(a, 0));
+    // casts into bf16 from values at and around ties, specials and huge integers
+    let tie = 1.0 + 2f64.powi(-8);
+    let f: Vec<f64> = vec![
+        tie,
+        tie + 2f64.powi(-40),
+        1.0 + 3.0 * 2f64.powi(-8),
+        -tie,
+        1e300,
+        -1e300,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -0.0,
+        1e-60,
+        3.1e-39,
+        6.5e37,
+        -7.25e30,
+    ];
+    check_bits("f64 to bf16", &f, dim4!(f.len() as u64), |a| a.cast::<bf16>());
+    let fs: Vec<f32> = f.iter().map(|&v| v as f32).collect();
+    check_bits("f32 to bf16", &fs, dim4!(fs.len() as u64), |a| a.cast::<bf16>());
+    let big_tie = (1i64 << 62) + (1i64 << 54);
+    let i: Vec<i64> =
+        vec![257, 259, -259, big_tie, big_tie + 1, -big_tie - 1, i64::MIN, i64::MAX, 0];
+    check_bits("i64 to bf16", &i, dim4!(i.len() as u64), |a| a.cast::<bf16>());
+    let u: Vec<u64> = vec![u64::MAX, (1u64 << 63) + (1u64 << 55) + 1, 255, 0];
+    check_bits("u64 to bf16", &u, dim4!(u.len() as u64), |a| a.cast::<bf16>());
+    let h: Vec<f16> =
+        [0.1f64, 65504.0, -3.0e-5, 1.0 / 3.0].iter().map(|&v| f16::from_f64(v)).collect();
+    check_bits("f16 to bf16", &h, dim4!(h.len() as u64), |a| a.cast::<bf16>());
+    check_bits("c64 to bf16", &[c64::new(tie + 2f64.powi(-40), 3.0)], dim4!(1), |a| {
+        a.cast::<bf16>()
+    });
 }
 
 macro_rules! int_suite {

@@ -13,6 +13,7 @@ mod common;
 mod arith_binary;
 mod arith_unary;
 mod array_api;
+mod bfloat16;
 mod bool_bytes;
 mod cast;
 mod creation;

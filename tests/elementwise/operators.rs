@@ -6,7 +6,7 @@ use crate::common;
 
 use common::refs;
 use common::*;
-use emberfire::{c32, c64, dim4, f16, Array, Dim4};
+use emberfire::{bf16, c32, c64, dim4, f16, Array, Dim4};
 
 const CASES: u32 = 16;
 
@@ -153,6 +153,7 @@ fn arithmetic_operators() {
         arith_ops!(i64, d, s, rem: yes);
         arith_ops!(u64, d, s, rem: yes);
         arith_ops!(f16, d, s, rem: yes);
+        arith_ops!(bf16, d, s, rem: yes);
         arith_ops!(f32, d, s, rem: yes);
         arith_ops!(f64, d, s, rem: yes);
         arith_ops!(c32, d, s, rem: no);
@@ -295,6 +296,7 @@ fn assignment_operators() {
         arith_assign!(i64, d, s, rem: yes);
         arith_assign!(u64, d, s, rem: yes);
         arith_assign!(f16, d, s, rem: yes);
+        arith_assign!(bf16, d, s, rem: yes);
         arith_assign!(f32, d, s, rem: yes);
         arith_assign!(f64, d, s, rem: yes);
         arith_assign!(c32, d, s, rem: no);

@@ -603,6 +603,88 @@ fn sat_sums_every_rectangle_from_the_origin() {
     sat_case::<f32>(76, -1.0, 1.0, 4000.0);
 }
 
+/// The summed-area table of `x` (dims `d`) by running sums in f64, image by image.
+fn sat_ref(x: &[f64], d: [usize; 4]) -> Vec<f64> {
+    let mut out = x.to_vec();
+    let (w, h) = (d[0], d[1]);
+    for img in out.chunks_mut((w * h).max(1)) {
+        for j in 0..h {
+            for i in 0..w {
+                let mut s = img[i + j * w];
+                if i > 0 {
+                    s += img[i - 1 + j * w];
+                }
+                if j > 0 {
+                    s += img[i + (j - 1) * w];
+                }
+                if i > 0 && j > 0 {
+                    s -= img[i - 1 + (j - 1) * w];
+                }
+                img[i + j * w] = s;
+            }
+        }
+    }
+    out
+}
+
+fn sat_wide_case<T: Elem + RealNumber>(seed: u64, lo: f64, hi: f64, dims: &[[usize; 4]])
+where
+    T::AggregateOutType: Elem,
+{
+    let mut r = Rng64::seed_from_u64(seed);
+    for &d in dims {
+        let n: usize = d.iter().product();
+        // integers as whole values so that the f64 reference is exact
+        let x: Vec<T> = uniform(&mut r, n, lo, hi);
+        let a = Array::new(&x, d4(d[0], d[1], d[2], d[3]));
+        let want = sat_ref(&f64s(&x), d);
+        check(&sat(&a), a.dims(), &want, 4000.0, hi, &format!("sat {} {d:?}", T::TY.name));
+    }
+}
+
+#[test]
+fn sat_of_wide_and_batched_images_matches_the_reference() {
+    // Widths around what one block of the CUDA kernels covers (4096) and past it, widths that
+    // are and are not multiples of 16-byte groups, heights cut into strips with a short last
+    // one, several images.
+    sat_wide_case::<f32>(81, -1.0, 1.0, &[[4096, 37, 1, 1], [4097, 3, 1, 1], [1000, 19, 2, 1]]);
+    sat_wide_case::<u8>(82, 0.0, 256.0, &[[1024, 20, 2, 1], [1001, 17, 1, 1], [16, 40, 1, 3]]);
+    sat_wide_case::<u16>(83, 0.0, 60000.0, &[[300, 17, 1, 3], [2, 100, 1, 1]]);
+    sat_wide_case::<i32>(84, -1000.0, 1000.0, &[[257, 33, 1, 1], [4096, 2, 1, 1]]);
+    sat_wide_case::<i64>(85, -1e6, 1e6, &[[129, 5, 2, 2]]);
+    sat_wide_case::<u64>(86, 0.0, 1e6, &[[64, 64, 1, 1]]);
+    sat_wide_case::<f64>(87, -1.0, 1.0, &[[2048, 18, 1, 1], [33, 1, 1, 1], [1, 50, 1, 1]]);
+}
+
+#[test]
+fn sat_reads_views_in_place() {
+    // A view that starts one element in (no 16-byte alignment), one whose columns are every
+    // other column of its parent, and a transposed view.
+    let mut r = Rng64::seed_from_u64(89);
+    let (w, h) = (1001usize, 40usize);
+    let x: Vec<f32> = uniform(&mut r, w * h, -1.0, 1.0);
+    let a = Array::new(&x, d4(w, h, 1, 1));
+    let xs = f64s(&x);
+    let pick = |rows: std::ops::Range<usize>, cols: &[usize]| -> Vec<f64> {
+        cols.iter()
+            .flat_map(|&j| rows.clone().map(move |i| (i, j)))
+            .map(|(i, j)| xs[i + j * w])
+            .collect()
+    };
+    let inner = index(&a, &[Seq::new(1.0, (w - 1) as f64, 1.0), Seq::default()]);
+    let want = sat_ref(&pick(1..w, &(0..h).collect::<Vec<_>>()), [w - 1, h, 1, 1]);
+    check(&sat(&inner), inner.dims(), &want, 4000.0, 1.0, "sat of an offset view");
+    let every_other = index(&a, &[Seq::default(), Seq::new(0.0, (h - 1) as f64, 2.0)]);
+    let cols: Vec<usize> = (0..h).step_by(2).collect();
+    let want = sat_ref(&pick(0..w, &cols), [w, cols.len(), 1, 1]);
+    check(&sat(&every_other), every_other.dims(), &want, 4000.0, 1.0, "sat of strided columns");
+    let t = transpose(&a, false);
+    let tx: Vec<f64> =
+        (0..w).flat_map(|i| (0..h).map(move |j| (i, j))).map(|(i, j)| xs[i + j * w]).collect();
+    let want = sat_ref(&tx, [h, w, 1, 1]);
+    check(&sat(&t), t.dims(), &want, 4000.0, 1.0, "sat of a transposed image");
+}
+
 // ---- morphology and window filters -----------------------------------------------------------
 
 /// The extremum over the mask's positive offsets of the positions inside the image; the

@@ -1,12 +1,14 @@
-//! Matrix products (`matmul`, `gemm`, `dot`) on every element type they take (f16, f32, f64,
-//! c32, c64), against references computed here in c64 with a naive triple loop: every
+//! Matrix products (`matmul`, `gemm`, `dot`) on every element type they take (f16, bf16, f32,
+//! f64, c32, c64), against references computed here in c64 with a naive triple loop: every
 //! combination of `MatProp`s, non-square and degenerate shapes (an inner size of 0, empty
 //! results, rows, columns, vectors), batches over dimensions 2 and 3 with broadcasting, lazy
 //! operands, `gemm` accumulating into an output (also one shared with other arrays), `dot` with
 //! conjugation, and the panics for bad arguments.
 //!
 //! Tolerances follow the error bound of a sum of `k` products: a few units of the type's
-//! rounding error times `k` times Σ|a||b|, the sum of the magnitudes of the terms.
+//! rounding error times `k` times Σ|a||b|, the sum of the magnitudes of the terms. bf16
+//! products accumulate in f32, so their sums are held to f32's rounding error and only the
+//! final rounding to bf16's (half an ulp at the result's magnitude).
 
 use crate::common;
 
@@ -18,6 +20,7 @@ use rand::Rng;
 fn unit_roundoff(dtype: DType) -> f64 {
     match dtype {
         DType::F16 => 2f64.powi(-11),
+        DType::BF16 => 2f64.powi(-8),
         DType::F32 | DType::C32 => 2f64.powi(-24),
         _ => 2f64.powi(-53),
     }
@@ -131,10 +134,11 @@ fn compare<T: Elem>(
         return Err(format!("{what}: {} elements, want {}", values.len(), want.len()));
     }
     let u = unit_roundoff(T::TY.dtype);
+    let sum_u = if T::TY.dtype == DType::BF16 { unit_roundoff(DType::F32) } else { u };
     for (i, (g, (w, m))) in values.iter().zip(want.iter().zip(mag)).enumerate() {
         let g = g.to_v().c();
         // Accumulation error (k terms, complex products count twice) and the final rounding.
-        let allowed = 4.0 * (k as f64 + 1.0) * u * m + u * w.norm() + 1e-300;
+        let allowed = 4.0 * (k as f64 + 1.0) * sum_u * m + u * w.norm() + 1e-300;
         if (g - w).norm() > allowed || g.re.is_nan() || g.im.is_nan() {
             return Err(format!(
                 "{what}: element {i} is {g}, want {w} (allowed error {allowed:e}, Σ|a||b| = {m})"
@@ -254,6 +258,32 @@ fn matmul_every_matprop_f16() {
     every_prop_combination::<f16>(5);
 }
 
+#[test]
+fn matmul_every_matprop_bf16() {
+    every_prop_combination::<bf16>(6);
+}
+
+#[test]
+fn bf16_products_accumulate_in_f32() {
+    // a depth of 4096 terms of about 1 each: a bf16 accumulator would stop growing at 256
+    // (where 1 is below half an ulp) and be off by thousands; the f32 sum is within k ulps
+    // of f32 before the one rounding to bf16
+    let mut r = Rng64::seed_from_u64(77);
+    let k = 4096u64;
+    let (a, av) = random_array::<bf16>(&mut r, dim4!(3, k));
+    let ones: Vec<bf16> = vec![common::bf16_nearest(1.0); 2 * k as usize];
+    let b = Array::new(&ones, dim4!(k, 2));
+    let bv: Vec<c64> = ones.iter().map(|x| c64::new(x.to_f64(), 0.0)).collect();
+    let got = matmul(&(&a + common::bf16_nearest(8.0)), &b, MatProp::NONE, MatProp::NONE);
+    let shifted: Vec<c64> =
+        av.iter().map(|x| c64::new(common::bf16_nearest(x.re + 8.0).to_f64(), 0.0)).collect();
+    let (dims, want, mag, k) = reference(
+        &Operand { v: &shifted, dims: dim4!(3, k), prop: MatProp::NONE },
+        &Operand { v: &bv, dims: dim4!(k, 2), prop: MatProp::NONE },
+    );
+    check(&got, dims, &want, &mag, k, "bf16 depth 4096");
+}
+
 fn degenerate<T: Elem + GemmType>(seed: u64) {
     let mut r = Rng64::seed_from_u64(seed);
     let none = (MatProp::NONE, MatProp::NONE);
@@ -315,6 +345,11 @@ fn degenerate_shapes_f16() {
     degenerate::<f16>(15);
 }
 
+#[test]
+fn degenerate_shapes_bf16() {
+    degenerate::<bf16>(16);
+}
+
 fn batches<T: Elem + GemmType>(seed: u64) {
     let mut r = Rng64::seed_from_u64(seed);
     // Every way the two batch dimensions can be shared or broadcast, including the mixed
@@ -356,6 +391,11 @@ fn batched_and_broadcast_c64() {
 #[test]
 fn batched_and_broadcast_f16() {
     batches::<f16>(25);
+}
+
+#[test]
+fn batched_and_broadcast_bf16() {
+    batches::<bf16>(26);
 }
 
 #[test]
@@ -484,6 +524,11 @@ fn gemm_accumulates_f16() {
 }
 
 #[test]
+fn gemm_accumulates_bf16() {
+    gemm_case::<bf16>(46);
+}
+
+#[test]
 fn gemm_output_cases() {
     let mut r = Rng64::seed_from_u64(51);
     let (a, av) = random_array::<f64>(&mut r, dim4!(3, 4));
@@ -607,6 +652,11 @@ fn dot_with_conjugation_c64() {
 #[test]
 fn dot_with_conjugation_f16() {
     dot_case::<f16>(65);
+}
+
+#[test]
+fn dot_with_conjugation_bf16() {
+    dot_case::<bf16>(66);
 }
 
 #[test]

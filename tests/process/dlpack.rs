@@ -100,6 +100,7 @@ fn round_trip_every_type_is_the_same_memory() {
     round_trip::<c32>(3);
     round_trip::<c64>(4);
     round_trip::<f16>(5);
+    round_trip::<bf16>(14);
     round_trip::<bool>(6);
     round_trip::<u8>(7);
     round_trip::<i16>(8);
@@ -235,6 +236,78 @@ fn import_and_count<T: Elem>(t: NonNull<ffi::DLManagedTensorVersioned>, dims: Di
     .join()
     .unwrap();
     assert_eq!(DELETED.load(Ordering::SeqCst), 1, "deleter runs exactly once");
+}
+
+/// A bf16 tensor as PyTorch or JAX hands it over (`kDLBfloat`, 16 bits, row-major) imports
+/// as a view of its memory, values and specials bit for bit.
+#[test]
+fn bf16_tensors_import_as_views() {
+    let _g = cpu();
+    let values: Vec<bf16> = [1.5, -2.0, 0.1, 3.0e38, 1e-40, -0.0, 7.0, -1e-3]
+        .iter()
+        .map(|&v| common::bf16_nearest(v))
+        .collect();
+    let dtype = ffi::DLDataType { code: 4, bits: 16, lanes: 1 };
+    // row-major [2, 4]: element (i, j) is values[4 i + j]
+    let want: Vec<bf16> = (0..8).map(|k| values[4 * (k % 2) + k / 2]).collect();
+    import_and_count::<bf16>(
+        foreign(&bytes_of(&values), dtype, &[2, 4], None, 0, 0),
+        dim4!(2, 4),
+        &want,
+    );
+    // contiguous: the producer's memory itself, specials bit for bit, and back out as bf16
+    DELETED.store(0, Ordering::SeqCst);
+    let specials = [bf16::NAN, bf16::INFINITY, bf16::NEG_INFINITY, bf16::NEG_ZERO];
+    let t = foreign(&bytes_of(&specials), dtype, &[4], None, 0, 0);
+    let producer = data_ptr(t);
+    // SAFETY: a live tensor over memory its context owns.
+    let a: Array<bf16> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(address(&a), producer, "a view, not a copy");
+    let bits = |v: Vec<bf16>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(a.to_vec()), bits(specials.to_vec()));
+    let out = dlpack::to_dlpack(&a).unwrap();
+    let dl = tensor_of(out);
+    assert_eq!((dl.dtype.code, dl.dtype.bits, dl.dtype.lanes), (4, 16, 1));
+    // SAFETY: a live tensor from `to_dlpack`.
+    let back: Array<bf16> = unsafe { dlpack::from_dlpack(out, None) }.unwrap();
+    assert_eq!(bits(back.to_vec()), bits(specials.to_vec()));
+    drop((a, back));
+    assert_eq!(DELETED.load(Ordering::SeqCst), 1);
+}
+
+/// An i8 tensor (NumPy's and PyTorch's int8) imports as i16, every byte with its sign,
+/// reading the producer's memory until it is evaluated (its deleter waits for that); as any
+/// other type it is an error naming the type.
+#[test]
+fn i8_tensors_import_as_i16() {
+    let _g = cpu();
+    let values: Vec<i8> = vec![-128, -127, -1, 0, 1, 63, 64, 127, -64, 5, -5, 100];
+    let dtype = ffi::DLDataType { code: 0, bits: 8, lanes: 1 };
+    // row-major [3, 4]: element (i, j) is values[4 i + j]
+    let want: Vec<i16> = (0..12).map(|k| values[4 * (k % 3) + k / 3] as i16).collect();
+    DELETED.store(0, Ordering::SeqCst);
+    let t = foreign(&bytes_of(&values), dtype, &[3, 4], None, 0, 0);
+    // SAFETY: a live tensor over memory its context owns.
+    let a: Array<i16> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(a.dims(), dim4!(3, 4));
+    // the widening is lazy: until something evaluates it, it reads the producer's memory
+    let doubled = &a * 2i16;
+    assert_eq!(DELETED.load(Ordering::SeqCst), 0, "the bytes are read where they are");
+    assert_eq!(doubled.to_vec(), want.iter().map(|v| v * 2).collect::<Vec<_>>());
+    assert_eq!(a.to_vec(), want);
+    drop((a, doubled));
+    assert_eq!(DELETED.load(Ordering::SeqCst), 1, "deleter runs exactly once");
+    DELETED.store(0, Ordering::SeqCst);
+    let t = foreign(&bytes_of(&values), dtype, &[12], None, 0, 0);
+    // SAFETY: a live tensor, consumed whatever the outcome.
+    let e = unsafe { dlpack::from_dlpack::<u8>(t, None) }.unwrap_err();
+    assert!(e.to_string().contains("signed 8-bit"), "{e}");
+    assert_eq!(DELETED.load(Ordering::SeqCst), 1);
+    // an empty one
+    let t = foreign(&[], dtype, &[0], None, 0, 0);
+    // SAFETY: a live tensor.
+    let a: Array<i16> = unsafe { dlpack::from_dlpack(t, None) }.unwrap();
+    assert_eq!(a.elements(), 0);
 }
 
 /// A row-major (C-order) tensor imports as a strided view over the producer's memory:
@@ -439,8 +512,12 @@ fn unexchangeable_tensors_are_clear_errors() {
     let f32t = dlpack::dl_data_type(DType::F32);
     let cases: Vec<(NonNull<ffi::DLManagedTensorVersioned>, &str)> = vec![
         (
+            foreign(&bytes, ffi::DLDataType { code: 4, bits: 32, lanes: 1 }, &[4], None, 0, 0),
+            "bfloat of this width",
+        ),
+        (
             foreign(&bytes, ffi::DLDataType { code: 4, bits: 16, lanes: 1 }, &[4], None, 0, 0),
-            "bfloat16",
+            "BF16 elements, not F32",
         ),
         (
             foreign(&bytes, ffi::DLDataType { code: 0, bits: 8, lanes: 1 }, &[4], None, 0, 0),

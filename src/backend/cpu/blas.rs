@@ -1,6 +1,6 @@
 //! Matrix products on the CPU: f32 and f64 with kernels of our own where the processor has
 //! AVX-512 (`gemm_avx512.rs`, which says why), else faer, which does c32 and c64 too; the
-//! `gemm` crate for f16.
+//! `gemm` crate for f16; bf16 through the f32 product (`gemm_bf16`).
 //!
 //! Why faer and `gemm`: both take any row and column strides and conjugation flags, so
 //! transposed, conjugated and strided operands are read where they are, with no copy (only
@@ -39,6 +39,9 @@ pub(crate) fn gemm(
     c: Option<Buffer>,
     p: &GemmParams,
 ) -> Result<Buffer, Error> {
+    if p.dtype == DType::BF16 {
+        return gemm_bf16(a, b, c, p);
+    }
     let read_c = c.is_some() && !p.beta_is_zero();
     let mut out = match c {
         Some(c) => c,
@@ -62,6 +65,39 @@ pub(crate) fn gemm(
         other => unreachable!("internal error: matrix product of {} arrays", other.name()),
     }
     Ok(out)
+}
+
+/// A bf16 product: the operands widened to f32 (exactly: every bf16 is an f32), multiplied by
+/// the f32 product, which accumulates in f32, and the result rounded to bf16 once, as cuBLAS's
+/// bf16 `GemmEx` with f32 compute does on CUDA. Neither faer nor the `gemm` crate has bf16
+/// kernels, and widening reads each operand once where the product reads it many times.
+fn gemm_bf16(a: &MatArg, b: &MatArg, c: Option<Buffer>, p: &GemmParams) -> Result<Buffer, Error> {
+    fn to_f32(b: &Buffer) -> HostVec {
+        match b {
+            Buffer::Host(h) => h.cast(DType::F32),
+            Buffer::Cuda(_) => unreachable!("internal error: device buffer in a CPU product"),
+        }
+    }
+    // the same offset and strides address the widened copy of the whole buffer
+    let widen = |x: &MatArg| MatArg {
+        data: crate::jit::Data {
+            buf: std::sync::Arc::new(Buffer::host(to_f32(x.data.buffer()))),
+            offset: x.data.offset,
+            strides: x.data.strides,
+        },
+        dims: x.dims,
+        trans: x.trans,
+        conj: x.conj,
+    };
+    let p32 = GemmParams {
+        dtype: DType::F32,
+        alpha: p.alpha.cast(DType::F32),
+        beta: p.beta.cast(DType::F32),
+        ..p.clone()
+    };
+    let c32 = c.as_ref().map(|c| Buffer::host(to_f32(c)));
+    let product = gemm(&widen(a), &widen(b), c32, &p32)?;
+    Ok(Buffer::host(to_f32(&product).cast(DType::BF16)))
 }
 
 /// The first element of an operand's host buffer as a typed pointer, after checking that

@@ -6,7 +6,7 @@
 use crate::dtype::{c32, c64};
 use crate::jit::{BinOp, UnOp};
 use crate::storage::{bool_bytes, u8_to_bool_bytes, BoolByte, Element, HostVec};
-use half::f16;
+use half::{bf16, f16};
 
 use super::vmath;
 
@@ -481,7 +481,7 @@ integer!(i16, S16, signed);
 integer!(i32, S32, signed);
 integer!(i64, S64, signed);
 
-/// Converts the result of an operation computed in a wider type back to `B8`/`F16` where the
+/// Converts the result of an operation computed in a wider type back to `B8`/`F16`/`BF16` where the
 /// operation's result type is the narrow type (comparisons already give `B8`).
 fn narrow(v: HostVec, to: crate::dtype::DType) -> HostVec {
     if v.dtype() == crate::dtype::DType::B8 || v.dtype().is_complex() {
@@ -549,6 +549,21 @@ impl CpuMath for f16 {
     fn binary(op: BinOp, a: Src<f16>, b: Src<f16>) -> HostVec {
         let (wa, wb) = (widen::<f16, f32>(a), widen::<f16, f32>(b));
         narrow(f32::binary(op, src_of(&wa), src_of(&wb)), crate::dtype::DType::F16)
+    }
+}
+
+// bf16 as f16: computed in f32 and rounded once per operation (to nearest even, by the same
+// function as casts), which is what the CUDA kernels do, so both backends give the same bits.
+impl CpuMath for bf16 {
+    fn unary(op: UnOp, a: &[bf16]) -> HostVec {
+        narrow(
+            f32::unary(op, &crate::storage::cast_slice::<bf16, f32>(a)),
+            crate::dtype::DType::BF16,
+        )
+    }
+    fn binary(op: BinOp, a: Src<bf16>, b: Src<bf16>) -> HostVec {
+        let (wa, wb) = (widen::<bf16, f32>(a), widen::<bf16, f32>(b));
+        narrow(f32::binary(op, src_of(&wa), src_of(&wb)), crate::dtype::DType::BF16)
     }
 }
 

@@ -54,6 +54,9 @@ pub(crate) fn generate(draw: &Draw, dtype: DType, n: usize) -> Result<HostVec, E
         (Normal, DType::C64) => {
             HostVec::C64(fill(draw, n, |w, out| normal_f64(w, complex_parts(out)))?)
         }
+        (Uniform, DType::BF16) => {
+            unreachable!("internal error: bf16 numbers are drawn as f32 (ops/random.rs)")
+        }
         (Normal, t) => unreachable!("internal error: normal numbers of type {}", t.name()),
     })
 }

@@ -8,8 +8,8 @@
 //! produces partial results for a contiguous range of output elements, and the partials are
 //! combined in task order: results are the same on every run and every machine.
 //!
-//! Accumulators are wider than the elements: f64 for f16, f32 and f64; c64 for c32 and c64;
-//! i64 or u64 (wrapping) for integers and bool. Integer sums and products therefore wrap in
+//! Accumulators are wider than the elements: f64 for f16, bf16, f32 and f64; c64 for c32 and
+//! c64; i64 or u64 (wrapping) for integers and bool. Integer sums and products therefore wrap in
 //! the output type, exactly as if they had been computed in it.
 
 use std::sync::OnceLock;
@@ -255,6 +255,7 @@ impl Widen for f64 {
     float_tail!(f64);
 }
 widen!(f16, f64, f64::NAN, f64::NAN, x => x.to_f64());
+widen!(half::bf16, f64, f64::NAN, f64::NAN, x => x.to_f64());
 widen!(c32, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN),
     x => c64::new(x.re as f64, x.im as f64));
 widen!(c64, c64, c64::new(f64::NAN, f64::NAN), c64::new(f64::NAN, f64::NAN), x => x);

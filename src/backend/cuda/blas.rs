@@ -18,7 +18,7 @@
 //!   out-of-memory recovery).
 //! - **One routine for every type**: `cublasGemmEx` (one matrix) and
 //!   `cublasGemmStridedBatchedEx` (batches) with the element type as a parameter: f32, f64,
-//!   c32, c64, and f16 with f32 accumulation. f32 and c32 compute in full precision unless
+//!   c32, c64, and f16 and bf16 with f32 accumulation. f32 and c32 compute in full precision unless
 //!   [`set_tf32`] allows TF32 tensor cores (arrayfire-rust's `set_cublas_mode`).
 //! - **Operands are read where they are** when their rows or columns are contiguous (cuBLAS's
 //!   `lda`), including transposed storage and broadcast batches (batch stride 0). Anything
@@ -209,6 +209,9 @@ fn types(p: &GemmParams, tf32: bool) -> (cb::cudaDataType, cb::cublasComputeType
         DType::C64 => (CUDA_C_64F, CUBLAS_COMPUTE_64F, bytes(DType::C64)),
         // f16 storage, f32 accumulation and f32 scalars
         DType::F16 => (CUDA_R_16F, CUBLAS_COMPUTE_32F, bytes(DType::F32)),
+        // bf16 storage, f32 accumulation (tensor cores on sm_80 and later) and f32 scalars:
+        // the result is rounded to bf16 once, as the CPU's product does
+        DType::BF16 => (CUDA_R_16BF, CUBLAS_COMPUTE_32F, bytes(DType::F32)),
         other => unreachable!("internal error: matrix product of {} arrays", other.name()),
     }
 }

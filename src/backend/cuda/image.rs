@@ -192,8 +192,9 @@ pub(crate) fn warp(
     Ok(out)
 }
 
-/// Counters a block keeps in shared memory at most (48 KiB, the default limit).
-const SHARED_BINS: u32 = 12 * 1024;
+/// Counters a block keeps in shared memory at most: 48 KiB, the default limit, less the 1 KiB
+/// of the kernel's table of byte bins.
+const SHARED_BINS: u32 = 12 * 1024 - 256;
 
 /// See `Image::histogram`.
 pub(crate) fn histogram(
@@ -216,12 +217,14 @@ pub(crate) fn histogram(
     if per_slice == 0 {
         return Ok(out);
     }
-    let block = 256u32;
-    let shared = nbins <= SHARED_BINS;
-    // Enough blocks to fill the device, each then counting many elements into its own shared
-    // counters before the few global additions.
-    let per_slice_blocks = (dev.sm_count() as u64 * 8).div_ceil(slices.min(65_535));
-    let gx = per_slice.div_ceil(block as u64 * 16).clamp(1, per_slice_blocks.max(1)) as u32;
+    let block = 512u32;
+    // One sub-histogram per warp where they fit (fewer counters contended by each warp), at
+    // least one where the bins fit at all; none (global counters) past that.
+    let copies = (SHARED_BINS / nbins).min(block / 32);
+    // Enough blocks to fill the device (four of 512 threads a multiprocessor), each then
+    // counting many elements into its own shared counters before the few global additions.
+    let per_slice_blocks = (dev.sm_count() as u64 * 4).div_ceil(slices.min(65_535));
+    let gx = per_slice.div_ceil(block as u64 * 32).clamp(1, per_slice_blocks.max(1)) as u32;
     let k = kernel(dev, "ef_histogram", input.dtype, histogram_real_type(input.dtype), true, 4)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(input))
@@ -231,12 +234,13 @@ pub(crate) fn histogram(
         .i32(nbins as i32)
         .f64(minval)
         .f64(scale)
-        .i32(shared as i32);
-    let smem = if shared { nbins * 4 } else { 0 };
+        .i32(copies as i32);
+    let smem = copies * nbins * 4;
     // SAFETY: the parameters match `ef_histogram`'s signature in order and size; `input` holds
     // `slices * per_slice` elements and `out` `slices * nbins` counters, both live device
-    // memory of this device held until after the launch; the shared size is the `nbins`
-    // counters the kernel uses when `shared` is set; the kernel runs on emberfire's stream.
+    // memory of this device held until after the launch; the shared size is the `copies *
+    // nbins` counters the kernel uses (at most `SHARED_BINS`); the kernel runs on emberfire's
+    // stream.
     unsafe { k.launch(dev, (gx, slices.min(65_535) as u32, 1), (block, 1, 1), smem, &mut p) }?;
     Ok(out)
 }

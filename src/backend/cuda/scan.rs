@@ -169,6 +169,73 @@ pub(crate) fn scan(
     Ok(result)
 }
 
+/// Threads of the summed-area kernels' blocks (`EF_TPB`) times the elements each owns along
+/// dimension 0 at most (`EF_SAT_EPT`): the widest image [`summed_area`] takes.
+pub(crate) const SAT_MAX_WIDTH: u64 = TPB as u64 * 16;
+/// Indices of dimension 1 in a strip of the summed-area kernels.
+const SAT_STRIP: i64 = 16;
+/// Groups of strips `ef_sat_carries` sums in parallel (`EF_SAT_GROUPS`).
+const SAT_GROUPS: u32 = 16;
+
+/// The summed-area table of each image of `input` (dims[0] at most [`SAT_MAX_WIDTH`]): running
+/// sums along dimensions 0 and 1 in `out`, in three launches that read the image twice and
+/// write it once (see `scan.cu`). Integer sums wrap in `out`; floating sums accumulate in f64
+/// and are rounded once.
+pub(crate) fn summed_area(
+    ordinal: usize,
+    dims: Dim4,
+    input: Input,
+    out: DType,
+) -> Result<DeviceMem, Error> {
+    assert!(dims[0] <= SAT_MAX_WIDTH, "internal error: a summed-area table {dims} too wide");
+    let dev = runtime::device(ordinal)?;
+    let n = dims.elements() as i64;
+    let result = dev.memory().alloc((n as usize * out.size()).max(1))?;
+    if n == 0 {
+        return Ok(result);
+    }
+    let k = kernels(dev, input.dtype, out, None, BinaryOp::ADD)?;
+    let sat = k.sat.as_ref().expect("sum kernels include the summed-area table's");
+    let (w, h) = (dims[0] as i64, dims[1] as i64);
+    let images = dims[2] as i64 * dims[3] as i64;
+    let size = input.dtype.size() as i64;
+    let vec = 16 / size;
+    let mut ept = ceil_div(w, TPB as i64);
+    let in_st = input.strides(dims);
+    // 16-byte reads where every row starts on a 16-byte boundary and the input is contiguous
+    // along dimension 0
+    let aligned = input.ptr().is_multiple_of(16)
+        && (in_st[0] == 1 || w == 1)
+        && (1..4).all(|d| dims[d] == 1 || (in_st[d] * size) % 16 == 0);
+    if aligned {
+        ept = ceil_div(ept, vec) * vec;
+    }
+    let strips = ceil_div(h, SAT_STRIP);
+    let mut a = ScanArgs {
+        input: input.ptr(),
+        out: result.ptr(),
+        dims: std::array::from_fn(|k| dims[k] as i64),
+        in_st,
+        lines: images,
+        len: ept,
+        blocks: strips,
+        block_len: SAT_STRIP,
+        inclusive: aligned as i32,
+        ..ScanArgs::default()
+    };
+    // the strips' sums, then (in place) their carries: dropped into the stream-ordered pool
+    // once the kernels that use them are queued
+    let rows = dev.memory().alloc((images * strips * w) as usize * acc_size(out))?;
+    a.part = rows.ptr();
+    let gy = images.min(65_535) as u32;
+    let per_image = (strips.min(1 << 20) as u32, gy, 1);
+    launch_block(dev, &sat[0], per_image, (TPB, 1, 1), &mut a)?;
+    launch_block(dev, &sat[1], (ceil_div(w, 32) as u32, gy, 1), (32, SAT_GROUPS, 1), &mut a)?;
+    launch_block(dev, &sat[2], per_image, (TPB, 1, 1), &mut a)?;
+    drop(rows);
+    Ok(result)
+}
+
 /// `a / b` rounded up, for positive values.
 fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
@@ -180,14 +247,26 @@ fn launch(
     grid: (u32, u32, u32),
     a: &mut ScanArgs,
 ) -> Result<(), Error> {
+    launch_block(dev, k, grid, (TPB, 1, 1), a)
+}
+
+fn launch_block(
+    dev: &Device,
+    k: &KernelFn,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    a: &mut ScanArgs,
+) -> Result<(), Error> {
     let mut args = KernelArgs::with_capacity(1);
     args.value(*a);
     // SAFETY: every scan kernel takes one `ScanArgs` by value, whose layout this struct
     // matches; its pointers are the input and keys (live for the caller's borrow, and kept
     // alive by their nodes until the stream has run the kernels: memory is reused in stream
-    // order), the result, and temporaries sized for `lines * blocks` entries; the kernels read
-    // only the elements the shape and strides describe.
-    unsafe { k.launch(dev, grid, (TPB, 1, 1), 0, &mut args) }
+    // order), the result, and temporaries sized for `lines * blocks` entries (the summed-area
+    // kernels: `lines * blocks * dims[0]` accumulators); the kernels read only the elements
+    // the shape and strides describe, and `ef_sat_carries` takes the (32, SAT_GROUPS) block
+    // it is written for.
+    unsafe { k.launch(dev, grid, block, 0, &mut args) }
 }
 
 /// The size of the accumulator (`ef_acc`) for output type `out`.
@@ -208,6 +287,8 @@ struct ScanKernels {
     cols_reduce: KernelFn,
     cols_carry: KernelFn,
     cols_apply: KernelFn,
+    /// The summed-area table's three kernels, in launch order (unkeyed sums only).
+    sat: Option<[KernelFn; 3]>,
 }
 
 fn kernels(
@@ -226,7 +307,13 @@ fn kernels(
             super::kernel::Origin::Own,
         )?;
         let other = |entry: &str| first.sibling(entry);
+        let sat = if op == BinaryOp::ADD && key.is_none() {
+            Some([other("ef_sat_strips")?, other("ef_sat_carries")?, other("ef_sat_apply")?])
+        } else {
+            None
+        };
         Ok(ScanKernels {
+            sat,
             tiles_reduce: other("ef_scan_tiles_reduce")?,
             tiles_carry: other("ef_scan_tiles_carry")?,
             tiles_apply: other("ef_scan_tiles_apply")?,
@@ -249,22 +336,28 @@ pub(crate) fn source(input: DType, out: DType, key: Option<DType>, op: BinaryOp)
     s.push_str(
         "__device__ __forceinline__ float ef_h2f(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n",
     );
+    // bf16 is the top half of a float: widening it is a shift
+    s.push_str(
+        "__device__ __forceinline__ float ef_b2f(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }\n",
+    );
     let acc = match out {
         DType::F32 | DType::F64 => "double",
         DType::C32 | DType::C64 => "cd",
         t => storage_type(t),
     };
     s += &format!(
-        "typedef {} ef_in;\ntypedef {acc} ef_acc;\ntypedef {} ef_out;\ntypedef {} ef_key;\n#define KEYED {}\n",
+        "typedef {} ef_in;\ntypedef {acc} ef_acc;\ntypedef {} ef_out;\ntypedef {} ef_key;\n#define KEYED {}\n#define EF_SUM {}\n",
         storage_type(input),
         storage_type(out),
         key.map_or("int", storage_type),
-        key.is_some() as u8
+        key.is_some() as u8,
+        (op == BinaryOp::ADD && key.is_none()) as u8
     );
     s += "__device__ __forceinline__ cd ef_cd(double re, double im) { cd z; z.re = re; z.im = im; return z; }\n";
     // conversions in and out
     let load = match (input, out) {
         (DType::F16, _) => "(double)ef_h2f(x)".to_string(),
+        (DType::BF16, _) => "(double)ef_b2f(x)".to_string(),
         (DType::C32, _) => "ef_cd((double)x.re, (double)x.im)".to_string(),
         (DType::C64, _) => "x".to_string(),
         _ => format!("({acc})x"),
@@ -358,6 +451,16 @@ fn op_text(out: DType, op: BinaryOp) -> (String, String, String) {
 }
 
 impl crate::backend::scan::Scan for super::Cuda {
+    fn summed_area(&self, values: &Arc<Node>, out: DType) -> Result<crate::backend::Buffer, Error> {
+        if values.dims[0] > SAT_MAX_WIDTH {
+            return crate::backend::scan::summed_area_by_scans(self, values, out);
+        }
+        let data = values.try_eval()?;
+        let input = Input { data: &data, dtype: values.dtype };
+        let mem = summed_area(self.ordinal, values.dims, input, out)?;
+        Ok(crate::backend::Buffer::Cuda(mem))
+    }
+
     fn scan(
         &self,
         values: &Arc<Node>,
@@ -387,7 +490,7 @@ mod tests {
         let agg = |t: DType| match t {
             DType::B8 | DType::U8 | DType::U16 => DType::U32,
             DType::S16 => DType::S32,
-            DType::F16 => DType::F32,
+            DType::F16 | DType::BF16 => DType::F32,
             t => t,
         };
         let keys = [None, Some(DType::S32), Some(DType::U32), Some(DType::S64), Some(DType::U64)];

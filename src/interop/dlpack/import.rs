@@ -18,7 +18,7 @@ use crate::backend::cpu::host_table::borrow_host;
 use crate::backend::{BackendKind, Buffer};
 use crate::device::with_active;
 use crate::dim4::Dim4;
-use crate::dtype::HasAfEnum;
+use crate::dtype::{DType, HasAfEnum};
 use crate::error::{Error, Result};
 use crate::jit::{Data, Node};
 use crate::storage::HostVec;
@@ -119,6 +119,11 @@ impl Managed for DLManagedTensor {
 ///
 /// Errors ([`Error::Exchange`]): an element type other than `T`'s, one emberfire does not
 /// have, more than four dimensions, a device emberfire does not drive or that does not exist.
+///
+/// i8 tensors (`kDLInt` of 8 bits: NumPy's and PyTorch's `int8`), a type emberfire lacks,
+/// import as `Array<i16>`: a lazy cast that reads the producer's bytes where they are and
+/// widens them with their sign, fused into whatever reads it (no copy of the tensor first;
+/// evaluating the array itself stores the i16 values and lets the tensor go).
 ///
 /// A tensor in host memory becomes an array of the CPU backend and a CUDA tensor an array of
 /// its own CUDA device, whichever backend and device are active: operations on it run there,
@@ -313,7 +318,7 @@ fn span(dims: &[u64; 4], strides: &[i64; 4]) -> Option<(usize, usize)> {
     Some((usize::try_from(-lo).ok()?, extent))
 }
 
-/// The import itself; `producer` drops (running the deleter) on every early return.
+/// The import itself: an i8 tensor asked for as i16 through its bytes, any other as `T`.
 ///
 /// # Safety
 ///
@@ -322,15 +327,54 @@ unsafe fn import<T: HasAfEnum, M: Managed>(
     tensor: *mut M,
     producer_stream: Option<isize>,
 ) -> Result<Array<T>> {
+    let i8_tensor = T::DTYPE == DType::S16
+        // SAFETY: the caller's contract; `parts` only reads the tensor (an error here is
+        // reported by the import below, which also releases the tensor)
+        && matches!(unsafe { M::parts(tensor) }, Ok((t, _, _)) if is_i8(t.dtype));
+    if i8_tensor {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { import_elements::<u8, M>(tensor, producer_stream, true) }?;
+        return Ok(sign_extended(&bytes).cast::<T>());
+    }
+    // SAFETY: the caller's contract.
+    unsafe { import_elements::<T, M>(tensor, producer_stream, false) }
+}
+
+/// Whether a DLPack element type is i8.
+fn is_i8(t: dlpack_ffi::DLDataType) -> bool {
+    t.code as u32 == dlpack_ffi::DLDataTypeCode::kDLInt.0 && t.bits == 8 && t.lanes == 1
+}
+
+/// The i8 values whose bytes `bytes` holds, as i16: flipping the sign bit and subtracting 128
+/// maps the bytes 0..=127 to themselves and 128..=255 to -128..=-1.
+fn sign_extended(bytes: &Array<u8>) -> Array<i16> {
+    (bytes.cast::<i16>() ^ 128i16) - 128i16
+}
+
+/// The import of a tensor of `T` elements (of its bytes as `u8`, when `i8_bytes` says that the
+/// tensor holds i8); `producer` drops (running the deleter) on every early return.
+///
+/// # Safety
+///
+/// As for [`from_dlpack`].
+unsafe fn import_elements<T: HasAfEnum, M: Managed>(
+    tensor: *mut M,
+    producer_stream: Option<isize>,
+    i8_bytes: bool,
+) -> Result<Array<T>> {
     let func = M::FUNC;
     let mut producer =
         Producer { tensor: tensor as *mut c_void, release: M::release, read_only: false };
     // SAFETY: the caller's contract.
     let (t, flags, own) = unsafe { M::parts(tensor) }?;
-    let dtype = dtype_of(t.dtype).map_err(|e| match e {
-        Error::Exchange(m) => Error::Exchange(m.replacen("dtype_of", func, 1)),
-        e => e,
-    })?;
+    let dtype = if i8_bytes {
+        DType::U8
+    } else {
+        dtype_of(t.dtype).map_err(|e| match e {
+            Error::Exchange(m) => Error::Exchange(m.replacen("dtype_of", func, 1)),
+            e => e,
+        })?
+    };
     if dtype != T::DTYPE {
         return err(
             func,

@@ -29,9 +29,10 @@
 //! evaluates into memory of its own first, as [`Array::strides`] does) and bool arrays that
 //! may hold bytes other than 0 and 1 (see "Bool tensors"); lazy arrays are evaluated.
 //!
-//! Tensors of more than four dimensions, element types emberfire does not have (bf16, i8,
-//! float8, vector lanes), and devices emberfire does not drive (or that this machine does not
-//! have) are errors ([`Error::Exchange`](crate::Error::Exchange)) that say which.
+//! i8 tensors, a type emberfire does not have, import as i16 arrays that widen the
+//! producer's bytes lazily (see [`from_dlpack`]). Tensors of more than four dimensions, other
+//! element types emberfire does not have (float8, vector lanes), and devices emberfire does
+//! not drive (or that this machine does not have) are errors ([`Error::Exchange`](crate::Error::Exchange)) that say which.
 //!
 //! # Where an imported array lives
 //!

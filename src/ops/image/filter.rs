@@ -2,7 +2,8 @@
 //! summed-area table [`sat`].
 //!
 //! `gradient` and `sobel` are sums of shifted reads (one fused pass; Sobel reads a copy of
-//! the image grown by one pixel); `sat` is two running sums. `gaussian_kernel` is computed
+//! the image grown by one pixel); `sat` is the backend's summed-area table (on CUDA the image
+//! read twice and written once, on the CPU two fused running sums). `gaussian_kernel` is computed
 //! on the host: it is a few weights, and ArrayFire too reads their sum back to normalise.
 
 use super::border::{grown, window_read, Fill};
@@ -12,8 +13,9 @@ use crate::array::Array;
 use crate::backend::image::{WindowFilter, WindowOp};
 use crate::dim4::Dim4;
 use crate::dtype::{DType, FloatingPoint, HasAfEnum, ImageFilterType, RealNumber};
+use crate::error_handler::OrRaise;
+use crate::jit::{Data, Node};
 use crate::ops::movement::{offset_read, BorderType};
-use crate::ops::scan::accum;
 
 /// A Gaussian filter of `rows x cols` weights, normalised to sum to 1: weight `(i, j)` is
 /// `exp(-((i - (rows - 1) / 2) / sigma_r)^2 / 2 - ((j - (cols - 1) / 2) / sigma_c)^2 / 2)`
@@ -160,8 +162,8 @@ where
     T: HasAfEnum + RealNumber,
     T::AggregateOutType: HasAfEnum,
 {
-    let rows = accum(input, 0);
-    let t = T::AggregateOutType::get_af_dtype();
-    let both = Val::of(&accum(&rows, 1), t);
-    both.array()
+    let node = input.node();
+    let (dims, out) = (node.dims, T::AggregateOutType::get_af_dtype());
+    let buf = node.backend.ops().summed_area(node, out).or_raise("sat");
+    Array::from_node(Node::ready(out, dims, node.backend, Data::dense(buf, dims)))
 }

@@ -46,7 +46,7 @@ where
     // bool and f16 are counted as u8 and f32 (the kernels have no bins for them)
     let node = match T::get_af_dtype() {
         DType::B8 => cast_node(input.node(), DType::U8),
-        DType::F16 => cast_node(input.node(), DType::F32),
+        DType::F16 | DType::BF16 => cast_node(input.node(), DType::F32),
         _ => input.node().clone(),
     };
     let slices = dims[2] * dims[3];

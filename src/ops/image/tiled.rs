@@ -41,7 +41,7 @@ pub(super) fn extreme_bits(t: DType, lowest: bool) -> u64 {
 /// Whether the kernel takes images of type `t` (bool, f16 and complex images take the
 /// composed form, or are converted by the caller).
 fn kernel_type(t: DType) -> bool {
-    !matches!(t, DType::B8 | DType::F16 | DType::C32 | DType::C64)
+    !matches!(t, DType::B8 | DType::F16 | DType::BF16 | DType::C32 | DType::C64)
 }
 
 /// Runs `filter` over `input` with the tiled kernel where it applies (see `Image::window_runs`),

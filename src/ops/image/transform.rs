@@ -95,7 +95,7 @@ fn warp<T: HasAfEnum>(
     } else {
         let wt = match t {
             DType::B8 => DType::U8,
-            DType::F16 => DType::F32,
+            DType::F16 | DType::BF16 => DType::F32,
             _ => t,
         };
         let w = warp_real(func, &cast_node(node, wt), maps, od, m, clamp_nearest);

@@ -72,7 +72,7 @@ pub fn iir<T: HasAfEnum>(b: &Array<T>, a: &Array<T>, x: &Array<T>) -> Array<T> {
     let (bn, an, xn) = (b.node(), a.node(), x.node());
     common_backend(FUNC, &[bn, an, xn]);
     assert!(
-        T::DTYPE.is_floating() && T::DTYPE != crate::dtype::DType::F16,
+        T::DTYPE.is_floating() && !T::DTYPE.is_16bit_float(),
         "iir: defined for f32, f64, c32 and c64 arrays, not {}",
         T::DTYPE.name()
     );

@@ -30,6 +30,17 @@ pub(crate) fn cast_expr(v: &str, from: DType, to: DType) -> String {
             DType::F32 => format!("rh({v})"),
             _ => format!("h2f(d2h((double){v}))"),
         },
+        // rounded once from the exact value, by the functions the CPU's casts mirror
+        // (`storage/bf16_round.rs`); f16 values are exact in float, 64-bit integers are not
+        // exact in double and round from their own bits
+        DType::BF16 => match from {
+            DType::C32 => format!("rb({v}.re)"),
+            DType::C64 => format!("b2f(d2b({v}.re))"),
+            DType::F32 | DType::F16 => format!("rb({v})"),
+            DType::S64 => format!("b2f(l2b({v}))"),
+            DType::U64 => format!("b2f(ul2b({v}))"),
+            _ => format!("b2f(d2b((double){v}))"),
+        },
         DType::F32 | DType::F64 => match from {
             DType::C32 | DType::C64 => format!("({rt}){v}.re"),
             _ => format!("({rt}){v}"),
@@ -155,7 +166,7 @@ pub(super) fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
             _ => unreachable!("unary {op:?} on complex"),
         };
     }
-    // real floats; f16 values are floats rounded to half after each operation
+    // real floats; f16 and bf16 values are floats rounded after each operation
     let one = if t == DType::F64 { "1.0" } else { "1.0f" };
     let e = match op {
         Neg => format!("(-{a})"),
@@ -205,10 +216,17 @@ pub(super) fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
         Imag => format!("({rt})0"),
         Conjg | BitNot => unreachable!("unary {op:?} on real floats"),
     };
-    if t == DType::F16 {
-        format!("rh({e})")
-    } else {
-        e
+    round_half(t, e)
+}
+
+/// A real floating result `e` of type `t` as the value it stores: f16 and bf16 are computed in
+/// float and rounded after every operation, as the CPU kernels round each operation's f32
+/// result, so both backends give the same bits.
+fn round_half(t: DType, e: String) -> String {
+    match t {
+        DType::F16 => format!("rh({e})"),
+        DType::BF16 => format!("rb({e})"),
+        _ => e,
     }
 }
 
@@ -329,11 +347,7 @@ pub(super) fn binary_expr(op: BinOp, a: &str, b: &str, t: DType) -> String {
         Or => return format!("({a} != 0 || {b} != 0)"),
         BitAnd | BitOr | BitXor | Shl | Shr => unreachable!("binary {op:?} on floats"),
     };
-    if t == DType::F16 {
-        format!("rh({e})")
-    } else {
-        e
-    }
+    round_half(t, e)
 }
 
 /// Integer power by squaring with wrapping, for each integer type a program uses.

@@ -30,8 +30,8 @@
 //! reproducible on a given device.
 //!
 //! Accumulation (see `ops/reduce.rs` for the documented semantics): sums and products of f16,
-//! f32 and f64 accumulate in f64, complex ones in c64, integer ones wrap in 64 bits and are
-//! truncated to the output type once; min and max keep the element's own precision (f16 in
+//! bf16, f32 and f64 accumulate in f64, complex ones in c64, integer ones wrap in 64 bits and are
+//! truncated to the output type once; min and max keep the element's own precision (f16 and bf16 in
 //! f32, c32 compared in f64). f64 accumulation costs one conversion and one f64 add per
 //! element: on the H100 and H200 (64 f64 adds and 16 conversions per clock per
 //! multiprocessor) that is well under what streaming 4 bytes per element from memory leaves
@@ -207,7 +207,7 @@ fn acc_ty(fold: Fold, t: DType) -> AccTy {
         All | Any => AccTy::Int,
         Count => AccTy::ULongLong,
         Min | Max | IndexMin | IndexMax => match t {
-            DType::F16 | DType::F32 => AccTy::Float,
+            DType::F16 | DType::BF16 | DType::F32 => AccTy::Float,
             DType::F64 => AccTy::Double,
             DType::C32 | DType::C64 => AccTy::Cd,
             DType::U32 => AccTy::UInt,
@@ -278,7 +278,7 @@ fn is_nan_expr(t: DType, v: &str) -> String {
 /// `x` widened to the accumulator of a sum or product.
 fn widen(t: DType) -> &'static str {
     match t {
-        DType::F16 | DType::F32 | DType::F64 => "(double)x",
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => "(double)x",
         DType::C32 => "c2d(x)",
         DType::C64 => "x",
         DType::S16 | DType::S32 | DType::S64 => "(unsigned long long)(long long)x",
@@ -436,6 +436,8 @@ fn store_value(a: AccTy, out: DType, v: &str) -> String {
         (AccTy::Double, DType::F32) => format!("(float){v}"),
         (AccTy::Double, DType::F16) => format!("d2h({v})"),
         (AccTy::Float, DType::F16) => format!("f2h({v})"),
+        (AccTy::Double, DType::BF16) => format!("d2b({v})"),
+        (AccTy::Float, DType::BF16) => format!("f2b({v})"),
         (AccTy::Float, DType::F64) => format!("(double){v}"),
         (AccTy::Double | AccTy::Float, DType::F32 | DType::F64) => v.to_string(),
         (AccTy::Cd, DType::C32) => format!("d2c({v})"),
@@ -918,13 +920,13 @@ mod tests {
             Sum | SumNan => match t {
                 DType::B8 | DType::U8 | DType::U16 => DType::U32,
                 DType::S16 => DType::S32,
-                DType::F16 => DType::F32,
+                DType::F16 | DType::BF16 => DType::F32,
                 t => t,
             },
             Product | ProductNan => match t {
                 DType::U8 | DType::U16 => DType::U32,
                 DType::S16 => DType::S32,
-                DType::F16 => DType::F32,
+                DType::F16 | DType::BF16 => DType::F32,
                 t => t,
             },
             All | Any => DType::B8,

@@ -1,17 +1,17 @@
 //! The C types of element types in generated kernels, and how stored elements become computed
-//! values and back (f16 is computed in float; bool is computed on its stored byte, which is
+//! values and back (f16 and bf16 are computed in float; bool is computed on its stored byte, which is
 //! true when it is not zero and keeps its number, as in `storage.rs`).
 
 use crate::dtype::DType;
 
 /// The C type of element type `t` in the hand-written kernels (`kernels/*.cu`), which name
 /// their complex types `cf_` and `cd_` (generated kernels use [`storage_type`]'s `cf`/`cd`).
-/// Those kernels take no f16 or bool elements.
+/// Those kernels take no f16, bf16 or bool elements.
 pub(crate) fn c_type(t: DType) -> &'static str {
     match t {
         DType::C32 => "cf_",
         DType::C64 => "cd_",
-        DType::F16 | DType::B8 => {
+        DType::F16 | DType::BF16 | DType::B8 => {
             unreachable!("internal error: a hand-written kernel for {}", t.name())
         }
         _ => storage_type(t),
@@ -27,7 +27,7 @@ pub(crate) fn storage_type(t: DType) -> &'static str {
         DType::C64 => "cd",
         DType::B8 | DType::U8 => "unsigned char",
         DType::S16 => "short",
-        DType::U16 | DType::F16 => "unsigned short",
+        DType::U16 | DType::F16 | DType::BF16 => "unsigned short",
         DType::S32 => "int",
         DType::U32 => "unsigned int",
         DType::S64 => "long long",
@@ -38,7 +38,7 @@ pub(crate) fn storage_type(t: DType) -> &'static str {
 /// The C type a value of `t` has while it is computed on.
 pub(crate) fn reg_type(t: DType) -> &'static str {
     match t {
-        DType::F16 => "float",
+        DType::F16 | DType::BF16 => "float",
         _ => storage_type(t),
     }
 }
@@ -74,12 +74,13 @@ pub(super) fn int_limits(t: DType) -> (&'static str, &'static str) {
     }
 }
 
-/// The float type used to compute a real floating step of type `t` (f16 computes in float).
+/// The float type used to compute a real floating step of type `t` (f16 and bf16 compute in
+/// float).
 pub(super) fn is_f32ish(t: DType) -> bool {
-    matches!(t, DType::F32 | DType::F16)
+    matches!(t, DType::F32 | DType::F16 | DType::BF16)
 }
 
-/// Math function name for the step's precision: `f("sin", t)` is `sinf` for f32/f16.
+/// Math function name for the step's precision: `f("sin", t)` is `sinf` for f32, f16 and bf16.
 pub(super) fn f(name: &str, t: DType) -> String {
     if is_f32ish(t) {
         format!("{name}f")
@@ -92,6 +93,7 @@ pub(super) fn f(name: &str, t: DType) -> String {
 pub(crate) fn load_expr(t: DType, raw: &str) -> String {
     match t {
         DType::F16 => format!("h2f({raw})"),
+        DType::BF16 => format!("b2f({raw})"),
         _ => raw.to_string(),
     }
 }
@@ -100,6 +102,7 @@ pub(crate) fn load_expr(t: DType, raw: &str) -> String {
 pub(crate) fn store_expr(t: DType, v: &str) -> String {
     match t {
         DType::F16 => format!("f2h({v})"),
+        DType::BF16 => format!("f2b({v})"),
         DType::B8 => format!("(unsigned char){v}"),
         _ => v.to_string(),
     }

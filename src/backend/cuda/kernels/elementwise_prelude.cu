@@ -1,5 +1,5 @@
 // The device functions every fused element-wise and reduction kernel starts with: complex
-// arithmetic and functions for cf (c32) and cd (c64), f16 conversions, NaN and infinity tests,
+// arithmetic and functions for cf (c32) and cd (c64), f16 and bf16 conversions, NaN and infinity tests,
 // and vector loads and stores of 1 to 16 elements. Included by backend/cuda/codegen.
 struct cf { float re, im; };
 struct cd { double re, im; };
@@ -7,6 +7,41 @@ __device__ __forceinline__ float h2f(unsigned short h) { float f; asm("cvt.f32.f
 __device__ __forceinline__ unsigned short f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ unsigned short d2h(double f) { unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(f)); return h; }
 __device__ __forceinline__ float rh(float f) { return h2f(f2h(f)); }
+// bf16 is stored as its 16 bits and computed in float. The conversions are written out in
+// integer operations rather than taken from cuda_bf16.h: they need no header on NVRTC's include
+// path and no sm_80 instruction, and they are the very functions of the CPU's casts
+// (storage/bf16_round.rs), so both backends round every value to the same bits.
+// b2f: exact (bf16 is the top half of a float).
+__device__ __forceinline__ float b2f(unsigned short b) { return __uint_as_float((unsigned int)b << 16); }
+// f2b: to nearest even; a NaN stays a quiet NaN with its sign.
+__device__ __forceinline__ unsigned short f2b(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+// d2b: to nearest even from the exact double, through a float rounded to odd (truncated, last
+// bit set when anything was dropped), which a second rounding cannot turn into a false tie.
+__device__ __forceinline__ unsigned short d2b(double d) {
+  float near = __double2float_rn(d);
+  if ((double)near == d || d != d) return f2b(near);
+  unsigned int u = __float_as_uint(near);
+  if (fabs((double)near) > fabs(d)) u -= 1u;
+  return f2b(__uint_as_float(u | 1u));
+}
+// ul2b, l2b: 64-bit integers (not exact in double) rounded to odd into 24 bits, then to bf16.
+__device__ __forceinline__ unsigned short ul2b(unsigned long long m) {
+  int width = 64 - __clzll((long long)m);
+  if (width <= 24) return f2b((float)m);
+  int shift = width - 24;
+  unsigned long long kept = (m >> shift) | ((m & ((1ull << shift) - 1ull)) != 0ull);
+  return f2b((float)kept * __uint_as_float((unsigned int)(127 + shift) << 23));
+}
+__device__ __forceinline__ unsigned short l2b(long long i) {
+  unsigned long long m = i < 0 ? 0ull - (unsigned long long)i : (unsigned long long)i;
+  unsigned short b = ul2b(m);
+  return i < 0 ? (unsigned short)(b ^ 0x8000u) : b;
+}
+__device__ __forceinline__ float rb(float f) { return b2f(f2b(f)); }
 __device__ __forceinline__ bool ef_isnan(float x) { return x != x; }
 __device__ __forceinline__ bool ef_isnan(double x) { return x != x; }
 __device__ __forceinline__ bool ef_isinf(float x) { return fabsf(x) == __int_as_float(0x7f800000); }

@@ -506,33 +506,69 @@ extern "C" __global__ void __launch_bounds__(256, RESIZE4_BLOCKS)
 // Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
 // bin floor((v - minval) * scale), clamped to [0, nbins - 1]; NaN is not counted. `out` holds
 // slices * nbins zeros on entry. grid.y strides over the slices; each block counts its part of
-// a slice in shared memory (when `shared` is set: nbins counters), then adds them to `out`.
+// a slice into `copies` sub-histograms of nbins counters in shared memory (warp w into copy
+// w % copies, so that warps do not contend for one counter), then adds their sums to `out`;
+// `copies` 0 (too many bins for shared memory) counts straight into `out`. Elements are read
+// 16 bytes at a time between the slice's first and last 16-byte boundary, the next load issued
+// before the current one is counted. 1-byte elements look their bin up in a table of the 256
+// values' bins, made by the same arithmetic.
+__device__ __forceinline__ int hist_bin(elem_t x, real_t lo, real_t s, int nbins) {
+  real_t v = (real_t)x;
+  if (v != v) return -1;
+  real_t f = floor((v - lo) * s);
+  return f < (real_t)0 ? 0 : (f >= (real_t)nbins ? nbins - 1 : (int)f);
+}
+
 extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, long long slices,
                                         unsigned *out, int nbins, double minval, double scale,
-                                        int shared) {
+                                        int copies) {
   extern __shared__ unsigned counts[];
-  real_t lo = (real_t)minval, s = (real_t)scale;
+  __shared__ int table[256];
+  const int VEC = 16 / (int)sizeof(elem_t);
+  const bool bytes = sizeof(elem_t) == 1;
+  const real_t lo = (real_t)minval, s = (real_t)scale;
+  if (bytes)
+    for (int v = threadIdx.x; v < 256; v += blockDim.x) table[v] = hist_bin((elem_t)v, lo, s, nbins);
+  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long threads = (long long)gridDim.x * blockDim.x;
   for (long long sl = blockIdx.y; sl < slices; sl += gridDim.y) {
     unsigned *global = out + sl * nbins;
-    if (shared) {
-      for (int b = threadIdx.x; b < nbins; b += blockDim.x) counts[b] = 0;
-      __syncthreads();
-    }
+    for (int b = threadIdx.x; b < copies * nbins; b += blockDim.x) counts[b] = 0;
+    __syncthreads();
+    unsigned *mine = copies ? counts + ((threadIdx.x >> 5) % copies) * nbins : global;
+    auto add = [&](elem_t x) {
+      int b = bytes ? table[(unsigned char)x] : hist_bin(x, lo, s, nbins);
+      if (b >= 0) atomicAdd(&mine[b], 1u);
+    };
     const elem_t *src = in + sl * per_slice;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < per_slice;
-         i += (long long)gridDim.x * blockDim.x) {
-      real_t v = (real_t)src[i];
-      if (v != v) continue;
-      real_t f = floor((v - lo) * s);
-      int b = f < (real_t)0 ? 0 : (f >= (real_t)nbins ? nbins - 1 : (int)f);
-      atomicAdd(shared ? &counts[b] : &global[b], 1u);
+    long long head = (long long)((16 - ((unsigned long long)src & 15)) & 15) / (long long)sizeof(elem_t);
+    head = head < per_slice ? head : per_slice;
+    const long long vectors = (per_slice - head) / VEC;
+    for (long long i = tid; i < head; i += threads) add(src[i]);
+    for (long long i = head + vectors * VEC + tid; i < per_slice; i += threads) add(src[i]);
+    const uint4 *vsrc = (const uint4 *)(src + head);
+    long long v = tid;
+    uint4 next;
+    if (v < vectors) next = __ldg(vsrc + v);
+    while (v < vectors) {
+      const uint4 q = next;
+      const long long w = v + threads;
+      if (w < vectors) next = __ldg(vsrc + w);
+      elem_t e[16 / sizeof(elem_t)];
+      memcpy(e, &q, 16);
+#pragma unroll
+      for (int k = 0; k < VEC; k++) add(e[k]);
+      v = w;
     }
-    if (shared) {
+    if (copies) {
       __syncthreads();
-      for (int b = threadIdx.x; b < nbins; b += blockDim.x)
-        if (counts[b]) atomicAdd(&global[b], counts[b]);
-      __syncthreads();
+      for (int b = threadIdx.x; b < nbins; b += blockDim.x) {
+        unsigned c = 0;
+        for (int k = 0; k < copies; k++) c += counts[k * nbins + b];
+        if (c) atomicAdd(&global[b], c);
+      }
     }
+    __syncthreads();
   }
 }
 

@@ -388,3 +388,195 @@ extern "C" __global__ void ef_scan_cols_apply(ScanArgs a) {
     ef_col_walk(a, line, blk, true, acc, seen);
   }
 }
+
+// ---- summed-area tables: running sums along dimensions 0 and 1 ----------------------------
+//
+// Compiled where the operation is ADD (EF_SUM). The sums of `a.lines` images of a.dims[0] = W
+// by a.dims[1] = H elements (image i at i % dims[2] * in_st[2] + i / dims[2] * in_st[3]), the
+// output dense. Each image is cut into a.blocks strips of a.block_len consecutive indices of
+// dimension 1 (the last may be shorter). Thread t of a block of EF_TPB owns the a.len (at most
+// EF_SAT_EPT) consecutive positions x0 = t * a.len, .. of dimension 0, so W <= EF_TPB *
+// EF_SAT_EPT; a.inclusive is set where rows may be read 16 bytes at a time (contiguous,
+// aligned, W a multiple of a.len). Three launches, each reading what the one before wrote:
+//   ef_sat_strips   per strip s and x: q(s, x), the sum over the strip and over 0..=x;
+//   ef_sat_carries  replaces q(s, x) by the sum of q(0..s, x), what the strips above add;
+//   ef_sat_apply    per strip, each column's running sum along x (a block scan), summed
+//                   along the strip from the strip's carry, written.
+// The image is read twice and written once; additions are grouped by the shape only, so
+// results are the same on every run.
+#if EF_SUM
+#define EF_SAT_EPT 16
+#define EF_SAT_VEC (16 / (int)sizeof(ef_in))
+#define EF_SAT_GROUPS 16
+
+// The exclusive sum of `v` across the block's threads in thread order.
+__device__ __forceinline__ ef_acc ef_block_exclusive(ef_acc v, ef_acc* wv, int* wf) {
+  int f = 0;
+  ef_block_scan(v, f, wv, wf);
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+  ef_acc up = ef_shfl_up(v, 1);
+  if (lane > 0) return up;
+  return w > 0 ? wv[w - 1] : ef_empty();
+}
+
+// The first element of column y of image `img` in the input.
+__device__ __forceinline__ const ef_in* ef_sat_column(const ScanArgs& a, long long img,
+                                                      long long y) {
+  long long off = img % a.dims[2] * a.in_st[2] + img / a.dims[2] * a.in_st[3] + y * a.in_st[1];
+  return (const ef_in*)a.in + off;
+}
+
+// This thread's elements of a column, raw; positions past W are left as they are. With
+// a.inclusive set (rows aligned to 16 bytes, a.len a multiple of EF_SAT_VEC) whole groups of
+// EF_SAT_VEC elements inside the row are read 16 bytes at a time.
+__device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col, long long x0,
+                                             ef_in* r) {
+  const int ept = (int)a.len;
+  const long long W = a.dims[0];
+#pragma unroll
+  for (int e = 0; e < EF_SAT_EPT; e += EF_SAT_VEC) {
+    if (e >= ept) continue;
+    if (a.inclusive && x0 + e + EF_SAT_VEC <= W) {
+      uint4 q = __ldg((const uint4*)(col + x0 + e));
+      memcpy(r + e, &q, 16);
+    } else {
+#pragma unroll
+      for (int k = 0; k < EF_SAT_VEC; k++)
+        if (e + k < ept && x0 + e + k < W) r[e + k] = col[(x0 + e + k) * a.in_st[0]];
+    }
+  }
+}
+
+// The raw elements as accumulators, the identity past W; returns their inclusive running sums
+// in `v` and the total.
+__device__ __forceinline__ ef_acc ef_sat_run(const ScanArgs& a, const ef_in* r, long long x0,
+                                             ef_acc* v) {
+  ef_acc run = ef_empty();
+#pragma unroll
+  for (int e = 0; e < EF_SAT_EPT; e++) {
+    if (e < (int)a.len && x0 + e < a.dims[0]) run = ef_apply(run, ef_load(r[e]));
+    v[e] = run;
+  }
+  return run;
+}
+
+extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_strips(ScanArgs a) {
+  __shared__ ef_acc wv[EF_WARPS];
+  __shared__ int wf[EF_WARPS];
+  const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
+  ef_acc* q = (ef_acc*)a.part;
+  for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
+    for (long long s = blockIdx.x; s < a.blocks; s += gridDim.x) {
+      const long long y0 = s * a.block_len;
+      const long long y1 = y0 + a.block_len < H ? y0 + a.block_len : H;
+      ef_acc sum[EF_SAT_EPT];
+#pragma unroll
+      for (int e = 0; e < EF_SAT_EPT; e++) sum[e] = ef_empty();
+      ef_in r[EF_SAT_EPT], next[EF_SAT_EPT];
+      ef_sat_fetch(a, ef_sat_column(a, img, y0), x0, next);
+      for (long long y = y0; y < y1; y++) {
+#pragma unroll
+        for (int e = 0; e < EF_SAT_EPT; e++) r[e] = next[e];
+        if (y + 1 < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + 1), x0, next);
+#pragma unroll
+        for (int e = 0; e < EF_SAT_EPT; e++)
+          if (e < (int)a.len && x0 + e < W) sum[e] = ef_apply(sum[e], ef_load(r[e]));
+      }
+      ef_acc run = ef_empty();
+#pragma unroll
+      for (int e = 0; e < EF_SAT_EPT; e++) {
+        run = ef_apply(run, sum[e]);
+        sum[e] = run;
+      }
+      const ef_acc before = ef_block_exclusive(run, wv, wf);
+      ef_acc* row = q + (img * a.blocks + s) * W;
+#pragma unroll
+      for (int e = 0; e < EF_SAT_EPT; e++)
+        if (e < (int)a.len && x0 + e < W) row[x0 + e] = ef_apply(before, sum[e]);
+    }
+  }
+}
+
+// Launched on (32, EF_SAT_GROUPS) blocks: 32 consecutive positions x, the strips of an image
+// in EF_SAT_GROUPS groups (a group's total first, then each group from the ones before it).
+extern "C" __global__ void ef_sat_carries(ScanArgs a) {
+  __shared__ ef_acc total[EF_SAT_GROUPS][32];
+  const long long W = a.dims[0], S = a.blocks;
+  const long long x = (long long)blockIdx.x * 32 + threadIdx.x;
+  const int g = threadIdx.y;
+  const long long per = (S + EF_SAT_GROUPS - 1) / EF_SAT_GROUPS;
+  const long long s0 = g * per < S ? g * per : S, s1 = s0 + per < S ? s0 + per : S;
+  ef_acc* q = (ef_acc*)a.part;
+  for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
+    ef_acc* col = q + img * S * W + x;
+    ef_acc t = ef_empty();
+    if (x < W)
+      for (long long s = s0; s < s1; s++) t = ef_apply(t, col[s * W]);
+    total[g][threadIdx.x] = t;
+    __syncthreads();
+    ef_acc c = ef_empty();
+    for (int h = 0; h < g; h++) c = ef_apply(c, total[h][threadIdx.x]);
+    if (x < W)
+      for (long long s = s0; s < s1; s++) {
+        ef_acc v = col[s * W];
+        col[s * W] = c;
+        c = ef_apply(c, v);
+      }
+    __syncthreads();
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_apply(ScanArgs a) {
+  __shared__ ef_acc wv[EF_WARPS];
+  __shared__ int wf[EF_WARPS];
+  const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
+  const int ept = (int)a.len;
+  const ef_acc* q = (const ef_acc*)a.part;
+  ef_out* out = (ef_out*)a.out;
+  // rows, and this thread's outputs in them, start on 16-byte boundaries: groups of 16
+  // bytes are then inside the row or past it
+  const bool wide = (W * (long long)sizeof(ef_out)) % 16 == 0 && (ept * sizeof(ef_out)) % 16 == 0;
+  for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
+    for (long long s = blockIdx.x; s < a.blocks; s += gridDim.x) {
+      const long long y0 = s * a.block_len;
+      const long long y1 = y0 + a.block_len < H ? y0 + a.block_len : H;
+      ef_acc acc[EF_SAT_EPT];
+      const ef_acc* carry = q + (img * a.blocks + s) * W;
+#pragma unroll
+      for (int e = 0; e < EF_SAT_EPT; e++)
+        acc[e] = e < ept && x0 + e < W ? carry[x0 + e] : ef_empty();
+      ef_in r[EF_SAT_EPT], next[EF_SAT_EPT];
+      ef_sat_fetch(a, ef_sat_column(a, img, y0), x0, next);
+      for (long long y = y0; y < y1; y++) {
+#pragma unroll
+        for (int e = 0; e < EF_SAT_EPT; e++) r[e] = next[e];
+        if (y + 1 < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + 1), x0, next);
+        ef_acc v[EF_SAT_EPT];
+        const ef_acc total = ef_sat_run(a, r, x0, v);
+        const ef_acc before = ef_block_exclusive(total, wv, wf);
+        ef_out o[EF_SAT_EPT];
+#pragma unroll
+        for (int e = 0; e < EF_SAT_EPT; e++) {
+          acc[e] = ef_apply(acc[e], ef_apply(before, v[e]));
+          o[e] = ef_store(acc[e]);
+        }
+        if (x0 >= W) continue;
+        ef_out* row = out + (img * H + y) * W + x0;
+        if (wide) {
+#pragma unroll
+          for (int e = 0; e < EF_SAT_EPT; e += 16 / (int)sizeof(ef_out))
+            if (e < ept && x0 + e < W) {
+              uint4 w;
+              memcpy(&w, o + e, 16);
+              *(uint4*)(row + e) = w;
+            }
+        } else {
+#pragma unroll
+          for (int e = 0; e < EF_SAT_EPT; e++)
+            if (e < ept && x0 + e < W) row[e] = o[e];
+        }
+      }
+    }
+  }
+}
+#endif
