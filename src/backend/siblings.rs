@@ -112,7 +112,11 @@ impl Resolve for PendingReduction {
 
 /// The pending reductions of this thread that can share the pass of `node` (which reduces
 /// `input` along `dim`): each with its input and its reduction, oldest first.
-fn siblings_of(node: &Node, input: &Arc<Node>, dim: usize) -> Vec<(Arc<Node>, Arc<Node>, Reduction)> {
+fn siblings_of(
+    node: &Node,
+    input: &Arc<Node>,
+    dim: usize,
+) -> Vec<(Arc<Node>, Arc<Node>, Reduction)> {
     let candidates: Vec<Arc<Node>> = PENDING.with(|r| {
         let mut r = r.borrow_mut();
         r.retain(|w| w.upgrade().is_some_and(|n| n.is_pending()));

@@ -200,7 +200,9 @@ impl Builder {
                         State::Sparse(s) => {
                             panic!("{}", super::sparse::dense_only_message("evaluating", s.format))
                         }
-                        State::Pending(_) => unreachable!("internal error: `state` computes a pending node first"),
+                        State::Pending(_) => {
+                            unreachable!("internal error: `state` computes a pending node first")
+                        }
                         State::Lazy { expr, .. } => match expr {
                             Expr::Scalar(v) => Instr::Scalar(v),
                             Expr::Range(d) => Instr::Range(d),

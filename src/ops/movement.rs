@@ -175,7 +175,9 @@ fn reshape_tree(root: &Arc<Node>, old: Dim4, new: Dim4) -> Option<Arc<Node>> {
                             Node::ready(t, new, b, Data { strides: dense_strides(new), ..d })
                         }
                         State::Ready(_) | State::Sparse(_) => return None,
-                        State::Pending(_) => unreachable!("internal error: `state` computes a pending node first"),
+                        State::Pending(_) => {
+                            unreachable!("internal error: `state` computes a pending node first")
+                        }
                         State::Lazy { expr: Expr::Scalar(v), .. } => {
                             Node::lazy(t, new, b, Expr::Scalar(v))
                         }

@@ -64,7 +64,11 @@ fn check_f(what: &str, got: &[f32], want: &[(f64, f64)], tol: f64) {
 /// The f64 minimum (`min`) or maximum of a run, ignoring NaN; NaN when all are NaN or empty.
 fn extreme(run: &[f32], min: bool) -> f64 {
     let vals = run.iter().filter(|v| !v.is_nan()).map(|&v| v as f64);
-    let best = if min { vals.fold(f64::INFINITY, f64::min) } else { vals.fold(f64::NEG_INFINITY, f64::max) };
+    let best = if min {
+        vals.fold(f64::INFINITY, f64::min)
+    } else {
+        vals.fold(f64::NEG_INFINITY, f64::max)
+    };
     if best.is_infinite() {
         f64::NAN
     } else {
@@ -113,7 +117,9 @@ fn a_mix_of_reductions_of_one_expression() {
             let squares_got = squares.to_vec();
             let what = |name: &str| format!("{name} along {d} of {dims}");
             let rs = runs(&ws, dims, d);
-            let abs_sum = |run: &Vec<f32>, f: &dyn Fn(f32) -> f64| run.iter().map(|&v| f(v).abs()).sum::<f64>();
+            let abs_sum = |run: &Vec<f32>, f: &dyn Fn(f32) -> f64| {
+                run.iter().map(|&v| f(v).abs()).sum::<f64>()
+            };
             let want: Vec<(f64, f64)> = rs
                 .iter()
                 .map(|run| {
@@ -124,18 +130,23 @@ fn a_mix_of_reductions_of_one_expression() {
             check_f(&what("sum(w * w)"), &squares_got, &want, 1e-6);
             let want: Vec<(f64, f64)> = rs.iter().map(|run| (extreme(run, false), 1.0)).collect();
             check_f(&what("max(w)"), &top.to_vec(), &want, 0.0);
-            let shifted: Vec<Vec<f32>> = rs.iter().map(|run| run.iter().map(|&v| v - 2.0).collect()).collect();
-            let want: Vec<(f64, f64)> = shifted.iter().map(|run| (extreme(run, true), 1.0)).collect();
+            let shifted: Vec<Vec<f32>> =
+                rs.iter().map(|run| run.iter().map(|&v| v - 2.0).collect()).collect();
+            let want: Vec<(f64, f64)> =
+                shifted.iter().map(|run| (extreme(run, true), 1.0)).collect();
             check_f(&what("min(w - 2)"), &low.to_vec(), &want, 0.0);
-            let want: Vec<u32> = rs.iter().map(|run| run.iter().filter(|&&v| v > 1.0).count() as u32).collect();
+            let want: Vec<u32> =
+                rs.iter().map(|run| run.iter().filter(|&&v| v > 1.0).count() as u32).collect();
             assert_eq!(big.to_vec(), want, "{}", what("count(w > 1)"));
             let want: Vec<bool> = rs.iter().map(|run| run.iter().any(|&v| v < 0.8)).collect();
             assert_eq!(small.to_vec(), want, "{}", what("any_true(w < 0.8)"));
             let want: Vec<bool> = rs.iter().map(|run| run.iter().all(|&v| v > 0.3)).collect();
             assert_eq!(positive.to_vec(), want, "{}", what("all_true(w > 0.3)"));
             let nan_to = |v: f32| if v.is_nan() { 2.5 } else { v as f64 };
-            let want: Vec<(f64, f64)> =
-                rs.iter().map(|run| (run.iter().map(|&v| nan_to(v)).sum(), abs_sum(run, &nan_to))).collect();
+            let want: Vec<(f64, f64)> = rs
+                .iter()
+                .map(|run| (run.iter().map(|&v| nan_to(v)).sum(), abs_sum(run, &nan_to)))
+                .collect();
             check_f(&what("sum_nan(w, 2.5)"), &total.to_vec(), &want, 1e-6);
             let want: Vec<(f64, f64)> = rs
                 .iter()
@@ -161,13 +172,18 @@ fn integer_siblings_wrap_as_alone() {
         let x = Array::new(&xs, dims);
         for d in 0..4usize {
             let v = &x * 3i32 - 7i32;
-            let parts = [sum(&v, d as i32), product(&v, d as i32), min(&v, d as i32), max(&v, d as i32)];
+            let parts =
+                [sum(&v, d as i32), product(&v, d as i32), min(&v, d as i32), max(&v, d as i32)];
             eval_multiple(parts.iter().collect());
             let rs = runs(&vs, dims, d);
-            let want_sum: Vec<i32> = rs.iter().map(|r| r.iter().fold(0i32, |a, &b| a.wrapping_add(b))).collect();
-            let want_prod: Vec<i32> = rs.iter().map(|r| r.iter().fold(1i32, |a, &b| a.wrapping_mul(b))).collect();
-            let want_min: Vec<i32> = rs.iter().map(|r| r.iter().copied().min().unwrap_or(i32::MAX)).collect();
-            let want_max: Vec<i32> = rs.iter().map(|r| r.iter().copied().max().unwrap_or(i32::MIN)).collect();
+            let want_sum: Vec<i32> =
+                rs.iter().map(|r| r.iter().fold(0i32, |a, &b| a.wrapping_add(b))).collect();
+            let want_prod: Vec<i32> =
+                rs.iter().map(|r| r.iter().fold(1i32, |a, &b| a.wrapping_mul(b))).collect();
+            let want_min: Vec<i32> =
+                rs.iter().map(|r| r.iter().copied().min().unwrap_or(i32::MAX)).collect();
+            let want_max: Vec<i32> =
+                rs.iter().map(|r| r.iter().copied().max().unwrap_or(i32::MIN)).collect();
             let what = |name: &str| format!("{name} along {d} of {dims}");
             assert_eq!(parts[0].to_vec(), want_sum, "{}", what("sum"));
             assert_eq!(parts[1].to_vec(), want_prod, "{}", what("product"));
@@ -200,7 +216,9 @@ fn nbody_sums_joined_one_by_one() {
             for c in 0..3 {
                 let (mut s, mut scale) = (0.0f64, 0.0f64);
                 for j in 0..bodies {
-                    let d: Vec<f64> = (0..3).map(|k| (pos[j + bodies * k] - pos[i + bodies * k]) as f64).collect();
+                    let d: Vec<f64> = (0..3)
+                        .map(|k| (pos[j + bodies * k] - pos[i + bodies * k]) as f64)
+                        .collect();
                     let r2 = d.iter().map(|v| v * v).sum::<f64>() + 1e-6;
                     let term = ms[j] as f64 / (r2 * r2.sqrt()) * d[c];
                     s += term;
@@ -227,13 +245,16 @@ fn dependent_and_unrelated_reductions_stay_correct() {
     let t = sum(&centred, 0);
     let u = sum(&w, 1); // another dimension
     let ws: Vec<f32> = xs.iter().map(|v| v * v).collect();
-    let s_want: Vec<f64> = runs(&ws, dims, 0).iter().map(|r| r.iter().map(|&v| v as f64).sum()).collect();
+    let s_want: Vec<f64> =
+        runs(&ws, dims, 0).iter().map(|r| r.iter().map(|&v| v as f64).sum()).collect();
     let t_want: Vec<(f64, f64)> = s_want.iter().map(|&v| (v - 13.0 * v, 14.0 * v.abs())).collect();
     check_f("sum(w - sum(w, 0), 0)", &t.to_vec(), &t_want, 1e-5);
     let s_want: Vec<(f64, f64)> = s_want.iter().map(|&v| (v, v.abs())).collect();
     check_f("sum(w, 0)", &s.to_vec(), &s_want, 1e-6);
-    let u_want: Vec<(f64, f64)> =
-        runs(&ws, dims, 1).iter().map(|r| (r.iter().map(|&v| v as f64).sum(), r.iter().map(|&v| v as f64).sum())).collect();
+    let u_want: Vec<(f64, f64)> = runs(&ws, dims, 1)
+        .iter()
+        .map(|r| (r.iter().map(|&v| v as f64).sum(), r.iter().map(|&v| v as f64).sum()))
+        .collect();
     check_f("sum(w, 1)", &u.to_vec(), &u_want, 1e-6);
 }
 
@@ -248,11 +269,16 @@ fn mean_beside_variance() {
             let m = mean(&x, d as i64);
             let v = var_v2(&x, VarianceBias::POPULATION, d as i64);
             let rs = runs(&xs, dims, d);
-            let mw: Vec<f64> = rs.iter().map(|r| r.iter().map(|&v| v as f64).sum::<f64>() / r.len() as f64).collect();
+            let mw: Vec<f64> = rs
+                .iter()
+                .map(|r| r.iter().map(|&v| v as f64).sum::<f64>() / r.len() as f64)
+                .collect();
             let vw: Vec<(f64, f64)> = rs
                 .iter()
                 .zip(&mw)
-                .map(|(r, &mu)| (r.iter().map(|&v| (v as f64 - mu).powi(2)).sum::<f64>() / r.len() as f64, 1.0))
+                .map(|(r, &mu)| {
+                    (r.iter().map(|&v| (v as f64 - mu).powi(2)).sum::<f64>() / r.len() as f64, 1.0)
+                })
                 .collect();
             check_f(&format!("var along {d}"), &v.to_vec(), &vw, 1e-5);
             let mw: Vec<(f64, f64)> = mw.iter().map(|&v| (v, 1.0)).collect();

@@ -105,7 +105,11 @@ fn sibling_reductions_share_one_pass() {
     eval_multiple(vec![&a, &b, &c]);
     let after_jit = jit_stats();
     let grown = device_mem_info().0.saturating_sub(before_mem);
-    assert!(grown < n, "{grown} more bytes live after the reductions (the shared expression is {})", n * 4);
+    assert!(
+        grown < n,
+        "{grown} more bytes live after the reductions (the shared expression is {})",
+        n * 4
+    );
     if on_cuda {
         let lookups = |j: JitStats| j.compiles + j.memory_hits + j.disk_hits;
         assert_eq!(

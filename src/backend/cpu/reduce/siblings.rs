@@ -18,7 +18,9 @@ use std::sync::OnceLock;
 
 use super::{fold_into, fold_range, plan_tasks, values, Fold, Shape, Task, Vals, Widen};
 use super::{All, Any as AnyTrue, Count, Max, Min, Prod, ProdNan, Sum, SumNan};
-use crate::backend::cpu::eval::{eval_steps, output_buffers, set_written, write_chunk, OutPtr, Val};
+use crate::backend::cpu::eval::{
+    eval_steps, output_buffers, set_written, write_chunk, OutPtr, Val,
+};
 use crate::backend::cpu::kernels::Src;
 use crate::backend::reduce::Reduction;
 use crate::dtype::DType;
@@ -37,7 +39,15 @@ trait Member: Sync {
     fn fold_rows(&self, acc: &mut Partials, v: &Val, len: usize, j: u64);
     /// Folds `v` (`len` values of producer elements `c..`) into `acc` (a `Task::Range` whose
     /// first slab is `o_first`).
-    fn fold_range(&self, acc: &mut Partials, v: &Val, len: usize, sh: Shape, o_first: usize, c: usize);
+    fn fold_range(
+        &self,
+        acc: &mut Partials,
+        v: &Val,
+        len: usize,
+        sh: Shape,
+        o_first: usize,
+        c: usize,
+    );
     /// The results, from the partials of every task in task order (each with the first output
     /// it covers), as elements of the output type.
     fn finish(&self, out_n: usize, parts: Vec<(usize, Partials)>) -> Result<HostVec, Error>;
@@ -76,7 +86,15 @@ where
         fold_into(&self.f, acc, j, Vals::One(slice_of::<T>(v, len, &mut buf)));
     }
 
-    fn fold_range(&self, acc: &mut Partials, v: &Val, len: usize, sh: Shape, o_first: usize, c: usize) {
+    fn fold_range(
+        &self,
+        acc: &mut Partials,
+        v: &Val,
+        len: usize,
+        sh: Shape,
+        o_first: usize,
+        c: usize,
+    ) {
         let acc = acc.downcast_mut::<Vec<F::A>>().expect("internal error: partials");
         let mut buf = Vec::new();
         fold_range(&self.f, sh, acc, o_first, c, Vals::One(slice_of::<T>(v, len, &mut buf)));
@@ -136,7 +154,8 @@ pub(crate) fn reduce_many(
     let last = p.last_uses();
     let stores: Vec<(usize, OutPtr)> = p.outputs[m..].iter().copied().zip(to).collect();
     // each task's partials (of every member) in its own slot, combined in task order
-    let slots: Vec<OnceLock<(usize, Vec<Partials>)>> = tasks.iter().map(|_| OnceLock::new()).collect();
+    let slots: Vec<OnceLock<(usize, Vec<Partials>)>> =
+        tasks.iter().map(|_| OnceLock::new()).collect();
     let chunk = |start: usize, len: usize, fold: &mut dyn FnMut(&[Option<Val>])| {
         let vals = eval_steps(p, &last, start, len);
         for &(step, to) in &stores {

@@ -469,8 +469,9 @@ pub(crate) struct Member {
 
 /// The names that each reduction of a kernel has of its own: its accumulator type and array,
 /// its device functions, its output, partials, NaN value and shared tile.
-const MEMBER_NAMES: [&str; 11] =
-    ["acc", "acc_t", "ef_id", "ef_lift", "ef_merge", "ef_shfl", "ef_ldcg", "out", "part", "nv", "sh"];
+const MEMBER_NAMES: [&str; 11] = [
+    "acc", "acc_t", "ef_id", "ef_lift", "ef_merge", "ef_shfl", "ef_ldcg", "out", "part", "nv", "sh",
+];
 
 /// `text` (CUDA C written for a kernel of one reduction) with `sfx` appended to every
 /// identifier of [`MEMBER_NAMES`], so that the text of several reductions can stand side by
@@ -658,7 +659,8 @@ pub(crate) fn source_many(
     let nacc = if l.rows { w } else { wo };
     s.push_str(&each(&|t, _| {
         let _ = writeln!(t, "    acc_t acc[{nacc}];");
-        let _ = writeln!(t, "#pragma unroll\n    for (int e = 0; e < {nacc}; e++) acc[e] = ef_id();");
+        let _ =
+            writeln!(t, "#pragma unroll\n    for (int e = 0; e < {nacc}; e++) acc[e] = ef_id();");
     }));
     s.push_str("    if (live) {\n");
     let folds: Vec<(usize, &str)> =
@@ -681,7 +683,8 @@ pub(crate) fn source_many(
             "{ind}for (int e = 0; e < WO; e++) {{\n{ind}  const long long k = o * inner + i0 + e;\n{ind}  if (i0 + e < inner) {{"
         );
         if m.fold.has_index() {
-            let _ = writeln!(t, "{ind}    out[k] = {};", store_value(a, m.out, &format!("{src}.v")));
+            let _ =
+                writeln!(t, "{ind}    out[k] = {};", store_value(a, m.out, &format!("{src}.v")));
             let _ = writeln!(
                 t,
                 "{ind}    oidx[k] = {src}.j == 0xffffffffffffffffull ? 0u : (unsigned int){src}.j;"
@@ -713,7 +716,9 @@ pub(crate) fn source_many(
         s.push_str(&each(&|t, _| {
             t.push_str("#pragma unroll\n      for (int e = 0; e < WO; e++) acc[e] = ef_id();\n");
         }));
-        s.push_str("      if (live) {\n        for (unsigned int sp = y; sp < gridDim.y; sp += TY) {\n");
+        s.push_str(
+            "      if (live) {\n        for (unsigned int sp = y; sp < gridDim.y; sp += TY) {\n",
+        );
         s.push_str(&each(&|t, _| {
             t.push_str("#pragma unroll\n");
             t.push_str("          for (int e = 0; e < WO; e++) if (i0 + e < inner) acc[e] = ef_merge(acc[e], ef_ldcg(&part[(long long)sp * nout + o * inner + i0 + e]));\n");
@@ -786,7 +791,8 @@ fn fold_loops(
         s.push_str("        {\n");
         codegen::body(s, p, "          ", raw);
         for &(out, sfx) in folds {
-            let fold = format!("          {acc_k} = ef_merge({acc_k}, ef_lift(v{out}, {j}, nv));\n");
+            let fold =
+                format!("          {acc_k} = ef_merge({acc_k}, ef_lift(v{out}, {j}, nv));\n");
             s.push_str(&rename(&fold, sfx));
         }
         s.push_str("        }\n");
