@@ -19,11 +19,11 @@ impl Rng {
     }
     /// Mostly in ±[0.5, 1.5]; one in `nan_every` NaN (never, for 0).
     fn real(&mut self, nan_every: u64) -> f32 {
-        if nan_every > 0 && self.next() % nan_every == 0 {
+        if nan_every > 0 && self.next().is_multiple_of(nan_every) {
             return f32::NAN;
         }
         let m = 0.5 + (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        if self.next() % 2 == 0 {
+        if self.next().is_multiple_of(2) {
             -m
         } else {
             m
