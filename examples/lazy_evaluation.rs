@@ -43,6 +43,21 @@ fn main() {
     assert_eq!(dot, (6.0, 0.0));
     // ANCHOR_END: reduce
 
+    // ANCHOR: siblings
+    // Reductions along a dimension that read a common expression share one pass when they
+    // are computed together: `w` below is computed once per element for all three results
+    // and never stored. `eval_multiple` computes them together; reading one of them would
+    // too, as they are pending at the time.
+    let m = Array::new(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], dim4!(2, 3));
+    let w = &m * 2.0f32;
+    let (s, sq, top) = (sum(&w, 1), sum(&(&w * &w), 1), max(&w, 1));
+    eval_multiple(vec![&s, &sq, &top]);
+    // rows of w: [2, 6, 10] and [4, 8, 12]
+    assert_eq!(s.to_vec(), vec![18.0, 24.0]);
+    assert_eq!(sq.to_vec(), vec![140.0, 224.0]);
+    assert_eq!(top.to_vec(), vec![10.0, 12.0]);
+    // ANCHOR_END: siblings
+
     // ANCHOR: loop
     // A loop that grows a tree. emberfire evaluates a tree that grows taller than a fixed
     // height, so memory stays bounded and the loop needs no explicit `eval`.
