@@ -6,28 +6,24 @@
 
 use emberfire::*;
 
-/// SplitMix64: small, fast and deterministic.
-struct Rng(u64);
+use crate::common::Rng64;
+use rand::{RngCore, SeedableRng};
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+/// The shared SplitMix64 generator started at `seed`.
+fn rng(seed: u64) -> Rng64 {
+    Rng64::from_seed(seed.to_le_bytes())
+}
+
+/// Mostly in ±[0.5, 1.5]; one in `nan_every` NaN (never, for 0).
+fn real(rng: &mut Rng64, nan_every: u64) -> f32 {
+    if nan_every > 0 && rng.next_u64().is_multiple_of(nan_every) {
+        return f32::NAN;
     }
-    /// Mostly in ±[0.5, 1.5]; one in `nan_every` NaN (never, for 0).
-    fn real(&mut self, nan_every: u64) -> f32 {
-        if nan_every > 0 && self.next().is_multiple_of(nan_every) {
-            return f32::NAN;
-        }
-        let m = 0.5 + (self.next() >> 40) as f32 / (1u64 << 24) as f32;
-        if self.next().is_multiple_of(2) {
-            -m
-        } else {
-            m
-        }
+    let m = 0.5 + (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+    if rng.next_u64().is_multiple_of(2) {
+        -m
+    } else {
+        m
     }
 }
 
@@ -97,10 +93,10 @@ fn shapes() -> Vec<Dim4> {
 /// read through one of them; each against its reference.
 #[test]
 fn a_mix_of_reductions_of_one_expression() {
-    let mut rng = Rng(42);
+    let mut rng = rng(42);
     for dims in shapes() {
         let n = dims.elements() as usize;
-        let xs: Vec<f32> = (0..n).map(|_| rng.real(13)).collect();
+        let xs: Vec<f32> = (0..n).map(|_| real(&mut rng, 13)).collect();
         let ws: Vec<f32> = xs.iter().map(|&x| x * 0.5 + 1.0).collect();
         let x = Array::new(&xs, dims);
         for d in 0..4usize {
@@ -164,10 +160,11 @@ fn a_mix_of_reductions_of_one_expression() {
 /// minimum and a maximum of one lazy i32 expression, read with `eval_multiple`.
 #[test]
 fn integer_siblings_wrap_as_alone() {
-    let mut rng = Rng(7);
+    let mut rng = rng(7);
     for dims in shapes() {
         let n = dims.elements() as usize;
-        let xs: Vec<i32> = (0..n).map(|_| (rng.next() % 2_000_001) as i32 - 1_000_000).collect();
+        let xs: Vec<i32> =
+            (0..n).map(|_| (rng.next_u64() % 2_000_001) as i32 - 1_000_000).collect();
         let vs: Vec<i32> = xs.iter().map(|&x| x.wrapping_mul(3).wrapping_sub(7)).collect();
         let x = Array::new(&xs, dims);
         for d in 0..4usize {
@@ -197,10 +194,10 @@ fn integer_siblings_wrap_as_alone() {
 /// expression, joined one by one, read once.
 #[test]
 fn nbody_sums_joined_one_by_one() {
-    let mut rng = Rng(3);
+    let mut rng = rng(3);
     for bodies in [1usize, 2, 37, 300] {
-        let pos: Vec<f32> = (0..bodies * 3).map(|_| rng.real(0) * 4.0).collect();
-        let ms: Vec<f32> = (0..bodies).map(|_| rng.real(0).abs()).collect();
+        let pos: Vec<f32> = (0..bodies * 3).map(|_| real(&mut rng, 0) * 4.0).collect();
+        let ms: Vec<f32> = (0..bodies).map(|_| real(&mut rng, 0).abs()).collect();
         let p = Array::new(&pos, dim4!(bodies as u64, 3));
         let m = Array::new(&ms, dim4!(bodies as u64));
         let (x, y, z) = (col(&p, 0), col(&p, 1), col(&p, 2));
@@ -235,9 +232,9 @@ fn nbody_sums_joined_one_by_one() {
 /// result, and one reduces along another dimension of the same expression.
 #[test]
 fn dependent_and_unrelated_reductions_stay_correct() {
-    let mut rng = Rng(11);
+    let mut rng = rng(11);
     let dims = dim4!(13, 9, 2);
-    let xs: Vec<f32> = (0..dims.elements()).map(|_| rng.real(0)).collect();
+    let xs: Vec<f32> = (0..dims.elements()).map(|_| real(&mut rng, 0)).collect();
     let x = Array::new(&xs, dims);
     let w = &x * &x;
     let s = sum(&w, 0); // 1 x 9 x 2
@@ -261,9 +258,9 @@ fn dependent_and_unrelated_reductions_stay_correct() {
 /// A mean and a variance of one array: the variance's own mean and the mean share a pass.
 #[test]
 fn mean_beside_variance() {
-    let mut rng = Rng(5);
+    let mut rng = rng(5);
     for dims in [dim4!(17, 6), dim4!(1000, 3, 2)] {
-        let xs: Vec<f32> = (0..dims.elements()).map(|_| rng.real(0)).collect();
+        let xs: Vec<f32> = (0..dims.elements()).map(|_| real(&mut rng, 0)).collect();
         let x = Array::new(&xs, dims);
         for d in 0..3usize {
             let m = mean(&x, d as i64);
