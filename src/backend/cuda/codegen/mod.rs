@@ -33,7 +33,7 @@ use std::fmt::Write;
 use crate::dtype::DType;
 use crate::jit::{BinOp, Instr, Program};
 pub(crate) use ops::cast_expr;
-use ops::{binary_expr, ipow_fn, unary_expr};
+use ops::{binary_expr, ipow_fn, near_trig_expr, unary_expr};
 use runs::{run_loop, BLOCKED_MAX_VECTOR, RUN_LANES};
 pub(crate) use types::{c_type, load_expr, reg_type, storage_type, store_expr};
 
@@ -247,16 +247,26 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         for (o, &idx) in p.outputs.iter().enumerate() {
             let _ = writeln!(s, "    {} w{o}[{w}];", storage_type(p.steps[idx].dtype));
         }
-        let _ = writeln!(s, "#pragma unroll\n    for (int j = 0; j < {w}; j++) {{");
-        body(&mut s, p, "      ", |i| format!("r{i}[j]"));
-        for (o, &idx) in p.outputs.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "      w{o}[j] = {};",
-                store_expr(p.steps[idx].dtype, &format!("v{idx}"))
-            );
+        let elements = |s: &mut String, near: bool, ind: &str| {
+            let _ = writeln!(s, "#pragma unroll\n{ind}for (int j = 0; j < {w}; j++) {{");
+            body_with(s, p, &format!("{ind}  "), |i| format!("r{i}[j]"), near);
+            for (o, &idx) in p.outputs.iter().enumerate() {
+                let v = store_expr(p.steps[idx].dtype, &format!("v{idx}"));
+                let _ = writeln!(s, "{ind}  w{o}[j] = {v};");
+            }
+            let _ = writeln!(s, "{ind}}}");
+        };
+        if has_near_trig(p) {
+            // sines and cosines without a branch in the loop; the rare vector with a far
+            // argument is computed again with the accurate functions
+            let _ = writeln!(s, "    bool far = false;");
+            elements(&mut s, true, "    ");
+            let _ = writeln!(s, "    if (far) {{");
+            elements(&mut s, false, "      ");
+            let _ = writeln!(s, "    }}");
+        } else {
+            elements(&mut s, false, "    ");
         }
-        let _ = writeln!(s, "    }}");
         for o in 0..p.outputs.len() {
             let _ = writeln!(s, "    vstore(out{o} + i0, w{o});");
         }
@@ -390,6 +400,21 @@ pub(crate) fn wide_read(p: &Program, k: usize, reg: &str, w: usize, at: &str) ->
 /// Writes the computation of every step for one element; `raw(i)` is the stored element of
 /// input step `i`.
 pub(crate) fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -> String) {
+    body_with(s, p, ind, raw, false)
+}
+
+/// Whether some step of `p` is a sine or cosine that `body_with(.., near = true)` computes on
+/// the prelude's branch-free path.
+fn has_near_trig(p: &Program) -> bool {
+    p.steps.iter().any(|st| match st.instr {
+        Instr::Unary(op, a) => near_trig_expr(op, "x", p.steps[a].dtype).is_some(),
+        _ => false,
+    })
+}
+
+/// `body`, with `near`: single-precision sines and cosines on the branch-free path that sets
+/// the generated code's `far` flag (`ops::near_trig_expr`) instead of the accurate functions.
+fn body_with(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -> String, near: bool) {
     for (i, st) in p.steps.iter().enumerate() {
         let t = st.dtype;
         let rt = reg_type(t);
@@ -417,7 +442,12 @@ pub(crate) fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -
                 );
                 cast_expr(&e, DType::U64, t)
             }
-            Instr::Unary(op, a) => unary_expr(*op, &format!("v{a}"), p.steps[*a].dtype),
+            Instr::Unary(op, a) => {
+                let (v, t) = (format!("v{a}"), p.steps[*a].dtype);
+                near.then(|| near_trig_expr(*op, &v, t))
+                    .flatten()
+                    .unwrap_or_else(|| unary_expr(*op, &v, t))
+            }
             Instr::Binary(op, a, b) => {
                 binary_expr(*op, &format!("v{a}"), &format!("v{b}"), p.steps[*a].dtype)
             }

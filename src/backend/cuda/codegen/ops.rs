@@ -2,7 +2,7 @@
 //! semantics mirror the CPU kernels (`backend/cpu/kernels.rs`); see the module documentation of
 //! `codegen` for the rules.
 
-use super::types::{bits_of, f, int_limits, is_signed, reg_type, unsigned_of};
+use super::types::{bits_of, f, int_limits, is_f32ish, is_signed, reg_type, unsigned_of};
 use crate::dtype::DType;
 use crate::jit::{BinOp, UnOp};
 
@@ -191,8 +191,12 @@ pub(super) fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
         Tgamma => format!("({rt})tgamma((double){a})"),
         Lgamma => format!("({rt})lgamma((double){a})"),
         Factorial => format!("({rt})tgamma((double){a} + 1.0)"),
-        Sin => format!("{}({a})", f("sin", t)),
-        Cos => format!("{}({a})", f("cos", t)),
+        // the prelude's sine and cosine in single precision (the same accuracy as sinf and
+        // cosf in fewer instructions, see ef_trig_near)
+        Sin if is_f32ish(t) => format!("ef_sinf({a})"),
+        Cos if is_f32ish(t) => format!("ef_cosf({a})"),
+        Sin => format!("sin({a})"),
+        Cos => format!("cos({a})"),
         Tan => format!("{}({a})", f("tan", t)),
         Asin => format!("{}({a})", f("asin", t)),
         Acos => format!("{}({a})", f("acos", t)),
@@ -217,6 +221,22 @@ pub(super) fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
         Conjg | BitNot => unreachable!("unary {op:?} on real floats"),
     };
     round_half(t, e)
+}
+
+/// The sine or cosine of a real `a` computed in float (f32, f16, bf16) on the prelude's
+/// branch-free path, which sets the kernel's `far` flag where the argument needs the accurate
+/// functions (`ef_trig_near`); `None` for every other operation and type. The vector loop uses
+/// it for a first pass over its elements and repeats them with `unary_expr` when `far` is set.
+pub(super) fn near_trig_expr(op: UnOp, a: &str, t: DType) -> Option<String> {
+    if !is_f32ish(t) || t.is_complex() {
+        return None;
+    }
+    let e = match op {
+        UnOp::Sin => format!("ef_sinf_near({a}, far)"),
+        UnOp::Cos => format!("ef_cosf_near({a}, far)"),
+        _ => return None,
+    };
+    Some(round_half(t, e))
 }
 
 /// A real floating result `e` of type `t` as the value it stores: f16 and bf16 are computed in
