@@ -10,9 +10,10 @@ conversion, two values at a time), `once_` (only on store, as torch.compile does
 (the prelude's); trig `sinf` (CUDA's), `poly` (a polynomial pair with the accurate functions
 inline for far arguments), `poly2` (the same, far ones out of line), `vote` (the whole
 vector's elements branch-free, repeated accurately when any argument was far), `fast`
-(`__sinf`, outside bf16's contract near the zeros of sine) and `lib_vote` (the prelude's
-functions as the JIT emits them). Then the prelude's ef_sinf/ef_cosf against sinf/cosf in
-ulps over four ranges, and special values.
+(`__sinf`, outside bf16's contract near the zeros of sine), `lib_vote` (the prelude's
+functions as the JIT emits them) and `lib_vote_shared` (the same without the opaque
+inputs). Then the prelude's ef_sinf/ef_cosf against sinf/cosf in ulps over four ranges, and
+special values.
 
     python3 benches/gpu/chain_lab.py
 """
@@ -108,7 +109,12 @@ def kernel(name, rnd, sin, cos, pairs=False, f32=False, vote=False, lib=False):
               f"      w0[j] = {st('v7')};", "    }"]
         if lib:  # the prelude's functions, as the JIT emits them
             b += ["    bool far = false;"] + body(lambda a: f"ef_sinf_near({a}, far)", lambda a: f"ef_cosf_near({a}, far)")
-            b += ["    if (far) {"] + body(lambda a: f"ef_sinf({a})", lambda a: f"ef_cosf({a})") + ["    }"]
+            # the second pass from inputs made opaque, as the JIT emits it (without, the
+            # compiler keeps the first pass's values live across the branch: 128 registers)
+            far = ["    if (far) {", "      ef_opaque(r0); ef_opaque(r1);"]
+            if lib == "shared":
+                far = ["    if (far) {"]
+            b += far + body(lambda a: f"ef_sinf({a})", lambda a: f"ef_cosf({a})") + ["    }"]
         else:
             b += ["    bool far = false;"] + body(lambda a: f"lab_trig3({a}, 0, far)", lambda a: f"lab_trig3({a}, 1, far)")
             b += ["    if (far) {"] + body(lambda a: f"sinf({a})", lambda a: f"cosf({a})") + ["    }"]
@@ -147,6 +153,7 @@ variants = [
     ("hw_poly2", dict(rnd="rbh", sin="lab_sin2", cos="lab_cos2")),
     ("once_vote", dict(rnd=None, sin="", cos="", vote=True)),
     ("lib_vote", dict(rnd="rb", sin="", cos="", vote=True, lib=True)),
+    ("lib_vote_shared", dict(rnd="rb", sin="", cos="", vote=True, lib="shared")),
     ("hw_vote", dict(rnd="rbh", sin="", cos="", vote=True)),
     ("int_vote", dict(rnd="rb_int", sin="", cos="", vote=True)),
     ("f32_vote", dict(rnd=None, sin="", cos="", vote=True, f32=True)),

@@ -252,6 +252,43 @@ real_unary!(tanh, UnaryOutType, mid, |x| x.tanh(), ULP);
 real_unary!(pow2, UnaryOutType, expo, |x| x.exp2(), ULP);
 real_unary!(factorial, UnaryOutType, gamma_dom, |x| special::gamma(x + 1.0), approx());
 
+/// Sine and cosine where the CUDA kernels take each of their two paths: arguments below 105615
+/// in magnitude (the branch-free reduction) and larger, infinite or NaN ones (the accurate
+/// functions), mixed within the vectors of a fused loop (64 elements, the far ones scattered)
+/// and in its scalar tail (67), with the sign of zero kept by sine.
+#[test]
+fn sin_cos_near_and_far_arguments() {
+    let near = [0.0, -0.0, 1e-30, -3.0, 0.785, 2.5, 1e4, -105614.0, 12.566370614359172, 1e-3];
+    let far = [105615.0, -2e5, 1e6, 3.4e38, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 123456.7];
+    for n in [64usize, 67] {
+        let mut xs: Vec<f32> = (0..n).map(|i| near[i % near.len()] as f32).collect();
+        for (k, &f) in far.iter().enumerate() {
+            xs[(k * 7 + 3) % n] = f as f32;
+        }
+        let a = Array::new(&xs, Dim4::new(&[n as u64, 1, 1, 1]));
+        let (s, c) = (ef::sin(&a).to_vec(), ef::cos(&a).to_vec());
+        for (i, &x) in xs.iter().enumerate() {
+            let x = f64::from(x);
+            for (got, want, what) in [(s[i], x.sin(), "sin"), (c[i], x.cos(), "cos")] {
+                let got = f64::from(got);
+                if want.is_nan() {
+                    assert!(got.is_nan(), "{what}({x}) of {n}: got {got}, want NaN");
+                    continue;
+                }
+                // two f32 ulps at the result's magnitude
+                let allowed = want.abs() * 2.4e-7 + 1e-38;
+                assert!(
+                    (got - want).abs() <= allowed,
+                    "{what}({x}) of {n}: got {got}, want {want}"
+                );
+            }
+            if x == 0.0 {
+                assert_eq!(s[i].to_bits(), (x as f32).to_bits(), "sin({x}) keeps the sign of zero");
+            }
+        }
+    }
+}
+
 complex_unary!(sin_complex, sin, csin, Tol::x(4.0));
 complex_unary!(cos_complex, cos, ccos, Tol::x(4.0));
 complex_unary!(tan_complex, tan, ctan, Tol::x(8.0));

@@ -217,6 +217,28 @@ fn arithmetic_is_the_exact_result_rounded_once() {
     }
 }
 
+/// Sine and cosine of bf16 arguments on both paths of the CUDA kernels (below 105615 in
+/// magnitude, and larger, infinite or NaN), mixed within the vectors of a fused loop (eight
+/// bf16 elements a vector) and in its scalar tail.
+#[test]
+fn sin_cos_near_and_far_arguments() {
+    let near = [0.0, -0.0, 0.5, -3.0, 100.0, 1e4, -1e5, 3.140625];
+    let far = [1.1e5, -2e5, 1e6, 1e30, f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
+    for n in [64usize, 67] {
+        let mut xs: Vec<bf16> = (0..n).map(|i| bf16_nearest(near[i % near.len()])).collect();
+        for (k, &f) in far.iter().enumerate() {
+            xs[(k * 9 + 2) % n] = bf16_nearest(f);
+        }
+        let a = Array::new(&xs, dim4!(n as u64));
+        let (s, c) = (sin(&a).to_vec(), cos(&a).to_vec());
+        for (i, x) in xs.iter().enumerate() {
+            let x = x.to_f64();
+            assert_bf16_close(s[i], x.sin(), &format!("sin({x}) of {n}"));
+            assert_bf16_close(c[i], x.cos(), &format!("cos({x}) of {n}"));
+        }
+    }
+}
+
 #[test]
 fn specials_and_overflow() {
     let v = [bf16::NAN, bf16::INFINITY, bf16::NEG_INFINITY, bf16::MAX, bf16::ZERO, bf16::NEG_ZERO];

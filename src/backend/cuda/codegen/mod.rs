@@ -258,10 +258,16 @@ pub(crate) fn source(p: &Program, plan: &Plan) -> String {
         };
         if has_near_trig(p) {
             // sines and cosines without a branch in the loop; the rare vector with a far
-            // argument is computed again with the accurate functions
+            // argument is computed again with the accurate functions, from inputs made opaque
+            // so that the compiler cannot keep the first pass's values for it
             let _ = writeln!(s, "    bool far = false;");
             elements(&mut s, true, "    ");
             let _ = writeln!(s, "    if (far) {{");
+            for (i, st) in p.steps.iter().enumerate() {
+                if let Instr::Input(_) | Instr::Random(_) = st.instr {
+                    let _ = writeln!(s, "      ef_opaque(r{i});");
+                }
+            }
             elements(&mut s, false, "      ");
             let _ = writeln!(s, "    }}");
         } else {

@@ -65,10 +65,10 @@ __device__ __forceinline__ float rb(float f) { return b2f(f2b(f)); }
 // measured for both), in fewer instructions: for |x| < 105615, x less the nearest multiple of pi/2 in three parts (the
 // multiple found by the 1.5 * 2^23 rounding trick, not the conversion pipe), then both minimax
 // polynomials on [-pi/4, pi/4] (fitted for this library) and the quadrant's choice and sign,
-// with no branch. `far` is set for larger, infinite or NaN arguments, whose results the caller
-// takes from ef_trig_far: the vector loops run a whole vector's elements this way and repeat
-// it with the accurate functions when any was far (sinf's long reduction, kept out of the
-// loop, is what keeps its loops from the copy ceiling).
+// with no branch. `far` is set for larger, infinite or NaN arguments, whose results ef_trig
+// takes from sinf and cosf: the vector loops run a whole vector's elements on the near path and
+// repeat it with ef_trig when any was far (sinf's long reduction, kept out of the loop, is
+// what keeps its loops from the copy ceiling).
 __device__ __forceinline__ float ef_trig_near(float x, int cosine, bool &far) {
   const float t = fmaf(x, 0.636619772367581343f, 12582912.0f);
   const float j = t - 12582912.0f;
@@ -84,11 +84,10 @@ __device__ __forceinline__ float ef_trig_near(float x, int cosine, bool &far) {
   far |= !(fabsf(x) < 105615.0f);
   return (q & 2) ? -v : v;
 }
-__device__ __noinline__ float ef_trig_far(float x, int cosine) { return cosine ? cosf(x) : sinf(x); }
 __device__ __forceinline__ float ef_trig(float x, int cosine) {
   bool far = false;
   const float v = ef_trig_near(x, cosine, far);
-  return far ? ef_trig_far(x, cosine) : v;
+  return far ? (cosine ? cosf(x) : sinf(x)) : v;
 }
 __device__ __forceinline__ float ef_sinf(float x) { return ef_trig(x, 0); }
 __device__ __forceinline__ float ef_cosf(float x) { return ef_trig(x, 1); }
@@ -158,6 +157,25 @@ template <typename T, int N> __device__ __forceinline__ void vstore(T* dst, cons
 #pragma unroll
   for (int k = 0; k < N; k++) u.e[k] = src[k];
   *reinterpret_cast<V*>(dst) = u.v;
+}
+
+// Makes the vector `a` opaque to the compiler (an empty asm that may have changed its bits), so
+// that a vector loop's rare second pass over the same elements (see ef_trig_near) computes
+// anew: shared with the first pass, the first pass's values would stay live across the branch
+// and take three times the registers.
+__device__ __forceinline__ void ef_opaque_bits(unsigned char &x) { unsigned short h = x; asm volatile("" : "+h"(h)); x = (unsigned char)h; }
+__device__ __forceinline__ void ef_opaque_bits(unsigned short &x) { asm volatile("" : "+h"(x)); }
+__device__ __forceinline__ void ef_opaque_bits(unsigned int &x) { asm volatile("" : "+r"(x)); }
+__device__ __forceinline__ void ef_opaque_bits(unsigned long long &x) { asm volatile("" : "+l"(x)); }
+__device__ __forceinline__ void ef_opaque_bits(u128_ &x) { asm volatile("" : "+l"(x.a), "+l"(x.b)); }
+template <typename T, int N> __device__ __forceinline__ void ef_opaque(T (&a)[N]) {
+  typedef typename Bytes<sizeof(T) * N>::T V;
+  union { V v; T e[N]; } u;
+#pragma unroll
+  for (int k = 0; k < N; k++) u.e[k] = a[k];
+  ef_opaque_bits(u.v);
+#pragma unroll
+  for (int k = 0; k < N; k++) a[k] = u.e[k];
 }
 
 // The value `v` of the next lane of the warp (NEXT = 1) or of the previous one (NEXT = 0), for
