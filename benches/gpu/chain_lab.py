@@ -208,7 +208,7 @@ for lo in [0.785, 10.0, 1e4, 1.2e5]:
     xw = ((g.random(N, dtype=cp.float32) - 0.5) * 2 * lo).astype(cp.float32)
     acc(((N + 255) // 256,), (256,), (cp.int64(N), xw, o1, o2, o3, o4))
     xd = xw.astype(cp.float64)
-    for nm, o, fr in [("lab_sin", o1, cp.sin), ("lab_cos", o2, cp.cos), ("sinf", o3, cp.sin), ("cosf", o4, cp.cos)]:
+    for nm, o, fr in [("ef_sinf", o1, cp.sin), ("ef_cosf", o2, cp.cos), ("sinf", o3, cp.sin), ("cosf", o4, cp.cos)]:
         import numpy as np
         m = 1 << 22
         r = np.asarray(fr(xd[:m]).get()); sp = np.spacing(np.abs(r).astype(np.float32)).astype(np.float64)
@@ -217,5 +217,5 @@ for lo in [0.785, 10.0, 1e4, 1.2e5]:
 sp = cp.array([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-30, -1e-30, 1e-45, 3.14159265, 1.5707964], dtype=cp.float32)
 n2 = sp.size
 acc((1,), (256,), (cp.int64(n2), sp, o1, o2, o3, o4))
-print("specials lab_sin", o1[:n2].get().tolist()); print("specials sinf", o3[:n2].get().tolist())
-print("specials lab_cos", o2[:n2].get().tolist()); print("specials cosf", o4[:n2].get().tolist())
+print("specials ef_sinf", o1[:n2].get().tolist()); print("specials sinf", o3[:n2].get().tolist())
+print("specials ef_cosf", o2[:n2].get().tolist()); print("specials cosf", o4[:n2].get().tolist())
