@@ -228,7 +228,7 @@ pub(super) fn unary_expr(op: UnOp, a: &str, t: DType) -> String {
 /// functions (`ef_trig_near`); `None` for every other operation and type. The vector loop uses
 /// it for a first pass over its elements and repeats them with `unary_expr` when `far` is set.
 pub(super) fn near_trig_expr(op: UnOp, a: &str, t: DType) -> Option<String> {
-    if !is_f32ish(t) || t.is_complex() {
+    if !is_f32ish(t) {
         return None;
     }
     let e = match op {
