@@ -11,8 +11,9 @@ conversion, two values at a time), `once_` (only on store, as torch.compile does
 inline for far arguments), `poly2` (the same, far ones out of line), `vote` (the whole
 vector's elements branch-free, repeated accurately when any argument was far), `fast`
 (`__sinf`, outside bf16's contract near the zeros of sine), `lib_vote` (the prelude's
-functions as the JIT emits them) and `lib_vote_shared` (the same without the opaque
-inputs). Then the prelude's ef_sinf/ef_cosf against sinf/cosf in ulps over four ranges, and
+functions as the JIT emits them), `lib_vote_shared` (the same without the opaque
+inputs), `lib_vote_sel` (the sine's former select on a zero argument), `lib_vote_sinf_far`
+(the far pass by sinf and cosf alone) and `lib_vote_rbh` (the scalar conversion). Then the prelude's ef_sinf/ef_cosf against sinf/cosf in ulps over four ranges, and
 special values.
 
     python3 benches/gpu/chain_lab.py
@@ -21,7 +22,8 @@ import os, statistics, sys
 import cupy as cp
 N = 1 << 26
 here = os.path.dirname(os.path.abspath(__file__))
-PRE = open(os.path.join(here, "..", "..", "src", "backend", "cuda", "kernels", "elementwise_prelude.cu")).read()
+KER = os.path.join(here, "..", "..", "src", "backend", "cuda", "kernels")
+PRE = open(os.path.join(KER, "trig.cu")).read() + open(os.path.join(KER, "elementwise_prelude.cu")).read()
 EXTRA = r"""
 __device__ __forceinline__ float rb_int(float f) {
   unsigned int u = __float_as_uint(f);
@@ -46,6 +48,22 @@ __device__ __forceinline__ float lab_trig(float x, int cosine) {
   float sn = r * fmaf(s, ps, 1.0f);
   float cs = fmaf(s, pc, 1.0f);
   float v = (q & 1) ? cs : sn;
+  return (q & 2) ? -v : v;
+}
+// the prelude's near path before the sine's zero-keeping form: a select on x == 0
+__device__ __forceinline__ float lab_trig_sel(float x, int cosine, bool &far) {
+  const float t = fmaf(x, 0.636619772367581343f, 12582912.0f);
+  const float j = t - 12582912.0f;
+  const int q = __float_as_int(t) + cosine;
+  float r = fmaf(j, -1.57079625129699707031f, x);
+  r = fmaf(j, -7.54978941586159635335e-08f, r);
+  r = fmaf(j, -5.39030295347423839270e-15f, r);
+  const float s = r * r;
+  const float ps = fmaf(fmaf(s, -1.9515282474458218e-4f, 8.33216030150652e-3f), s, -1.6666655242443085e-1f);
+  const float pc = fmaf(fmaf(fmaf(s, 2.4383567506447434e-5f, -1.388668199069798e-3f), s, 4.166661947965622e-2f), s, -0.5f);
+  const float sn = x == 0.0f ? x : fmaf(r * s, ps, r);
+  const float v = (q & 1) ? fmaf(s, pc, 1.0f) : sn;
+  far |= !(fabsf(x) < 105615.0f);
   return (q & 2) ? -v : v;
 }
 __device__ __noinline__ float lab_trig_far(float x, int cosine) { return cosine ? cosf(x) : sinf(x); }
@@ -108,13 +126,19 @@ def kernel(name, rnd, sin, cos, pairs=False, f32=False, vote=False, lib=False):
               f"      const float v6 = {R('v4 + v5')}; const float v7 = {R('v6 - s5')};",
               f"      w0[j] = {st('v7')};", "    }"]
         if lib:  # the prelude's functions, as the JIT emits them
-            b += ["    bool far = false;"] + body(lambda a: f"ef_sinf_near({a}, far)", lambda a: f"ef_cosf_near({a}, far)")
+            if lib == "sel":
+                b += ["    bool far = false;"] + body(lambda a: f"lab_trig_sel({a}, 0, far)", lambda a: f"lab_trig_sel({a}, 1, far)")
+            else:
+                b += ["    bool far = false;"] + body(lambda a: f"ef_sinf_near({a}, far)", lambda a: f"ef_cosf_near({a}, far)")
             # the second pass from inputs made opaque, as the JIT emits it (without, the
             # compiler keeps the first pass's values live across the branch: 128 registers)
             far = ["    if (far) {", "      ef_opaque(r0); ef_opaque(r1);"]
             if lib == "shared":
                 far = ["    if (far) {"]
-            b += far + body(lambda a: f"ef_sinf({a})", lambda a: f"ef_cosf({a})") + ["    }"]
+            if lib == "sinf_far":
+                b += far + body(lambda a: f"sinf({a})", lambda a: f"cosf({a})") + ["    }"]
+            else:
+                b += far + body(lambda a: f"ef_sinf({a})", lambda a: f"ef_cosf({a})") + ["    }"]
         else:
             b += ["    bool far = false;"] + body(lambda a: f"lab_trig3({a}, 0, far)", lambda a: f"lab_trig3({a}, 1, far)")
             b += ["    if (far) {"] + body(lambda a: f"sinf({a})", lambda a: f"cosf({a})") + ["    }"]
@@ -154,6 +178,9 @@ variants = [
     ("once_vote", dict(rnd=None, sin="", cos="", vote=True)),
     ("lib_vote", dict(rnd="rb", sin="", cos="", vote=True, lib=True)),
     ("lib_vote_shared", dict(rnd="rb", sin="", cos="", vote=True, lib="shared")),
+    ("lib_vote_sel", dict(rnd="rb", sin="", cos="", vote=True, lib="sel")),
+    ("lib_vote_sinf_far", dict(rnd="rb", sin="", cos="", vote=True, lib="sinf_far")),
+    ("lib_vote_rbh", dict(rnd="rbh", sin="", cos="", vote=True, lib=True)),
     ("hw_vote", dict(rnd="rbh", sin="", cos="", vote=True)),
     ("int_vote", dict(rnd="rb_int", sin="", cos="", vote=True)),
     ("f32_vote", dict(rnd=None, sin="", cos="", vote=True, f32=True)),

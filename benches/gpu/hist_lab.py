@@ -3,7 +3,9 @@
 CUDA events on the GPU machine through CuPy, to choose the shape of `ef_histogram`
 (src/backend/cuda/kernels/image.cu). Prints one line per variant: GPU microseconds per call
 (clear included where the variant needs one) and the share of the copy bandwidth measured in
-the same run; every variant's counts are checked against NumPy's.
+the same run; every variant's counts are checked against NumPy's. Mode bits: 1 partials that
+the last block sums (no clearing launch), 4 two vectors a step, 8 the bins laid out by lane
+(bin b of lane l at b * 32 + l, so that a warp's additions never share a bank).
 
     python3 hist_lab.py
 """
@@ -15,16 +17,19 @@ extern "C" __global__ void hist(const unsigned char *src, long long n, unsigned 
                                 unsigned *partial, unsigned *ticket, int copies, int mode) {
   extern __shared__ unsigned counts[];
   const int nb = 256;
-  for (int b = threadIdx.x; b < copies * nb; b += blockDim.x) counts[b] = 0;
+  const bool banked = mode & 8;  // bin b of lane l at b * 32 + l: every lane its own bank
+  const int slots = banked ? 32 * nb : copies * nb;
+  for (int b = threadIdx.x; b < slots; b += blockDim.x) counts[b] = 0;
   __syncthreads();
-  unsigned *mine = counts + ((threadIdx.x >> 5) % copies) * nb;
+  unsigned *mine = banked ? counts + (threadIdx.x & 31) : counts + ((threadIdx.x >> 5) % copies) * nb;
+  const int stride = banked ? 32 : 1;
   const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long threads = (long long)gridDim.x * blockDim.x;
   const long long vectors = n / 16;
   const uint4 *v = (const uint4 *)src;
   auto add4 = [&](unsigned w) {
-    atomicAdd(&mine[w & 255], 1u); atomicAdd(&mine[(w >> 8) & 255], 1u);
-    atomicAdd(&mine[(w >> 16) & 255], 1u); atomicAdd(&mine[w >> 24], 1u);
+    atomicAdd(&mine[(w & 255) * stride], 1u); atomicAdd(&mine[((w >> 8) & 255) * stride], 1u);
+    atomicAdd(&mine[((w >> 16) & 255) * stride], 1u); atomicAdd(&mine[(w >> 24) * stride], 1u);
   };
   if (mode & 4) {  // two vectors a step
     long long i = tid;
@@ -44,12 +49,16 @@ extern "C" __global__ void hist(const unsigned char *src, long long n, unsigned 
     }
   }
   __syncthreads();
-  if (mode & 1) {  // partials, the last block sums them: no clearing launch
-    for (int b = threadIdx.x; b < nb; b += blockDim.x) {
-      unsigned c = 0;
+  auto total = [&](int b) {  // a bin's count over the block's copies (lanes read rotated banks)
+    unsigned c = 0;
+    if (banked)
+      for (int k = 0; k < 32; k++) c += counts[b * 32 + ((k + b) & 31)];
+    else
       for (int k = 0; k < copies; k++) c += counts[k * nb + b];
-      partial[blockIdx.x * nb + b] = c;
-    }
+    return c;
+  };
+  if (mode & 1) {  // partials, the last block sums them: no clearing launch
+    for (int b = threadIdx.x; b < nb; b += blockDim.x) partial[blockIdx.x * nb + b] = total(b);
     __threadfence();
     __shared__ bool last;
     __syncthreads();
@@ -66,8 +75,7 @@ extern "C" __global__ void hist(const unsigned char *src, long long n, unsigned 
     }
   } else {
     for (int b = threadIdx.x; b < nb; b += blockDim.x) {
-      unsigned c = 0;
-      for (int k = 0; k < copies; k++) c += counts[k * nb + b];
+      const unsigned c = total(b);
       if (c) atomicAdd(&out[b], c);
     }
   }
@@ -106,7 +114,7 @@ small = cp.empty(N, cp.uint8); small2 = cp.empty_like(small)
 c16 = timed(lambda: copy4((sm * 8,), (512,), (small, small2, np.int64(N // 16))))
 print(f"copy of the 16 MiB image {c16:.1f} us  {2 * N / c16 / 1e3:.0f} GB/s")
 print(f"memset alone {timed(lambda: out.fill(0)):.2f} us")
-for mode in (0, 1, 4, 5):
+for mode in (0, 1, 4, 5, 8, 9, 12, 13):
     for per_sm, threads in ((1, 1024), (2, 512), (2, 1024), (4, 512), (8, 256), (4, 256), (16, 128)):
         copies = min(threads // 32, 32)
         grid = sm * per_sm
@@ -115,7 +123,7 @@ for mode in (0, 1, 4, 5):
             if not mode & 1:
                 out.fill(0)
             hist((grid,), (threads,), (img, np.int64(N), out, partial, ticket, np.int32(copies), np.int32(mode)),
-                 shared_mem=copies * 256 * 4)
+                 shared_mem=(32 if mode & 8 else copies) * 256 * 4)
         us = timed(call)
         ok = (cp.asnumpy(out) == want).all()
         print(f"mode={mode} blocks/sm={per_sm:2} threads={threads:4} copies={copies:2}  {us:6.2f} us"

@@ -2,7 +2,7 @@
 //! resizes, window filters and histograms), compiled through the device's kernel cache once
 //! per element type and shape, and launched on the emberfire stream without waiting.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::result as cu;
 
@@ -67,7 +67,7 @@ fn kernel(
 /// `EMBERFIRE_RESIZE_BLOCKS` (for measuring others than the default: 4 where the computing
 /// type is 32-bit, which fits its registers in 64 without spilling, else 1).
 fn tuned_resize_blocks() -> Option<u64> {
-    static BLOCKS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    static BLOCKS: OnceLock<Option<u64>> = OnceLock::new();
     *BLOCKS.get_or_init(|| {
         let blocks = std::env::var("EMBERFIRE_RESIZE_BLOCKS").ok()?.trim().parse().ok()?;
         (1..=8).contains(&blocks).then_some(blocks)
@@ -77,7 +77,7 @@ fn tuned_resize_blocks() -> Option<u64> {
 /// The outputs a thread of the warps computes, named by `EMBERFIRE_WARP_ROWS` (for measuring
 /// others than the defaults of [`warp`]).
 fn tuned_rows() -> Option<u64> {
-    static ROWS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    static ROWS: OnceLock<Option<u64>> = OnceLock::new();
     *ROWS.get_or_init(|| {
         let rows = std::env::var("EMBERFIRE_WARP_ROWS").ok()?.trim().parse().ok()?;
         [1, 2, 4, 8].contains(&rows).then_some(rows)
@@ -88,7 +88,7 @@ fn tuned_rows() -> Option<u64> {
 /// along dimension 0, named by `EMBERFIRE_RESIZE_COLUMNS` (2: `ef_resize2`; else
 /// `ef_resize4`, measured faster: see the performance chapter).
 fn tuned_columns() -> Option<u64> {
-    static COLUMNS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    static COLUMNS: OnceLock<Option<u64>> = OnceLock::new();
     *COLUMNS.get_or_init(|| std::env::var("EMBERFIRE_RESIZE_COLUMNS").ok()?.trim().parse().ok())
 }
 
@@ -195,6 +195,26 @@ pub(crate) fn warp(
 /// Counters a block keeps in shared memory at most: 48 KiB, the default limit, less the 1 KiB
 /// of the kernel's table of byte bins.
 const SHARED_BINS: u32 = 12 * 1024 - 256;
+/// Bins the lane-banked layout takes at most: 32 counters a bin (32 KiB) and the 8 KiB of its
+/// packed table of byte bins (whose bins must fit a byte).
+const BANKED_BINS: u32 = 256;
+
+/// The histogram kernel's block size and blocks a multiprocessor, named by
+/// `EMBERFIRE_HIST_SHAPE` as `threads,blocks` (for measuring others than the default), and
+/// whether it may use the lane-banked layout (`EMBERFIRE_HIST_BANKED=0` turns it off).
+fn histogram_shape() -> (u32, u32, bool) {
+    static SHAPE: OnceLock<(u32, u32, bool)> = OnceLock::new();
+    *SHAPE.get_or_init(|| {
+        let parsed = std::env::var("EMBERFIRE_HIST_SHAPE").ok().and_then(|v| {
+            let (t, b) = v.trim().split_once(',')?;
+            let (t, b) = (t.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?);
+            (t.is_multiple_of(32) && (32..=1024).contains(&t) && b > 0).then_some((t, b))
+        });
+        let (threads, blocks) = parsed.unwrap_or((512, 4));
+        let banked = std::env::var("EMBERFIRE_HIST_BANKED").map_or(true, |v| v.trim() != "0");
+        (threads, blocks, banked)
+    })
+}
 
 /// See `Image::histogram`.
 pub(crate) fn histogram(
@@ -217,14 +237,21 @@ pub(crate) fn histogram(
     if per_slice == 0 {
         return Ok(out);
     }
-    let block = 512u32;
-    // One sub-histogram per warp where they fit (fewer counters contended by each warp), at
-    // least one where the bins fit at all; none (global counters) past that.
-    let copies = (SHARED_BINS / nbins).min(block / 32);
-    // Enough blocks to fill the device (four of 512 threads a multiprocessor), each then
-    // counting many elements into its own shared counters before the few global additions.
-    let per_slice_blocks = (dev.sm_count() as u64 * 4).div_ceil(slices.min(65_535));
-    let gx = per_slice.div_ceil(block as u64 * 32).clamp(1, per_slice_blocks.max(1)) as u32;
+    let (block, per_sm, may_bank) = histogram_shape();
+    // Up to 256 bins, 32 counters a bin, one for each lane (no two lanes of a warp on one
+    // bank); past that one sub-histogram per warp where they fit (fewer counters contended by
+    // each warp), at least one where the bins fit at all; none (global counters) past that.
+    let banked = may_bank && nbins <= BANKED_BINS;
+    let copies = if banked { 0 } else { (SHARED_BINS / nbins).min(block / 32) };
+    let smem = if banked {
+        (32 * nbins + if input.dtype.size() == 1 { 64 * 32 } else { 0 }) * 4
+    } else {
+        copies * nbins * 4
+    };
+    // Enough blocks to fill the device, each then counting many elements into its own shared
+    // counters before the few global additions.
+    let per_slice_blocks = (dev.sm_count() as u64 * u64::from(per_sm)).div_ceil(slices.min(65_535));
+    let gx = per_slice.div_ceil(u64::from(block) * 32).clamp(1, per_slice_blocks.max(1)) as u32;
     let k = kernel(dev, "ef_histogram", input.dtype, histogram_real_type(input.dtype), true, 4)?;
     let mut p = KernelArgs::new();
     p.u64(ptr(input))
@@ -234,13 +261,14 @@ pub(crate) fn histogram(
         .i32(nbins as i32)
         .f64(minval)
         .f64(scale)
-        .i32(copies as i32);
-    let smem = copies * nbins * 4;
+        .i32(copies as i32)
+        .i32(banked as i32);
     // SAFETY: the parameters match `ef_histogram`'s signature in order and size; `input` holds
     // `slices * per_slice` elements and `out` `slices * nbins` counters, both live device
-    // memory of this device held until after the launch; the shared size is the `copies *
-    // nbins` counters the kernel uses (at most `SHARED_BINS`); the kernel runs on emberfire's
-    // stream.
+    // memory of this device held until after the launch; the shared size is what the kernel
+    // uses: `copies * nbins` counters (at most `SHARED_BINS`), or banked `32 * nbins` (at most
+    // 8192) and, for bytes, the 2048 words of the packed table, 40 KiB at most, within the
+    // default 48 KiB; the kernel runs on emberfire's stream.
     unsafe { k.launch(dev, (gx, slices.min(65_535) as u32, 1), (block, 1, 1), smem, &mut p) }?;
     Ok(out)
 }

@@ -14,8 +14,10 @@ use crate::random::stream::{blocks_for, Distribution, Draw, Generator};
 /// generators ([`GENERATORS`]) come first.
 const SOURCE: &str = include_str!("kernels/random.cu");
 /// The generators, shared with the random leaves of fused kernels (`codegen/random.rs`), so
-/// that both compute a request's numbers with the same code.
-pub(crate) const GENERATORS: &str = include_str!("kernels/random_core.cu");
+/// that both compute a request's numbers with the same code; the sines and cosines of their
+/// Box-Muller transform come first.
+pub(crate) const GENERATORS: &str =
+    concat!(include_str!("kernels/trig.cu"), include_str!("kernels/random_core.cu"));
 /// Threads per block.
 const THREADS: u32 = 256;
 /// Blocks per multiprocessor the grid is capped at (as for element-wise kernels); past that

@@ -196,8 +196,12 @@ fn broadcast_mask(dims: crate::dim4::Dim4) -> u8 {
 /// The entry point's name in every generated kernel.
 pub(crate) const ENTRY: &str = "ef_fused";
 
-/// The device functions every generated kernel starts with.
-pub(crate) const PRELUDE: &str = include_str!("../kernels/elementwise_prelude.cu");
+/// The device functions every generated kernel starts with: the single-precision sines and
+/// cosines (shared with the random generators), then the prelude proper.
+pub(crate) const PRELUDE: &str = concat!(
+    include_str!("../kernels/trig.cu"),
+    include_str!("../kernels/elementwise_prelude.cu")
+);
 
 /// Writes the kernel's source. Parameter order (which `launch` follows): `n`; the output's d0,
 /// d1, d2 when coordinates are needed, then in a narrow kernel the packed divisors

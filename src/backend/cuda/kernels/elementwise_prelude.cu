@@ -61,29 +61,8 @@ __device__ __forceinline__ float rb(float f) { return __uint_as_float(ef_pack_bf
 #else
 __device__ __forceinline__ float rb(float f) { return b2f(f2b(f)); }
 #endif
-// Sine and cosine in single precision within 2 ulp, as CUDA documents for sinf and cosf (1.5
-// measured for both), in fewer instructions: for |x| < 105615, x less the nearest multiple of pi/2 in three parts (the
-// multiple found by the 1.5 * 2^23 rounding trick, not the conversion pipe), then both minimax
-// polynomials on [-pi/4, pi/4] (fitted for this library) and the quadrant's choice and sign,
-// with no branch. `far` is set for larger, infinite or NaN arguments, whose results ef_trig
-// takes from sinf and cosf: the vector loops run a whole vector's elements on the near path and
-// repeat it with ef_trig when any was far (sinf's long reduction, kept out of the loop, is
-// what keeps its loops from the copy ceiling).
-__device__ __forceinline__ float ef_trig_near(float x, int cosine, bool &far) {
-  const float t = fmaf(x, 0.636619772367581343f, 12582912.0f);
-  const float j = t - 12582912.0f;
-  const int q = __float_as_int(t) + cosine;
-  float r = fmaf(j, -1.57079625129699707031f, x);
-  r = fmaf(j, -7.54978941586159635335e-08f, r);
-  r = fmaf(j, -5.39030295347423839270e-15f, r);
-  const float s = r * r;
-  const float ps = fmaf(fmaf(s, -1.9515282474458218e-4f, 8.33216030150652e-3f), s, -1.6666655242443085e-1f);
-  const float pc = fmaf(fmaf(fmaf(s, 2.4383567506447434e-5f, -1.388668199069798e-3f), s, 4.166661947965622e-2f), s, -0.5f);
-  const float sn = x == 0.0f ? x : fmaf(r * s, ps, r);  // keeps the sign of a zero
-  const float v = (q & 1) ? fmaf(s, pc, 1.0f) : sn;
-  far |= !(fabsf(x) < 105615.0f);
-  return (q & 2) ? -v : v;
-}
+// Single-precision sine and cosine within 2 ulp: trig.cu's branch-free path (which precedes
+// this prelude), sinf and cosf for arguments past its range.
 __device__ __forceinline__ float ef_trig(float x, int cosine) {
   bool far = false;
   const float v = ef_trig_near(x, cosine, far);

@@ -506,12 +506,17 @@ extern "C" __global__ void __launch_bounds__(256, RESIZE4_BLOCKS)
 // Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
 // bin floor((v - minval) * scale), clamped to [0, nbins - 1]; NaN is not counted. `out` holds
 // slices * nbins zeros on entry. grid.y strides over the slices; each block counts its part of
-// a slice into `copies` sub-histograms of nbins counters in shared memory (warp w into copy
-// w % copies, so that warps do not contend for one counter), then adds their sums to `out`;
-// `copies` 0 (too many bins for shared memory) counts straight into `out`. Elements are read
-// 16 bytes at a time between the slice's first and last 16-byte boundary, the next load issued
-// before the current one is counted. 1-byte elements look their bin up in a table of the 256
-// values' bins, made by the same arithmetic.
+// a slice in shared memory, then adds its sums to `out`. Two layouts of the shared counters:
+// - `banked` (nbins <= 256): bin b of lane l at counts[b * 32 + l], so that the 32 additions
+//   of a warp's instruction fall in 32 different banks whatever the values (random bytes put
+//   three or four lanes on one bank otherwise, and the instruction repeats for each);
+// - else `copies` sub-histograms of nbins counters (warp w into copy w % copies, so that warps
+//   do not contend for one counter); `copies` 0 (too many bins for shared memory) counts
+//   straight into `out`.
+// Elements are read 16 bytes at a time between the slice's first and last 16-byte boundary,
+// the next load issued before the current one is counted. 1-byte elements look their bin up
+// in a table of the 256 values' bins, made by the same arithmetic; banked, the table holds the
+// bins as bytes, four to a word, and is laid out by lane as the counters are.
 __device__ __forceinline__ int hist_bin(elem_t x, real_t lo, real_t s, int nbins) {
   real_t v = (real_t)x;
   if (v != v) return -1;
@@ -521,24 +526,43 @@ __device__ __forceinline__ int hist_bin(elem_t x, real_t lo, real_t s, int nbins
 
 extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, long long slices,
                                         unsigned *out, int nbins, double minval, double scale,
-                                        int copies) {
+                                        int copies, int banked) {
   extern __shared__ unsigned counts[];
   __shared__ int table[256];
   const int VEC = 16 / (int)sizeof(elem_t);
   const bool bytes = sizeof(elem_t) == 1;
   const real_t lo = (real_t)minval, s = (real_t)scale;
-  if (bytes)
+  const int lane = threadIdx.x & 31;
+  const int slots = banked ? 32 * nbins : copies * nbins;
+  unsigned *packed = counts + slots;  // banked bytes' table: 64 words of four bins, by lane
+  if (bytes && banked) {
+    for (int i = threadIdx.x; i < 64 * 32; i += blockDim.x) {
+      const int v = (i >> 5) * 4;
+      unsigned w = 0;
+      for (int k = 0; k < 4; k++) w |= (unsigned)hist_bin((elem_t)(v + k), lo, s, nbins) << (8 * k);
+      packed[i] = w;
+    }
+  } else if (bytes) {
     for (int v = threadIdx.x; v < 256; v += blockDim.x) table[v] = hist_bin((elem_t)v, lo, s, nbins);
+  }
   const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long threads = (long long)gridDim.x * blockDim.x;
   for (long long sl = blockIdx.y; sl < slices; sl += gridDim.y) {
     unsigned *global = out + sl * nbins;
-    for (int b = threadIdx.x; b < copies * nbins; b += blockDim.x) counts[b] = 0;
+    for (int b = threadIdx.x; b < slots; b += blockDim.x) counts[b] = 0;
     __syncthreads();
-    unsigned *mine = copies ? counts + ((threadIdx.x >> 5) % copies) * nbins : global;
+    unsigned *mine = banked ? counts + lane
+                            : (copies ? counts + ((threadIdx.x >> 5) % copies) * nbins : global);
+    const int stride = banked ? 32 : 1;
     auto add = [&](elem_t x) {
-      int b = bytes ? table[(unsigned char)x] : hist_bin(x, lo, s, nbins);
-      if (b >= 0) atomicAdd(&mine[b], 1u);
+      int b;
+      if (bytes && banked) {
+        const unsigned v = (unsigned char)x;
+        b = (int)((packed[(v >> 2) * 32 + lane] >> ((v & 3u) * 8u)) & 255u);
+      } else {
+        b = bytes ? table[(unsigned char)x] : hist_bin(x, lo, s, nbins);
+      }
+      if (b >= 0) atomicAdd(&mine[b * stride], 1u);
     };
     const elem_t *src = in + sl * per_slice;
     long long head = (long long)((16 - ((unsigned long long)src & 15)) & 15) / (long long)sizeof(elem_t);
@@ -560,11 +584,14 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
       for (int k = 0; k < VEC; k++) add(e[k]);
       v = w;
     }
-    if (copies) {
+    if (banked || copies) {
       __syncthreads();
       for (int b = threadIdx.x; b < nbins; b += blockDim.x) {
         unsigned c = 0;
-        for (int k = 0; k < copies; k++) c += counts[k * nbins + b];
+        if (banked)  // lane k of bin b, the lanes rotated by b so that a warp's reads differ in bank
+          for (int k = 0; k < 32; k++) c += counts[b * 32 + ((k + b) & 31)];
+        else
+          for (int k = 0; k < copies; k++) c += counts[k * nbins + b];
         if (c) atomicAdd(&global[b], c);
       }
     }

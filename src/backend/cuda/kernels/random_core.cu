@@ -55,13 +55,16 @@ __device__ __forceinline__ double ef_unit_f64(u32 lo, u32 hi) {
     return (double)((((u64)hi << 32) | lo) >> 11) * EF_STEP_F64;
 }
 
-// Box-Muller: (r cos t, r sin t) from the uniform words of one pair.
+// Box-Muller: (r cos t, r sin t) from the uniform words of one pair. t lies in [0, 2 pi): the
+// sine and cosine come from one short reduction (trig.cu) rather than sincosf, whose long
+// reduction for large arguments, never taken here, kept its registers and instructions in every
+// kernel that draws normals.
 __device__ __forceinline__ float2 ef_box_muller_f32(u32 wa, u32 wb) {
     const float u = ef_unit_f32(wa) + EF_STEP_F32;  // (0, 1], exact
     const float t = ef_unit_f32(wb) * EF_TAU_F32;
     const float r = sqrtf(-2.0f * logf(u));
     float s, c;
-    sincosf(t, &s, &c);
+    ef_sincosf_near(t, &s, &c);
     return make_float2(r * c, r * s);
 }
 
