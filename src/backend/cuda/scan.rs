@@ -236,6 +236,18 @@ pub(crate) fn summed_area(
     Ok(result)
 }
 
+/// Rows the summed-area kernels take at a time (`EF_SAT_ROWS`): four of 4-byte or narrower
+/// inputs, two of wider ones (whose rows of 16 elements a thread take twice the registers);
+/// `EMBERFIRE_SAT_ROWS` (1 to 8) names another for measuring.
+fn sat_rows(input: DType) -> u32 {
+    static TUNED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+    let tuned = *TUNED.get_or_init(|| {
+        let v = std::env::var("EMBERFIRE_SAT_ROWS").ok()?.trim().parse::<u32>().ok()?;
+        (1..=8).contains(&v).then_some(v)
+    });
+    tuned.unwrap_or(if input.size() <= 4 { 4 } else { 2 })
+}
+
 /// `a / b` rounded up, for positive values.
 fn ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
@@ -353,6 +365,7 @@ pub(crate) fn source(input: DType, out: DType, key: Option<DType>, op: BinaryOp)
         key.is_some() as u8,
         (op == BinaryOp::ADD && key.is_none()) as u8
     );
+    s += &format!("#define EF_SAT_ROWS {}\n", sat_rows(input));
     s += "__device__ __forceinline__ cd ef_cd(double re, double im) { cd z; z.re = re; z.im = im; return z; }\n";
     // conversions in and out
     let load = match (input, out) {

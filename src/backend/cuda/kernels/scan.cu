@@ -403,20 +403,44 @@ extern "C" __global__ void ef_scan_cols_apply(ScanArgs a) {
 //   ef_sat_apply    per strip, each column's running sum along x (a block scan), summed
 //                   along the strip from the strip's carry, written.
 // The image is read twice and written once; additions are grouped by the shape only, so
-// results are the same on every run.
+// results are the same on every run. Both passes over the image take its rows EF_SAT_ROWS at
+// a time (the header sets it from the input's size): all their loads in flight together, and
+// in ef_sat_apply one barrier for the block scans of all of them.
 #if EF_SUM
+#ifndef EF_SAT_ROWS
+#define EF_SAT_ROWS 2
+#endif
 #define EF_SAT_EPT 16
 #define EF_SAT_VEC (16 / (int)sizeof(ef_in))
 #define EF_SAT_GROUPS 16
 
-// The exclusive sum of `v` across the block's threads in thread order.
-__device__ __forceinline__ ef_acc ef_block_exclusive(ef_acc v, ef_acc* wv, int* wf) {
-  int f = 0;
-  ef_block_scan(v, f, wv, wf);
+// The exclusive sums across the block's threads, in thread order, of N values at once (one per
+// row of a group, N <= EF_SAT_ROWS). One barrier a call: `wv` holds two halves, and call k
+// writes half k % 2, whose readers of call k - 2 are past call k - 1's barrier.
+template <int N>
+__device__ __forceinline__ void ef_sat_exclusive(ef_acc (&v)[N],
+                                                 ef_acc (*wv)[EF_SAT_ROWS][EF_WARPS], int half) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  ef_acc up = ef_shfl_up(v, 1);
-  if (lane > 0) return up;
-  return w > 0 ? wv[w - 1] : ef_empty();
+  ef_acc in_warp[N];
+#pragma unroll
+  for (int r = 0; r < N; r++) {
+    ef_acc x = v[r];
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const ef_acc o = ef_shfl_up(x, d);
+      if (lane >= d) x = ef_apply(o, x);
+    }
+    if (lane == 31) wv[half][r][w] = x;
+    const ef_acc up = ef_shfl_up(x, 1);
+    in_warp[r] = lane > 0 ? up : ef_empty();
+  }
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < N; r++) {
+    ef_acc before = ef_empty();
+    for (int k = 0; k < w; k++) before = ef_apply(before, wv[half][r][k]);
+    v[r] = ef_apply(before, in_warp[r]);
+  }
 }
 
 // The first element of column y of image `img` in the input.
@@ -447,24 +471,11 @@ __device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col
   }
 }
 
-// The raw elements as accumulators, the identity past W; returns their inclusive running sums
-// in `v` and the total.
-__device__ __forceinline__ ef_acc ef_sat_run(const ScanArgs& a, const ef_in* r, long long x0,
-                                             ef_acc* v) {
-  ef_acc run = ef_empty();
-#pragma unroll
-  for (int e = 0; e < EF_SAT_EPT; e++) {
-    if (e < (int)a.len && x0 + e < a.dims[0]) run = ef_apply(run, ef_load(r[e]));
-    v[e] = run;
-  }
-  return run;
-}
-
 extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_strips(ScanArgs a) {
-  __shared__ ef_acc wv[EF_WARPS];
-  __shared__ int wf[EF_WARPS];
+  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_WARPS];
   const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
   ef_acc* q = (ef_acc*)a.part;
+  int half = 0;
   for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
     for (long long s = blockIdx.x; s < a.blocks; s += gridDim.x) {
       const long long y0 = s * a.block_len;
@@ -472,15 +483,16 @@ extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_strips(ScanArgs a) {
       ef_acc sum[EF_SAT_EPT];
 #pragma unroll
       for (int e = 0; e < EF_SAT_EPT; e++) sum[e] = ef_empty();
-      ef_in r[EF_SAT_EPT], next[EF_SAT_EPT];
-      ef_sat_fetch(a, ef_sat_column(a, img, y0), x0, next);
-      for (long long y = y0; y < y1; y++) {
+      for (long long y = y0; y < y1; y += EF_SAT_ROWS) {
+        ef_in r[EF_SAT_ROWS][EF_SAT_EPT];
 #pragma unroll
-        for (int e = 0; e < EF_SAT_EPT; e++) r[e] = next[e];
-        if (y + 1 < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + 1), x0, next);
+        for (int k = 0; k < EF_SAT_ROWS; k++)
+          if (y + k < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + k), x0, r[k]);
 #pragma unroll
-        for (int e = 0; e < EF_SAT_EPT; e++)
-          if (e < (int)a.len && x0 + e < W) sum[e] = ef_apply(sum[e], ef_load(r[e]));
+        for (int k = 0; k < EF_SAT_ROWS; k++)
+#pragma unroll
+          for (int e = 0; e < EF_SAT_EPT; e++)
+            if (y + k < y1 && e < (int)a.len && x0 + e < W) sum[e] = ef_apply(sum[e], ef_load(r[k][e]));
       }
       ef_acc run = ef_empty();
 #pragma unroll
@@ -488,11 +500,13 @@ extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_strips(ScanArgs a) {
         run = ef_apply(run, sum[e]);
         sum[e] = run;
       }
-      const ef_acc before = ef_block_exclusive(run, wv, wf);
+      ef_acc before[1] = {run};
+      ef_sat_exclusive(before, wv, half);
+      half ^= 1;
       ef_acc* row = q + (img * a.blocks + s) * W;
 #pragma unroll
       for (int e = 0; e < EF_SAT_EPT; e++)
-        if (e < (int)a.len && x0 + e < W) row[x0 + e] = ef_apply(before, sum[e]);
+        if (e < (int)a.len && x0 + e < W) row[x0 + e] = ef_apply(before[0], sum[e]);
     }
   }
 }
@@ -527,8 +541,7 @@ extern "C" __global__ void ef_sat_carries(ScanArgs a) {
 }
 
 extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_apply(ScanArgs a) {
-  __shared__ ef_acc wv[EF_WARPS];
-  __shared__ int wf[EF_WARPS];
+  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_WARPS];
   const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
   const int ept = (int)a.len;
   const ef_acc* q = (const ef_acc*)a.part;
@@ -536,6 +549,7 @@ extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_apply(ScanArgs a) {
   // rows, and this thread's outputs in them, start on 16-byte boundaries: groups of 16
   // bytes are then inside the row or past it
   const bool wide = (W * (long long)sizeof(ef_out)) % 16 == 0 && (ept * sizeof(ef_out)) % 16 == 0;
+  int half = 0;
   for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
     for (long long s = blockIdx.x; s < a.blocks; s += gridDim.x) {
       const long long y0 = s * a.block_len;
@@ -545,35 +559,49 @@ extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_apply(ScanArgs a) {
 #pragma unroll
       for (int e = 0; e < EF_SAT_EPT; e++)
         acc[e] = e < ept && x0 + e < W ? carry[x0 + e] : ef_empty();
-      ef_in r[EF_SAT_EPT], next[EF_SAT_EPT];
-      ef_sat_fetch(a, ef_sat_column(a, img, y0), x0, next);
-      for (long long y = y0; y < y1; y++) {
+      for (long long y = y0; y < y1; y += EF_SAT_ROWS) {
+        ef_in r[EF_SAT_ROWS][EF_SAT_EPT];
+        ef_acc before[EF_SAT_ROWS];
 #pragma unroll
-        for (int e = 0; e < EF_SAT_EPT; e++) r[e] = next[e];
-        if (y + 1 < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + 1), x0, next);
-        ef_acc v[EF_SAT_EPT];
-        const ef_acc total = ef_sat_run(a, r, x0, v);
-        const ef_acc before = ef_block_exclusive(total, wv, wf);
-        ef_out o[EF_SAT_EPT];
+        for (int k = 0; k < EF_SAT_ROWS; k++)
+          if (y + k < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + k), x0, r[k]);
+        // each row's total over this thread's positions, then the block's sums before them
 #pragma unroll
-        for (int e = 0; e < EF_SAT_EPT; e++) {
-          acc[e] = ef_apply(acc[e], ef_apply(before, v[e]));
-          o[e] = ef_store(acc[e]);
-        }
-        if (x0 >= W) continue;
-        ef_out* row = out + (img * H + y) * W + x0;
-        if (wide) {
-#pragma unroll
-          for (int e = 0; e < EF_SAT_EPT; e += 16 / (int)sizeof(ef_out))
-            if (e < ept && x0 + e < W) {
-              uint4 w;
-              memcpy(&w, o + e, 16);
-              *(uint4*)(row + e) = w;
-            }
-        } else {
+        for (int k = 0; k < EF_SAT_ROWS; k++) {
+          ef_acc run = ef_empty();
 #pragma unroll
           for (int e = 0; e < EF_SAT_EPT; e++)
-            if (e < ept && x0 + e < W) row[e] = o[e];
+            if (y + k < y1 && e < ept && x0 + e < W) run = ef_apply(run, ef_load(r[k][e]));
+          before[k] = run;
+        }
+        ef_sat_exclusive(before, wv, half);
+        half ^= 1;
+#pragma unroll
+        for (int k = 0; k < EF_SAT_ROWS; k++) {
+          if (y + k >= y1) break;
+          ef_out o[EF_SAT_EPT];
+          ef_acc run = ef_empty();
+#pragma unroll
+          for (int e = 0; e < EF_SAT_EPT; e++) {
+            if (e < ept && x0 + e < W) run = ef_apply(run, ef_load(r[k][e]));
+            acc[e] = ef_apply(acc[e], ef_apply(before[k], run));
+            o[e] = ef_store(acc[e]);
+          }
+          if (x0 >= W) continue;
+          ef_out* row = out + (img * H + y + k) * W + x0;
+          if (wide) {
+#pragma unroll
+            for (int e = 0; e < EF_SAT_EPT; e += 16 / (int)sizeof(ef_out))
+              if (e < ept && x0 + e < W) {
+                uint4 w;
+                memcpy(&w, o + e, 16);
+                *(uint4*)(row + e) = w;
+              }
+          } else {
+#pragma unroll
+            for (int e = 0; e < EF_SAT_EPT; e++)
+              if (e < ept && x0 + e < W) row[e] = o[e];
+          }
         }
       }
     }
