@@ -13,7 +13,8 @@ vector's elements branch-free, repeated accurately when any argument was far), `
 (`__sinf`, outside bf16's contract near the zeros of sine), `lib_vote` (the prelude's
 functions as the JIT emits them), `lib_vote_shared` (the same without the opaque
 inputs), `lib_vote_sel` (the sine's former select on a zero argument), `lib_vote_sinf_far`
-(the far pass by sinf and cosf alone) and `lib_vote_rbh` (the scalar conversion). Then the prelude's ef_sinf/ef_cosf against sinf/cosf in ulps over four ranges, and
+(the far pass by sinf and cosf alone) and `lib_vote_pack` (rounding by the packing conversion and a mask, the prelude's `rb` before
+the scalar conversion). Then the prelude's ef_sinf/ef_cosf against sinf/cosf in ulps over four ranges, and
 special values.
 
     python3 benches/gpu/chain_lab.py
@@ -31,6 +32,7 @@ __device__ __forceinline__ float rb_int(float f) {
   return __uint_as_float(((u + 0x7fffu + ((u >> 16) & 1u)) >> 16) << 16);
 }
 __device__ __forceinline__ float rbh(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return b2f(h); }
+__device__ __forceinline__ float rbp(float f) { unsigned int p; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p) : "f"(f), "f"(0.0f)); return __uint_as_float(p & 0xffff0000u); }
 __device__ __forceinline__ void rbh2(float &a, float &b) {
   unsigned int p; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p) : "f"(a), "f"(b));
   a = __uint_as_float(p & 0xffff0000u); b = __uint_as_float(p << 16); }
@@ -180,7 +182,7 @@ variants = [
     ("lib_vote_shared", dict(rnd="rb", sin="", cos="", vote=True, lib="shared")),
     ("lib_vote_sel", dict(rnd="rb", sin="", cos="", vote=True, lib="sel")),
     ("lib_vote_sinf_far", dict(rnd="rb", sin="", cos="", vote=True, lib="sinf_far")),
-    ("lib_vote_rbh", dict(rnd="rbh", sin="", cos="", vote=True, lib=True)),
+    ("lib_vote_pack", dict(rnd="rbp", sin="", cos="", vote=True, lib=True)),
     ("hw_vote", dict(rnd="rbh", sin="", cos="", vote=True)),
     ("int_vote", dict(rnd="rb_int", sin="", cos="", vote=True)),
     ("f32_vote", dict(rnd=None, sin="", cos="", vote=True, f32=True)),

@@ -30,7 +30,7 @@ use std::sync::Arc;
 /// The kernels' text, after the generated header.
 const KERNELS: &str = include_str!("kernels/scan.cu");
 
-/// Threads per block of every scan kernel (`EF_TPB` in `scan.cu`).
+/// Threads per block of the scan kernels (`EF_TPB` in `scan.cu`; the summed-area kernels have their own).
 const TPB: u32 = 256;
 /// Elements per tile of the tile kernels (`EF_TILE`).
 const TILE: i64 = 2048;
@@ -169,9 +169,12 @@ pub(crate) fn scan(
     Ok(result)
 }
 
-/// Threads of the summed-area kernels' blocks (`EF_TPB`) times the elements each owns along
-/// dimension 0 at most (`EF_SAT_EPT`): the widest image [`summed_area`] takes.
-pub(crate) const SAT_MAX_WIDTH: u64 = TPB as u64 * 16;
+/// Threads of the summed-area kernels' blocks (`EF_SAT_TPB`).
+const SAT_TPB: u32 = 1024;
+/// Elements a thread of the summed-area kernels owns along dimension 0 at most (`EF_SAT_EPT`).
+const SAT_EPT: i64 = 4;
+/// The widest image [`summed_area`] takes: a block's threads times their elements.
+pub(crate) const SAT_MAX_WIDTH: u64 = SAT_TPB as u64 * SAT_EPT as u64;
 /// Indices of dimension 1 in a strip of the summed-area kernels.
 const SAT_STRIP: i64 = 16;
 /// Groups of strips `ef_sat_carries` sums in parallel (`EF_SAT_GROUPS`).
@@ -199,14 +202,16 @@ pub(crate) fn summed_area(
     let (w, h) = (dims[0] as i64, dims[1] as i64);
     let images = dims[2] as i64 * dims[3] as i64;
     let size = input.dtype.size() as i64;
-    let vec = 16 / size;
-    let mut ept = ceil_div(w, TPB as i64);
+    // a thread's elements read `vec` at a time (`EF_SAT_VEC`: 16 bytes, at most its elements)
+    let vec = (16 / size).min(SAT_EPT);
+    let mut ept = ceil_div(w, SAT_TPB as i64);
     let in_st = input.strides(dims);
-    // 16-byte reads where every row starts on a 16-byte boundary and the input is contiguous
-    // along dimension 0
-    let aligned = input.ptr().is_multiple_of(16)
+    // wide reads where every row starts on a boundary of `vec` elements and the input is
+    // contiguous along dimension 0
+    let bytes = (vec * size) as u64;
+    let aligned = input.ptr().is_multiple_of(bytes)
         && (in_st[0] == 1 || w == 1)
-        && (1..4).all(|d| dims[d] == 1 || (in_st[d] * size) % 16 == 0);
+        && (1..4).all(|d| dims[d] == 1 || (in_st[d] * size) % bytes as i64 == 0);
     if aligned {
         ept = ceil_div(ept, vec) * vec;
     }
@@ -229,23 +234,24 @@ pub(crate) fn summed_area(
     a.part = rows.ptr();
     let gy = images.min(65_535) as u32;
     let per_image = (strips.min(1 << 20) as u32, gy, 1);
-    launch_block(dev, &sat[0], per_image, (TPB, 1, 1), &mut a)?;
+    launch_block(dev, &sat[0], per_image, (SAT_TPB, 1, 1), &mut a)?;
     launch_block(dev, &sat[1], (ceil_div(w, 32) as u32, gy, 1), (32, SAT_GROUPS, 1), &mut a)?;
-    launch_block(dev, &sat[2], per_image, (TPB, 1, 1), &mut a)?;
+    launch_block(dev, &sat[2], per_image, (SAT_TPB, 1, 1), &mut a)?;
     drop(rows);
     Ok(result)
 }
 
-/// Rows the summed-area kernels take at a time (`EF_SAT_ROWS`): four of 4-byte or narrower
-/// inputs, two of wider ones (whose rows of 16 elements a thread take twice the registers);
-/// `EMBERFIRE_SAT_ROWS` (1 to 8) names another for measuring.
-fn sat_rows(input: DType) -> u32 {
+/// Rows the summed-area kernels take at a time (`EF_SAT_ROWS`): four of inputs of at most 2
+/// bytes summed in at most 4, else two (four would spill the 64 registers a thread has: the
+/// rows' block sums are accumulators too); `EMBERFIRE_SAT_ROWS` (1 to 8) names another for
+/// measuring.
+fn sat_rows(input: DType, out: DType) -> u32 {
     static TUNED: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
     let tuned = *TUNED.get_or_init(|| {
         let v = std::env::var("EMBERFIRE_SAT_ROWS").ok()?.trim().parse::<u32>().ok()?;
         (1..=8).contains(&v).then_some(v)
     });
-    tuned.unwrap_or(if input.size() <= 4 { 4 } else { 2 })
+    tuned.unwrap_or(if input.size() <= 2 && acc_size(out) <= 4 { 4 } else { 2 })
 }
 
 /// `a / b` rounded up, for positive values.
@@ -365,7 +371,7 @@ pub(crate) fn source(input: DType, out: DType, key: Option<DType>, op: BinaryOp)
         key.is_some() as u8,
         (op == BinaryOp::ADD && key.is_none()) as u8
     );
-    s += &format!("#define EF_SAT_ROWS {}\n", sat_rows(input));
+    s += &format!("#define EF_SAT_ROWS {}\n", sat_rows(input, out));
     s += "__device__ __forceinline__ cd ef_cd(double re, double im) { cd z; z.re = re; z.im = im; return z; }\n";
     // conversions in and out
     let load = match (input, out) {

@@ -198,10 +198,8 @@ pub(crate) const ENTRY: &str = "ef_fused";
 
 /// The device functions every generated kernel starts with: the single-precision sines and
 /// cosines (shared with the random generators), then the prelude proper.
-pub(crate) const PRELUDE: &str = concat!(
-    include_str!("../kernels/trig.cu"),
-    include_str!("../kernels/elementwise_prelude.cu")
-);
+pub(crate) const PRELUDE: &str =
+    concat!(include_str!("../kernels/trig.cu"), include_str!("../kernels/elementwise_prelude.cu"));
 
 /// Writes the kernel's source. Parameter order (which `launch` follows): `n`; the output's d0,
 /// d1, d2 when coordinates are needed, then in a narrow kernel the packed divisors

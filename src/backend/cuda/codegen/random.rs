@@ -156,7 +156,7 @@ mod tests {
             assert!(src.contains("ef_rand_"), "{src}");
             let src = src.replace(ENTRY, &format!("k{n}"));
             let src = src.replace(reduce_codegen::ENTRY, &format!("r{n}"));
-            all.push_str(&format!("namespace k{n} {{\n{src}}}\n"));
+            all.push_str(&format!("namespace k{n} {{\n{src}}}\n#undef EF_TRIG_CU\n"));
             n += 1;
         };
         for t in [DType::F32, DType::F64] {

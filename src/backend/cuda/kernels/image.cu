@@ -516,7 +516,8 @@ extern "C" __global__ void __launch_bounds__(256, RESIZE4_BLOCKS)
 // Elements are read 16 bytes at a time between the slice's first and last 16-byte boundary,
 // the next load issued before the current one is counted. 1-byte elements look their bin up
 // in a table of the 256 values' bins, made by the same arithmetic; banked, the table holds the
-// bins as bytes, four to a word, and is laid out by lane as the counters are.
+// bins as bytes, four to a word, and is laid out by lane as the counters are. `identity` says
+// that every byte value is its own bin (256 bins over [0, 255], the common case): no table.
 __device__ __forceinline__ int hist_bin(elem_t x, real_t lo, real_t s, int nbins) {
   real_t v = (real_t)x;
   if (v != v) return -1;
@@ -526,7 +527,7 @@ __device__ __forceinline__ int hist_bin(elem_t x, real_t lo, real_t s, int nbins
 
 extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, long long slices,
                                         unsigned *out, int nbins, double minval, double scale,
-                                        int copies, int banked) {
+                                        int copies, int banked, int identity) {
   extern __shared__ unsigned counts[];
   __shared__ int table[256];
   const int VEC = 16 / (int)sizeof(elem_t);
@@ -535,7 +536,9 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
   const int lane = threadIdx.x & 31;
   const int slots = banked ? 32 * nbins : copies * nbins;
   unsigned *packed = counts + slots;  // banked bytes' table: 64 words of four bins, by lane
-  if (bytes && banked) {
+  if (bytes && identity) {
+    // every byte value is its own bin: no table
+  } else if (bytes && banked) {
     for (int i = threadIdx.x; i < 64 * 32; i += blockDim.x) {
       const int v = (i >> 5) * 4;
       unsigned w = 0;
@@ -556,7 +559,9 @@ extern "C" __global__ void ef_histogram(const elem_t *in, long long per_slice, l
     const int stride = banked ? 32 : 1;
     auto add = [&](elem_t x) {
       int b;
-      if (bytes && banked) {
+      if (bytes && identity) {
+        b = (int)(unsigned char)x;
+      } else if (bytes && banked) {
         const unsigned v = (unsigned char)x;
         b = (int)((packed[(v >> 2) * 32 + lane] >> ((v & 3u) * 8u)) & 255u);
       } else {

@@ -394,32 +394,39 @@ extern "C" __global__ void ef_scan_cols_apply(ScanArgs a) {
 // Compiled where the operation is ADD (EF_SUM). The sums of `a.lines` images of a.dims[0] = W
 // by a.dims[1] = H elements (image i at i % dims[2] * in_st[2] + i / dims[2] * in_st[3]), the
 // output dense. Each image is cut into a.blocks strips of a.block_len consecutive indices of
-// dimension 1 (the last may be shorter). Thread t of a block of EF_TPB owns the a.len (at most
-// EF_SAT_EPT) consecutive positions x0 = t * a.len, .. of dimension 0, so W <= EF_TPB *
-// EF_SAT_EPT; a.inclusive is set where rows may be read 16 bytes at a time (contiguous,
-// aligned, W a multiple of a.len). Three launches, each reading what the one before wrote:
+// dimension 1 (the last may be shorter). Thread t of a block of EF_SAT_TPB owns the a.len (at
+// most EF_SAT_EPT) consecutive positions x0 = t * a.len, .. of dimension 0, so W <= EF_SAT_TPB
+// * EF_SAT_EPT; a.inclusive is set where rows may be read EF_SAT_VEC elements at a time
+// (contiguous, aligned, a.len a multiple of EF_SAT_VEC). Three launches, each reading what the
+// one before wrote:
 //   ef_sat_strips   per strip s and x: q(s, x), the sum over the strip and over 0..=x;
 //   ef_sat_carries  replaces q(s, x) by the sum of q(0..s, x), what the strips above add;
 //   ef_sat_apply    per strip, each column's running sum along x (a block scan), summed
 //                   along the strip from the strip's carry, written.
 // The image is read twice and written once; additions are grouped by the shape only, so
-// results are the same on every run. Both passes over the image take its rows EF_SAT_ROWS at
-// a time (the header sets it from the input's size): all their loads in flight together, and
-// in ef_sat_apply one barrier for the block scans of all of them.
+// results are the same on every run. Blocks are wide (1024 threads) and threads narrow (four
+// positions), so that the f64 accumulators of a thread fit 64 registers and a multiprocessor
+// keeps 32 warps: with 256 threads of 16 positions it kept 8 (over 200 registers a thread),
+// too few to cover the loads' latency. Both passes take the rows EF_SAT_ROWS at a time (the
+// header sets it): all their loads in flight together, and in ef_sat_apply one barrier for the
+// block scans of all of them.
 #if EF_SUM
 #ifndef EF_SAT_ROWS
-#define EF_SAT_ROWS 2
+#define EF_SAT_ROWS 4
 #endif
-#define EF_SAT_EPT 16
-#define EF_SAT_VEC (16 / (int)sizeof(ef_in))
+#define EF_SAT_TPB 1024
+#define EF_SAT_WARPS (EF_SAT_TPB / 32)
+#define EF_SAT_EPT 4
+#define EF_SAT_VEC (16 / (int)sizeof(ef_in) < EF_SAT_EPT ? 16 / (int)sizeof(ef_in) : EF_SAT_EPT)
 #define EF_SAT_GROUPS 16
 
 // The exclusive sums across the block's threads, in thread order, of N values at once (one per
-// row of a group, N <= EF_SAT_ROWS). One barrier a call: `wv` holds two halves, and call k
-// writes half k % 2, whose readers of call k - 2 are past call k - 1's barrier.
+// row of a group, N <= EF_SAT_ROWS): a warp scan of each, then every warp scans the warps'
+// totals itself (one a lane). One barrier a call: `wv` holds two halves, and call k writes half
+// k % 2, whose readers of call k - 2 are past call k - 1's barrier.
 template <int N>
 __device__ __forceinline__ void ef_sat_exclusive(ef_acc (&v)[N],
-                                                 ef_acc (*wv)[EF_SAT_ROWS][EF_WARPS], int half) {
+                                                 ef_acc (*wv)[EF_SAT_ROWS][EF_SAT_WARPS], int half) {
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
   ef_acc in_warp[N];
 #pragma unroll
@@ -437,8 +444,15 @@ __device__ __forceinline__ void ef_sat_exclusive(ef_acc (&v)[N],
   __syncthreads();
 #pragma unroll
   for (int r = 0; r < N; r++) {
-    ef_acc before = ef_empty();
-    for (int k = 0; k < w; k++) before = ef_apply(before, wv[half][r][k]);
+    // lane k: the total of warp k; its exclusive scan, read at this warp's lane
+    ef_acc x = lane < EF_SAT_WARPS ? wv[half][r][lane] : ef_empty();
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      const ef_acc o = ef_shfl_up(x, d);
+      if (lane >= d) x = ef_apply(o, x);
+    }
+    const ef_acc up = ef_shfl_up(x, 1);
+    const ef_acc before = ef_shfl_idx(lane > 0 ? up : ef_empty(), w);
     v[r] = ef_apply(before, in_warp[r]);
   }
 }
@@ -450,9 +464,18 @@ __device__ __forceinline__ const ef_in* ef_sat_column(const ScanArgs& a, long lo
   return (const ef_in*)a.in + off;
 }
 
+// One load of BYTES bytes (1, 2, 4, 8 or 16) from an address aligned to them, through the
+// read-only cache.
+template <int BYTES> struct EfSatLoad;
+template <> struct EfSatLoad<1> { static __device__ __forceinline__ void get(const void* p, void* d) { unsigned char v = __ldg((const unsigned char*)p); memcpy(d, &v, 1); } };
+template <> struct EfSatLoad<2> { static __device__ __forceinline__ void get(const void* p, void* d) { unsigned short v = __ldg((const unsigned short*)p); memcpy(d, &v, 2); } };
+template <> struct EfSatLoad<4> { static __device__ __forceinline__ void get(const void* p, void* d) { unsigned int v = __ldg((const unsigned int*)p); memcpy(d, &v, 4); } };
+template <> struct EfSatLoad<8> { static __device__ __forceinline__ void get(const void* p, void* d) { uint2 v = __ldg((const uint2*)p); memcpy(d, &v, 8); } };
+template <> struct EfSatLoad<16> { static __device__ __forceinline__ void get(const void* p, void* d) { uint4 v = __ldg((const uint4*)p); memcpy(d, &v, 16); } };
+
 // This thread's elements of a column, raw; positions past W are left as they are. With
-// a.inclusive set (rows aligned to 16 bytes, a.len a multiple of EF_SAT_VEC) whole groups of
-// EF_SAT_VEC elements inside the row are read 16 bytes at a time.
+// a.inclusive set (rows aligned to EF_SAT_VEC elements, a.len a multiple of EF_SAT_VEC) whole
+// groups of EF_SAT_VEC elements inside the row are read in one load.
 __device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col, long long x0,
                                              ef_in* r) {
   const int ept = (int)a.len;
@@ -461,8 +484,7 @@ __device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col
   for (int e = 0; e < EF_SAT_EPT; e += EF_SAT_VEC) {
     if (e >= ept) continue;
     if (a.inclusive && x0 + e + EF_SAT_VEC <= W) {
-      uint4 q = __ldg((const uint4*)(col + x0 + e));
-      memcpy(r + e, &q, 16);
+      EfSatLoad<EF_SAT_VEC * sizeof(ef_in)>::get(col + x0 + e, r + e);
     } else {
 #pragma unroll
       for (int k = 0; k < EF_SAT_VEC; k++)
@@ -471,8 +493,8 @@ __device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col
   }
 }
 
-extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_strips(ScanArgs a) {
-  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_WARPS];
+extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, 1) ef_sat_strips(ScanArgs a) {
+  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_SAT_WARPS];
   const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
   ef_acc* q = (ef_acc*)a.part;
   int half = 0;
@@ -540,8 +562,8 @@ extern "C" __global__ void ef_sat_carries(ScanArgs a) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(EF_TPB) ef_sat_apply(ScanArgs a) {
-  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_WARPS];
+extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, 1) ef_sat_apply(ScanArgs a) {
+  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_SAT_WARPS];
   const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
   const int ept = (int)a.len;
   const ef_acc* q = (const ef_acc*)a.part;
