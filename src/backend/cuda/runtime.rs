@@ -60,8 +60,6 @@ fn probe() -> &'static Result<usize, Error> {
                     .into(),
             ));
         }
-        // a driver is installed: NVRTC's files on their way into memory while it initialises
-        super::kernel::prefetch::start();
         let found = catch_unwind(|| -> Result<usize, Error> {
             cu::init().map_err(|e| unavailable("the driver did not initialise (cuInit)", e))?;
             let n = cu::device::get_count()

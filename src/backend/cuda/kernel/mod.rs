@@ -14,7 +14,6 @@
 //! - `loaded.rs`: a loaded kernel and its launch;
 //! - `args.rs`: packing parameter values;
 //! - `grid.rs`: the grid of a grid-stride kernel;
-//! - `prefetch.rs`: reading NVRTC's files into the file cache while the backend starts;
 //! - `stats.rs`: the counts `emberfire::jit_stats()` reports.
 //!
 //! A new hand-written kernel family is a `.cu` file, a [`Family`] variant, and a few lines
@@ -26,7 +25,6 @@ pub(crate) mod disk;
 mod grid;
 mod loaded;
 pub(crate) mod nvrtc;
-pub(crate) mod prefetch;
 mod stats;
 
 pub(crate) use args::{KernelArgs, KernelParam};
