@@ -57,8 +57,8 @@ __device__ __forceinline__ unsigned short l2b(long long i) {
 // intermediate NaN may come out as the canonical one: its sign and payload are not kept through
 // arithmetic on either backend anyway. From sm_80 by the scalar conversion: in a loop that
 // rounds after every operation it shares the work with the arithmetic pipe, which the packing
-// conversion and its mask would both take (benches/gpu/chain_lab.py: lib_vote_rbh against
-// lib_vote, 0.174 against 0.181 ms on an H200); the same bits either way.
+// conversion and its mask would both take (benches/gpu/chain_lab.py, whose lib_vote is now
+// this form and lib_vote_pack the former: 0.174 against 0.181 ms on an H200); the same bits.
 #if __CUDA_ARCH__ >= 800
 __device__ __forceinline__ float rb(float f) {
   unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return b2f(h);
