@@ -55,6 +55,42 @@ __device__ __forceinline__ double ef_unit_f64(u32 lo, u32 hi) {
     return (double)((((u64)hi << 32) | lo) >> 11) * EF_STEP_F64;
 }
 
+// Box-Muller's radius sqrt(-2 ln u) for u in [2^-24, 1], the only arguments the f32 draws
+// give. logf and sqrtf spend about as many instructions on what such an argument never is
+// (subnormal, zero, infinite, NaN, negative; sqrtf's out-of-range branch) as on the value, and
+// in a kernel that draws normals and reduces them (a Monte Carlo estimate) the radius was a
+// fifth of the work. Here: u = 2^i m with m in [2/3, 4/3), ln u = i ln 2 + f + f^2 g(f) for
+// f = m - 1 (exact), g a degree-8 polynomial fitted for this library on [-1/3, 1/3] (0.28 ulp
+// of ln(1 + f) before rounding); then the square root by CUDA's own correctly rounded sequence
+// for arguments in range (a reciprocal square root and one correction), with the one argument
+// out of its range, 0 (u = 1), kept at 0 by bounding the reciprocal. benches/gpu/normal_lab.py
+// measures both ways over all 2^24 arguments.
+__device__ __forceinline__ float ef_bm_radius(float u) {
+    const int bits = __float_as_int(u);
+    const int e = (bits - 0x3f2aaaab) & (int)0xff800000;  // i * 2^23
+    const float f = __int_as_float(bits - e) - 1.0f;
+    float g = -1.3310289382934570e-1f;
+    g = fmaf(g, f, 1.4005227386951447e-1f);
+    g = fmaf(g, f, -1.2078519165515900e-1f);
+    g = fmaf(g, f, 1.4001017808914185e-1f);
+    g = fmaf(g, f, -1.6689473390579224e-1f);
+    g = fmaf(g, f, 2.0010760426521301e-1f);
+    g = fmaf(g, f, -2.4999508261680603e-1f);
+    g = fmaf(g, f, 3.3333209156990051e-1f);
+    g = fmaf(g, f, -0.5f);
+    const float ln_m = fmaf(f, f * g, f);
+    // i ln 2 as (i 2^23) (ln 2 2^-23): e is exact as a float (a multiple of 2^23 below 2^28)
+    const float y = -2.0f * fmaf((float)e, 0.693147182f * 1.1920928955078125e-7f, ln_m);
+    // 1 / sqrt(y), flushing subnormals (y never is one: rsqrtf's scaling for them is four
+    // instructions), its magnitude bounded so that y = 0 gives 0: u = 1 makes y -0 (as on the
+    // CPU, whose sqrt then gives -0 too), whose reciprocal square root is -infinity
+    float h;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(h) : "f"(y));
+    h = fminf(fabsf(h), 1e30f);
+    const float s = y * h;
+    return fmaf(fmaf(-s, s, y), 0.5f * h, s);
+}
+
 // Box-Muller: (r cos t, r sin t) from the uniform words of one pair. t lies in [0, 2 pi): the
 // sine and cosine come from one short reduction (trig.cu) rather than sincosf, whose long
 // reduction for large arguments, never taken here, kept its registers and instructions in every
@@ -62,7 +98,7 @@ __device__ __forceinline__ double ef_unit_f64(u32 lo, u32 hi) {
 __device__ __forceinline__ float2 ef_box_muller_f32(u32 wa, u32 wb) {
     const float u = ef_unit_f32(wa) + EF_STEP_F32;  // (0, 1], exact
     const float t = ef_unit_f32(wb) * EF_TAU_F32;
-    const float r = sqrtf(-2.0f * logf(u));
+    const float r = ef_bm_radius(u);
     float s, c;
     ef_sincosf_near(t, &s, &c);
     return make_float2(r * c, r * s);
