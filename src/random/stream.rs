@@ -33,8 +33,10 @@
 //! is `(r cos t, r sin t)`. An odd count uses
 //! only the cosine of the last pair. Values are bounded: |z| <= 5.77 for f32 and 8.58 for f64
 //! (u >= 2^-24 or 2^-53). The backends evaluate `ln`, `sin` and `cos` with their own math
-//! libraries, so normals agree between CPU and CUDA to a few units in the last place, not
-//! bit for bit; uniform values and integers agree exactly.
+//! (CUDA's f32 normals with functions written for exactly these arguments: the radius in
+//! `kernels/random_core.cu`, the sine and cosine in `kernels/trig.cu`, each within an ulp or
+//! two), so normals agree between CPU and CUDA to a few units in the last place, not bit for
+//! bit; uniform values and integers agree exactly.
 
 use super::{philox, threefry};
 
