@@ -642,6 +642,12 @@ __device__ __forceinline__ idx_t reflect101(idx_t x, idx_t n) {
 #define MED3(a, b, c) MX(MN(a, b), MN(MX(a, b), c))
 
 #if WINDOW_OP == 0 || WINDOW_OP == 1
+// The fold of the filter: the larger (dilation) or the smaller (erosion) of two values.
+#if WINDOW_OP == 0
+#define EXTREME(a, b) MX(a, b)
+#else
+#define EXTREME(a, b) MN(a, b)
+#endif
 // Folds the TR outputs of the staged tile whose first window row starts at `col` (the
 // thread's column of the tile, in its first row of the thread's outputs) into `acc`, reading
 // each of the W1 + TR - 1 tile rows they share once. Window position (a, c) of output r is
@@ -664,11 +670,7 @@ __device__ __forceinline__ void fold(const elem_t *col, const bool *marked, elem
       elem_t m = row[0];
 #pragma unroll
       for (int a = 1; a < W0; a++) {
-#if WINDOW_OP == 0
-        m = MX(m, row[a]);
-#else
-        m = MN(m, row[a]);
-#endif
+        m = EXTREME(m, row[a]);
       }
       line[j] = m;
     }
@@ -677,15 +679,10 @@ __device__ __forceinline__ void fold(const elem_t *col, const bool *marked, elem
       elem_t m = line[r];
 #pragma unroll
       for (int c = 1; c < W1; c++) {
-#if WINDOW_OP == 0
-        m = MX(m, line[r + c]);
-#else
-        m = MN(m, line[r + c]);
-#endif
+        m = EXTREME(m, line[r + c]);
       }
       acc[r] = m;
     }
-    (void)fill;
     return;
   }
   bool started[TR];
@@ -704,11 +701,7 @@ __device__ __forceinline__ void fold(const elem_t *col, const bool *marked, elem
       for (int r = 0; r < TR; r++) {
         const int c = j - r;
         if (c >= 0 && c < W1 && (!CHECK || marked[a + c * W0])) {
-#if WINDOW_OP == 0
-          acc[r] = started[r] ? MX(acc[r], v) : v;
-#else
-          acc[r] = started[r] ? MN(acc[r], v) : v;
-#endif
+          acc[r] = started[r] ? EXTREME(acc[r], v) : v;
           started[r] = true;
         }
       }
