@@ -100,17 +100,45 @@ impl Instr {
         }
     }
 
-    /// Indices of the steps this one reads.
-    pub(crate) fn operands(&self) -> Vec<usize> {
-        match *self {
-            Instr::Input(_) | Instr::Scalar(_) | Instr::Range(_) | Instr::Iota(_) => vec![],
-            Instr::Mapped(..) | Instr::Random(_) => vec![],
-            Instr::Unary(_, a) | Instr::Cast(a) => vec![a],
-            Instr::Binary(_, a, b) => vec![a, b],
-            Instr::Select(c, a, b) => vec![c, a, b],
-        }
+    /// Indices of the steps this one reads, in operand order.
+    pub(crate) fn operands(&self) -> Operands {
+        let (at, len) = match *self {
+            Instr::Input(_) | Instr::Scalar(_) | Instr::Range(_) | Instr::Iota(_) => ([0; 3], 0),
+            Instr::Mapped(..) | Instr::Random(_) => ([0; 3], 0),
+            Instr::Unary(_, a) | Instr::Cast(a) => ([a, 0, 0], 1),
+            Instr::Binary(_, a, b) => ([a, b, 0], 2),
+            Instr::Select(c, a, b) => ([c, a, b], 3),
+        };
+        Operands { at, next: 0, len }
     }
 }
+
+/// The operands of one instruction (at most three), without a list on the heap: the program
+/// walks that run on every evaluation ask for them once or twice per step.
+#[derive(Clone, Debug)]
+pub(crate) struct Operands {
+    at: [usize; 3],
+    next: u8,
+    len: u8,
+}
+
+impl Iterator for Operands {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        (self.next < self.len).then(|| {
+            self.next += 1;
+            self.at[self.next as usize - 1]
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = (self.len - self.next) as usize;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Operands {}
 
 /// A walk still to be done by `Builder::push_root`: a node to enter, or a lazy node whose
 /// operands have all been flattened, with the expression it had when it was entered.
@@ -134,6 +162,9 @@ pub(crate) struct Builder {
     leaf_weight: u32,
 }
 
+/// Steps a new builder has room for before it grows.
+const SMALL_PROGRAM: usize = 8;
+
 /// A point `Builder::truncate` can return to.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Mark {
@@ -144,10 +175,16 @@ pub(crate) struct Mark {
 impl Builder {
     /// An empty program whose outputs have shape `dims`.
     pub(crate) fn new(dims: Dim4) -> Builder {
+        // Room for the small programs most evaluations flatten, so that their walk grows no
+        // list and rehashes no map (this runs on every `eval`).
         Builder {
-            program: Program { steps: Vec::new(), outputs: Vec::new(), dims },
-            seen: NodeMap::default(),
-            keep: Vec::new(),
+            program: Program {
+                steps: Vec::with_capacity(SMALL_PROGRAM),
+                outputs: Vec::with_capacity(2),
+                dims,
+            },
+            seen: NodeMap::with_capacity_and_hasher(SMALL_PROGRAM, Default::default()),
+            keep: Vec::with_capacity(SMALL_PROGRAM),
             retired: Vec::new(),
             leaf_weight: 0,
         }
@@ -186,7 +223,8 @@ impl Builder {
     /// The walk keeps its own stack: a tree built by a long loop in manual evaluation may be
     /// far deeper than a thread's stack allows a recursion to go.
     pub(crate) fn push_root(&mut self, root: &Arc<Node>) {
-        let mut stack = vec![Frame::Enter(root.clone())];
+        let mut stack = Vec::with_capacity(SMALL_PROGRAM);
+        stack.push(Frame::Enter(root.clone()));
         while let Some(frame) = stack.pop() {
             match frame {
                 Frame::Enter(node) => {
@@ -284,6 +322,12 @@ impl Builder {
     fn push_read_again(&mut self, room: usize, recomputed_only: bool) -> Vec<Arc<Node>> {
         let dims = self.program.dims;
         let steps = &self.program.steps;
+        let outputs = &self.program.outputs;
+        let candidate = |(i, s): (usize, &Step)| is_operation(&s.instr) && !outputs.contains(&i);
+        if room == 0 || !steps.iter().enumerate().any(candidate) {
+            // (the common `eval` of one operation on data: nothing to choose, no lists made)
+            return Vec::new();
+        }
         // references to each step from the program's operations (the builder holds one more)
         let mut inside = vec![0usize; steps.len()];
         for step in steps {
@@ -340,4 +384,32 @@ impl Builder {
 /// Whether a step computes an operation on other steps (not a leaf).
 fn is_operation(instr: &Instr) -> bool {
     matches!(instr, Instr::Unary(..) | Instr::Binary(..) | Instr::Cast(_) | Instr::Select(..))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operands_come_in_order_with_their_count() {
+        let cases = [
+            (Instr::Range(0), vec![]),
+            (Instr::Iota([1, 1, 1, 1]), vec![]),
+            (Instr::Unary(UnOp::Neg, 4), vec![4]),
+            (Instr::Cast(7), vec![7]),
+            (Instr::Binary(BinOp::Add, 2, 0), vec![2, 0]),
+            (Instr::Select(5, 1, 3), vec![5, 1, 3]),
+        ];
+        for (instr, want) in cases {
+            let ops = instr.operands();
+            assert_eq!(ops.len(), want.len(), "{instr:?}");
+            assert_eq!(ops.collect::<Vec<_>>(), want, "{instr:?}");
+        }
+        // a half-read iterator says how many are left
+        let mut ops = Instr::Select(9, 8, 7).operands();
+        assert_eq!(ops.next(), Some(9));
+        assert_eq!(ops.size_hint(), (2, Some(2)));
+        assert_eq!(ops.by_ref().count(), 2);
+        assert_eq!(ops.next(), None);
+    }
 }

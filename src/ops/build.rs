@@ -21,12 +21,12 @@ pub(crate) fn cast_node(node: &Arc<Node>, to: DType) -> Arc<Node> {
 /// The shape of an element-wise result. Equal sizes combine; a size of 1 broadcasts when
 /// `batch` is set; a single-element operand (a scalar) broadcasts always.
 pub(crate) fn broadcast_dims(func: &str, shapes: &[Dim4], batch: bool) -> Dim4 {
-    let real: Vec<Dim4> = shapes.iter().copied().filter(|d| d.elements() != 1).collect();
-    if real.is_empty() {
+    // (an iterator, not a list: this runs for every element-wise operation a user writes)
+    let mut real = shapes.iter().copied().filter(|d| d.elements() != 1);
+    let Some(mut out) = real.next() else {
         return shapes[0];
-    }
-    let mut out = real[0];
-    for s in &real[1..] {
+    };
+    for s in real {
         for k in 0..4 {
             if s[k] == out[k] {
                 continue;

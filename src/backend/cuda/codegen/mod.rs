@@ -151,7 +151,7 @@ pub(crate) fn key(p: &Program, plan: &Plan) -> Vec<u8> {
     }
     for (i, s) in p.steps.iter().enumerate() {
         k.push(s.dtype as u8);
-        let operands: Vec<usize> = s.instr.operands();
+        let operands = s.instr.operands();
         match &s.instr {
             // a strided read skips the terms of its broadcast dimensions
             Instr::Input(_) => k.extend([
