@@ -100,8 +100,9 @@ impl Instr {
         }
     }
 
-    /// Indices of the steps this one reads, in operand order.
-    pub(crate) fn operands(&self) -> Operands {
+    /// Indices of the steps this one reads, in operand order (at most three, without a list
+    /// on the heap: the program walks that run on every evaluation ask once or twice a step).
+    pub(crate) fn operands(&self) -> std::iter::Take<std::array::IntoIter<usize, 3>> {
         let (at, len) = match *self {
             Instr::Input(_) | Instr::Scalar(_) | Instr::Range(_) | Instr::Iota(_) => ([0; 3], 0),
             Instr::Mapped(..) | Instr::Random(_) => ([0; 3], 0),
@@ -109,36 +110,9 @@ impl Instr {
             Instr::Binary(_, a, b) => ([a, b, 0], 2),
             Instr::Select(c, a, b) => ([c, a, b], 3),
         };
-        Operands { at, next: 0, len }
+        at.into_iter().take(len)
     }
 }
-
-/// The operands of one instruction (at most three), without a list on the heap: the program
-/// walks that run on every evaluation ask for them once or twice per step.
-#[derive(Clone, Debug)]
-pub(crate) struct Operands {
-    at: [usize; 3],
-    next: u8,
-    len: u8,
-}
-
-impl Iterator for Operands {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        (self.next < self.len).then(|| {
-            self.next += 1;
-            self.at[self.next as usize - 1]
-        })
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = (self.len - self.next) as usize;
-        (left, Some(left))
-    }
-}
-
-impl ExactSizeIterator for Operands {}
 
 /// A walk still to be done by `Builder::push_root`: a node to enter, or a lazy node whose
 /// operands have all been flattened, with the expression it had when it was entered.
