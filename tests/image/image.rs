@@ -657,6 +657,15 @@ fn sat_of_wide_and_batched_images_matches_the_reference() {
 }
 
 #[test]
+fn sat_of_very_wide_and_very_tall_images_matches_the_reference() {
+    // Rows of more than 32 chunks of 128 elements (the CUDA kernels' per-row carries walk them
+    // 32 at a time), and more strips of 16 rows than the 16 groups their carries are summed in.
+    sat_wide_case::<u8>(90, 0.0, 256.0, &[[9000, 20, 1, 1], [8193, 3, 2, 1]]);
+    sat_wide_case::<f32>(91, -1.0, 1.0, &[[130, 600, 1, 1], [5000, 35, 1, 1]]);
+    sat_wide_case::<i32>(92, -1000.0, 1000.0, &[[3, 1000, 2, 1]]);
+}
+
+#[test]
 fn sat_reads_views_in_place() {
     // A view that starts one element in (no 16-byte alignment), one whose columns are every
     // other column of its parent, and a transposed view.

@@ -393,68 +393,63 @@ extern "C" __global__ void ef_scan_cols_apply(ScanArgs a) {
 //
 // Compiled where the operation is ADD (EF_SUM). The sums of `a.lines` images of a.dims[0] = W
 // by a.dims[1] = H elements (image i at i % dims[2] * in_st[2] + i / dims[2] * in_st[3]), the
-// output dense. Each image is cut into a.blocks strips of a.block_len consecutive indices of
-// dimension 1 (the last may be shorter). Thread t of a block of EF_SAT_TPB owns the a.len (at
-// most EF_SAT_EPT) consecutive positions x0 = t * a.len, .. of dimension 0, so W <= EF_SAT_TPB
-// * EF_SAT_EPT; a.inclusive is set where rows may be read EF_SAT_VEC elements at a time
-// (contiguous, aligned, a.len a multiple of EF_SAT_VEC). Three launches, each reading what the
-// one before wrote:
-//   ef_sat_strips   per strip s and x: q(s, x), the sum over the strip and over 0..=x;
-//   ef_sat_carries  replaces q(s, x) by the sum of q(0..s, x), what the strips above add;
-//   ef_sat_apply    per strip, each column's running sum along x (a block scan), summed
-//                   along the strip from the strip's carry, written.
+// output dense. Thread t of block b owns the EF_SAT_EPT consecutive positions x0 = (b *
+// EF_SAT_TPB + t) * EF_SAT_EPT of dimension 0, and a warp's 32 * EF_SAT_EPT positions are its
+// chunk c (NC = a.inner - W chunks a row). Each image is cut into a.blocks strips of
+// a.block_len consecutive rows (indices of dimension 1; the last may be shorter). For y in
+// strip s the table is
+//
+//   T(x, y) = Q(x, s) + the sum over rows y' = y0(s) ..= y of R(x, y'),
+//
+// with R(x, y') the running sum of row y' up to x and Q(x, s) = T(x, y0(s) - 1). Both are
+// put together from a warp's values and per-chunk totals, so no kernel waits at a block-wide
+// barrier (which held the passes at a third of the bandwidth when a block spanned the row):
+//   ef_sat_strips   per strip: each position's sum over the strip (q at a.part: a row of
+//                   a.inner a strip, the W positions' sums and then their NC chunks' totals),
+//                   and each row's chunk totals (t at a.carry: NC a row);
+//   ef_sat_carries  replaces q(s, .) by the sum of q(0..s, .), what the strips above add, and
+//                   t(y, c) by the sum of t(y, 0..c), what the chunks to the left add;
+//   ef_sat_apply    per strip: Q from q (the chunks to the left, then the chunk's column
+//                   carries scanned along the warp), then row by row R from t and a warp
+//                   scan, summed down the strip and written.
 // The image is read twice and written once; additions are grouped by the shape only, so
-// results are the same on every run. Blocks are wide (1024 threads) and threads narrow (four
-// positions), so that the f64 accumulators of a thread fit 64 registers and a multiprocessor
-// keeps 32 warps: with 256 threads of 16 positions it kept 8 (over 200 registers a thread),
-// too few to cover the loads' latency. Both passes take the rows EF_SAT_ROWS at a time (the
-// header sets it): all their loads in flight together, and in ef_sat_apply one barrier for the
-// block scans of all of them.
+// results are the same on every run. Both passes over the image take its rows EF_SAT_ROWS at
+// a time (the header sets it), all their loads in flight together.
 #if EF_SUM
 #ifndef EF_SAT_ROWS
 #define EF_SAT_ROWS 4
 #endif
-#define EF_SAT_TPB 1024
-#define EF_SAT_WARPS (EF_SAT_TPB / 32)
+#define EF_SAT_TPB 256
 #define EF_SAT_EPT 4
 #define EF_SAT_VEC (16 / (int)sizeof(ef_in) < EF_SAT_EPT ? 16 / (int)sizeof(ef_in) : EF_SAT_EPT)
 #define EF_SAT_GROUPS 16
+// Blocks a multiprocessor keeps resident: four (64 registers a thread) where the compiler then
+// spills nothing, fewer for wide inputs and complex sums.
+#define EF_SAT_MIN_BLOCKS (sizeof(ef_acc) > 8 ? 2 : sizeof(ef_in) > 4 ? 3 : 4)
 
-// The exclusive sums across the block's threads, in thread order, of N values at once (one per
-// row of a group, N <= EF_SAT_ROWS): a warp scan of each, then every warp scans the warps'
-// totals itself (one a lane). One barrier a call: `wv` holds two halves, and call k writes half
-// k % 2, whose readers of call k - 2 are past call k - 1's barrier.
-template <int N>
-__device__ __forceinline__ void ef_sat_exclusive(ef_acc (&v)[N],
-                                                 ef_acc (*wv)[EF_SAT_ROWS][EF_SAT_WARPS], int half) {
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-  ef_acc in_warp[N];
+// The running sum of `x` along the warp's lanes.
+__device__ __forceinline__ ef_acc ef_sat_warp_inclusive(ef_acc x) {
+  const int lane = threadIdx.x & 31;
 #pragma unroll
-  for (int r = 0; r < N; r++) {
-    ef_acc x = v[r];
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const ef_acc o = ef_shfl_up(x, d);
-      if (lane >= d) x = ef_apply(o, x);
-    }
-    if (lane == 31) wv[half][r][w] = x;
-    const ef_acc up = ef_shfl_up(x, 1);
-    in_warp[r] = lane > 0 ? up : ef_empty();
+  for (int d = 1; d < 32; d <<= 1) {
+    const ef_acc o = ef_shfl_up(x, d);
+    if (lane >= d) x = ef_apply(o, x);
   }
-  __syncthreads();
+  return x;
+}
+
+// The sum of `x` over the warp's lanes, the same bits in every lane (each step adds the same
+// two values in every pair of lanes).
+__device__ __forceinline__ ef_acc ef_sat_warp_total(ef_acc x) {
 #pragma unroll
-  for (int r = 0; r < N; r++) {
-    // lane k: the total of warp k; its exclusive scan, read at this warp's lane
-    ef_acc x = lane < EF_SAT_WARPS ? wv[half][r][lane] : ef_empty();
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const ef_acc o = ef_shfl_up(x, d);
-      if (lane >= d) x = ef_apply(o, x);
-    }
-    const ef_acc up = ef_shfl_up(x, 1);
-    const ef_acc before = ef_shfl_idx(lane > 0 ? up : ef_empty(), w);
-    v[r] = ef_apply(before, in_warp[r]);
-  }
+  for (int d = 16; d > 0; d >>= 1) x = ef_apply(x, ef_shfl_xor(x, d));
+  return x;
+}
+
+// The sum of `x` over the lanes before this one.
+__device__ __forceinline__ ef_acc ef_sat_warp_exclusive(ef_acc x) {
+  const ef_acc up = ef_shfl_up(ef_sat_warp_inclusive(x), 1);
+  return (threadIdx.x & 31) > 0 ? up : ef_empty();
 }
 
 // The first element of column y of image `img` in the input.
@@ -478,7 +473,7 @@ template <> struct EfSatLoad<16> { static __device__ __forceinline__ void get(co
 // groups of EF_SAT_VEC elements inside the row are read in one load.
 __device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col, long long x0,
                                              ef_in* r) {
-  const int ept = (int)a.len;
+  const int ept = EF_SAT_EPT;
   const long long W = a.dims[0];
 #pragma unroll
   for (int e = 0; e < EF_SAT_EPT; e += EF_SAT_VEC) {
@@ -493,13 +488,16 @@ __device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col
   }
 }
 
-extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, 1) ef_sat_strips(ScanArgs a) {
-  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_SAT_WARPS];
-  const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
+// Launched on (ceil(W / (EF_SAT_TPB * EF_SAT_EPT)), strips, images) blocks of EF_SAT_TPB.
+extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, EF_SAT_MIN_BLOCKS) ef_sat_strips(ScanArgs a) {
+  const int lane = threadIdx.x & 31;
+  const long long W = a.dims[0], H = a.dims[1], ld = a.inner, NC = ld - W;
+  const long long x0 = ((long long)blockIdx.x * EF_SAT_TPB + threadIdx.x) * EF_SAT_EPT;
+  const long long c = x0 / (32 * EF_SAT_EPT);
   ef_acc* q = (ef_acc*)a.part;
-  int half = 0;
-  for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
-    for (long long s = blockIdx.x; s < a.blocks; s += gridDim.x) {
+  ef_acc* t = (ef_acc*)a.carry;
+  for (long long img = blockIdx.z; img < a.lines; img += gridDim.z) {
+    for (long long s = blockIdx.y; s < a.blocks; s += gridDim.y) {
       const long long y0 = s * a.block_len;
       const long long y1 = y0 + a.block_len < H ? y0 + a.block_len : H;
       ef_acc sum[EF_SAT_EPT];
@@ -509,104 +507,141 @@ extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, 1) ef_sat_strips(ScanAr
         ef_in r[EF_SAT_ROWS][EF_SAT_EPT];
 #pragma unroll
         for (int k = 0; k < EF_SAT_ROWS; k++)
-          if (y + k < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + k), x0, r[k]);
+          if (y + k < y1 && x0 < W) ef_sat_fetch(a, ef_sat_column(a, img, y + k), x0, r[k]);
 #pragma unroll
-        for (int k = 0; k < EF_SAT_ROWS; k++)
+        for (int k = 0; k < EF_SAT_ROWS; k++) {
+          if (y + k >= y1) break;  // the same rows for every lane
+          ef_acc row = ef_empty();
 #pragma unroll
           for (int e = 0; e < EF_SAT_EPT; e++)
-            if (y + k < y1 && e < (int)a.len && x0 + e < W) sum[e] = ef_apply(sum[e], ef_load(r[k][e]));
+            if (x0 + e < W) {
+              const ef_acc v = ef_load(r[k][e]);
+              sum[e] = ef_apply(sum[e], v);
+              row = ef_apply(row, v);
+            }
+          row = ef_sat_warp_total(row);
+          if (lane == 0 && c < NC) t[(img * H + y + k) * NC + c] = row;
+        }
       }
-      ef_acc run = ef_empty();
-#pragma unroll
-      for (int e = 0; e < EF_SAT_EPT; e++) {
-        run = ef_apply(run, sum[e]);
-        sum[e] = run;
-      }
-      ef_acc before[1] = {run};
-      ef_sat_exclusive(before, wv, half);
-      half ^= 1;
-      ef_acc* row = q + (img * a.blocks + s) * W;
+      ef_acc* qs = q + (img * a.blocks + s) * ld;
+      ef_acc chunk = ef_empty();
 #pragma unroll
       for (int e = 0; e < EF_SAT_EPT; e++)
-        if (e < (int)a.len && x0 + e < W) row[x0 + e] = ef_apply(before[0], sum[e]);
+        if (x0 + e < W) {
+          qs[x0 + e] = sum[e];
+          chunk = ef_apply(chunk, sum[e]);
+        }
+      chunk = ef_sat_warp_total(chunk);
+      if (lane == 0 && c < NC) qs[W + c] = chunk;
     }
   }
 }
 
-// Launched on (32, EF_SAT_GROUPS) blocks: 32 consecutive positions x, the strips of an image
-// in EF_SAT_GROUPS groups (a group's total first, then each group from the ones before it).
+// Launched on (32, EF_SAT_GROUPS) blocks, (ceil(a.inner / 32) + ceil(H / EF_SAT_GROUPS),
+// images) of them. The first ceil(a.inner / 32) take 32 consecutive columns of q each, the
+// strips of an image in EF_SAT_GROUPS groups (a group's total first, then each group from the
+// ones before it); the others take EF_SAT_GROUPS rows of t each, a warp a row.
 extern "C" __global__ void ef_sat_carries(ScanArgs a) {
   __shared__ ef_acc total[EF_SAT_GROUPS][32];
-  const long long W = a.dims[0], S = a.blocks;
+  const long long W = a.dims[0], H = a.dims[1], ld = a.inner, NC = ld - W, S = a.blocks;
+  const long long q_blocks = (ld + 31) / 32;
+  if (blockIdx.x >= q_blocks) {
+    // the chunks to the left of each chunk of a row (no barrier on this side)
+    const long long y = (blockIdx.x - q_blocks) * EF_SAT_GROUPS + threadIdx.y;
+    if (y >= H) return;
+    for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
+      ef_acc* row = (ef_acc*)a.carry + (img * H + y) * NC;
+      ef_acc carry = ef_empty();
+      for (long long c0 = 0; c0 < NC; c0 += 32) {
+        const long long c = c0 + threadIdx.x;
+        const ef_acc v = c < NC ? row[c] : ef_empty();
+        const ef_acc before = ef_sat_warp_exclusive(v);
+        if (c < NC) row[c] = ef_apply(carry, before);
+        carry = ef_apply(carry, ef_shfl_idx(ef_apply(before, v), 31));
+      }
+    }
+    return;
+  }
   const long long x = (long long)blockIdx.x * 32 + threadIdx.x;
   const int g = threadIdx.y;
   const long long per = (S + EF_SAT_GROUPS - 1) / EF_SAT_GROUPS;
   const long long s0 = g * per < S ? g * per : S, s1 = s0 + per < S ? s0 + per : S;
   ef_acc* q = (ef_acc*)a.part;
   for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
-    ef_acc* col = q + img * S * W + x;
+    ef_acc* col = q + img * S * ld + x;
     ef_acc t = ef_empty();
-    if (x < W)
-      for (long long s = s0; s < s1; s++) t = ef_apply(t, col[s * W]);
+    if (x < ld)
+      for (long long s = s0; s < s1; s++) t = ef_apply(t, col[s * ld]);
     total[g][threadIdx.x] = t;
     __syncthreads();
     ef_acc c = ef_empty();
     for (int h = 0; h < g; h++) c = ef_apply(c, total[h][threadIdx.x]);
-    if (x < W)
+    if (x < ld)
       for (long long s = s0; s < s1; s++) {
-        ef_acc v = col[s * W];
-        col[s * W] = c;
+        ef_acc v = col[s * ld];
+        col[s * ld] = c;
         c = ef_apply(c, v);
       }
     __syncthreads();
   }
 }
 
-extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, 1) ef_sat_apply(ScanArgs a) {
-  __shared__ ef_acc wv[2][EF_SAT_ROWS][EF_SAT_WARPS];
-  const long long x0 = (long long)threadIdx.x * a.len, W = a.dims[0], H = a.dims[1];
-  const int ept = (int)a.len;
+// Launched as ef_sat_strips.
+extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, EF_SAT_MIN_BLOCKS) ef_sat_apply(ScanArgs a) {
+  const int lane = threadIdx.x & 31;
+  const long long W = a.dims[0], H = a.dims[1], ld = a.inner, NC = ld - W;
+  const long long x0 = ((long long)blockIdx.x * EF_SAT_TPB + threadIdx.x) * EF_SAT_EPT;
+  const long long c = x0 / (32 * EF_SAT_EPT);
+  const long long left_chunks = c < NC ? c : NC;
   const ef_acc* q = (const ef_acc*)a.part;
+  const ef_acc* t = (const ef_acc*)a.carry;
   ef_out* out = (ef_out*)a.out;
   // rows, and this thread's outputs in them, start on 16-byte boundaries: groups of 16
   // bytes are then inside the row or past it
-  const bool wide = (W * (long long)sizeof(ef_out)) % 16 == 0 && (ept * sizeof(ef_out)) % 16 == 0;
-  int half = 0;
-  for (long long img = blockIdx.y; img < a.lines; img += gridDim.y) {
-    for (long long s = blockIdx.x; s < a.blocks; s += gridDim.x) {
+  const bool wide = (W * (long long)sizeof(ef_out)) % 16 == 0 && (EF_SAT_EPT * sizeof(ef_out)) % 16 == 0;
+  for (long long img = blockIdx.z; img < a.lines; img += gridDim.z) {
+    for (long long s = blockIdx.y; s < a.blocks; s += gridDim.y) {
       const long long y0 = s * a.block_len;
       const long long y1 = y0 + a.block_len < H ? y0 + a.block_len : H;
+      // Q(x, s): what the chunks to the left add, then the running carries within the chunk
+      const ef_acc* qs = q + (img * a.blocks + s) * ld;
+      ef_acc left = ef_empty();
+      for (long long j = lane; j < left_chunks; j += 32) left = ef_apply(left, qs[W + j]);
+      left = ef_sat_warp_total(left);
       ef_acc acc[EF_SAT_EPT];
-      const ef_acc* carry = q + (img * a.blocks + s) * W;
+      ef_acc run = ef_empty();
 #pragma unroll
-      for (int e = 0; e < EF_SAT_EPT; e++)
-        acc[e] = e < ept && x0 + e < W ? carry[x0 + e] : ef_empty();
+      for (int e = 0; e < EF_SAT_EPT; e++) {
+        if (x0 + e < W) run = ef_apply(run, qs[x0 + e]);
+        acc[e] = run;
+      }
+      const ef_acc base = ef_apply(left, ef_sat_warp_exclusive(run));
+#pragma unroll
+      for (int e = 0; e < EF_SAT_EPT; e++) acc[e] = ef_apply(base, acc[e]);
       for (long long y = y0; y < y1; y += EF_SAT_ROWS) {
         ef_in r[EF_SAT_ROWS][EF_SAT_EPT];
-        ef_acc before[EF_SAT_ROWS];
-#pragma unroll
-        for (int k = 0; k < EF_SAT_ROWS; k++)
-          if (y + k < y1) ef_sat_fetch(a, ef_sat_column(a, img, y + k), x0, r[k]);
-        // each row's total over this thread's positions, then the block's sums before them
+        ef_acc p[EF_SAT_ROWS];
 #pragma unroll
         for (int k = 0; k < EF_SAT_ROWS; k++) {
-          ef_acc run = ef_empty();
-#pragma unroll
-          for (int e = 0; e < EF_SAT_EPT; e++)
-            if (y + k < y1 && e < ept && x0 + e < W) run = ef_apply(run, ef_load(r[k][e]));
-          before[k] = run;
+          if (y + k < y1 && x0 < W) ef_sat_fetch(a, ef_sat_column(a, img, y + k), x0, r[k]);
+          p[k] = y + k < y1 && c < NC ? t[(img * H + y + k) * NC + c] : ef_empty();
         }
-        ef_sat_exclusive(before, wv, half);
-        half ^= 1;
 #pragma unroll
         for (int k = 0; k < EF_SAT_ROWS; k++) {
-          if (y + k >= y1) break;
-          ef_out o[EF_SAT_EPT];
+          if (y + k >= y1) break;  // the same rows for every lane
+          // R(x, y + k): the chunks to the left, the lanes before, this thread's positions
+          ef_acc in_row[EF_SAT_EPT];
           ef_acc run = ef_empty();
 #pragma unroll
           for (int e = 0; e < EF_SAT_EPT; e++) {
-            if (e < ept && x0 + e < W) run = ef_apply(run, ef_load(r[k][e]));
-            acc[e] = ef_apply(acc[e], ef_apply(before[k], run));
+            if (x0 + e < W) run = ef_apply(run, ef_load(r[k][e]));
+            in_row[e] = run;
+          }
+          const ef_acc before = ef_apply(p[k], ef_sat_warp_exclusive(run));
+          ef_out o[EF_SAT_EPT];
+#pragma unroll
+          for (int e = 0; e < EF_SAT_EPT; e++) {
+            acc[e] = ef_apply(acc[e], ef_apply(before, in_row[e]));
             o[e] = ef_store(acc[e]);
           }
           if (x0 >= W) continue;
@@ -614,7 +649,7 @@ extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, 1) ef_sat_apply(ScanArg
           if (wide) {
 #pragma unroll
             for (int e = 0; e < EF_SAT_EPT; e += 16 / (int)sizeof(ef_out))
-              if (e < ept && x0 + e < W) {
+              if (x0 + e < W) {
                 uint4 w;
                 memcpy(&w, o + e, 16);
                 *(uint4*)(row + e) = w;
@@ -622,7 +657,7 @@ extern "C" __global__ void __launch_bounds__(EF_SAT_TPB, 1) ef_sat_apply(ScanArg
           } else {
 #pragma unroll
             for (int e = 0; e < EF_SAT_EPT; e++)
-              if (e < ept && x0 + e < W) row[e] = o[e];
+              if (x0 + e < W) row[e] = o[e];
           }
         }
       }
