@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, OnceLock, TryLockError};
 use cudarc::driver::{result as cu, sys, CudaContext, CudaEvent, CudaStream};
 
 use super::driver_error;
+use super::kernel::replay::Replays;
 use super::kernel::KernelCache;
 use super::memory::{DeviceMem, DriverAllocator, DriverStreamOrder, MemoryManager, StreamId};
 use super::vendor::handles::Handles;
@@ -144,6 +145,7 @@ pub(crate) struct Device {
     memory: MemoryManager,
     kernels: KernelCache,
     handles: Handles,
+    replays: Replays,
     staging: Mutex<Staging>,
 }
 
@@ -200,6 +202,7 @@ impl Device {
             memory,
             kernels: KernelCache::new(compute_capability),
             handles: Handles::new(),
+            replays: Replays::default(),
             staging: Mutex::new(Staging::Untried),
         })
     }
@@ -279,6 +282,11 @@ impl Device {
     /// The kernel cache.
     pub(crate) fn kernels(&self) -> &KernelCache {
         &self.kernels
+    }
+
+    /// The launches replayed from graphs on the device's own stream.
+    pub(crate) fn replays(&self) -> &Replays {
+        &self.replays
     }
 
     /// The device's vendor library handles (cuBLAS, cuSOLVER, cuDNN), made on first use.

@@ -90,7 +90,8 @@ impl KernelFn {
     }
 
     /// Launches the kernel on this thread's current stream of `device` (emberfire's own, or a
-    /// user's inside a `with_stream` scope) with the parameter values in `args`.
+    /// user's inside a `with_stream` scope) with the parameter values in `args`; on the own
+    /// stream, a shape launched before is replayed from a graph (see `replay.rs`).
     /// Asynchronous: returns once queued.
     ///
     /// # Safety
@@ -111,8 +112,32 @@ impl KernelFn {
         args: &mut KernelArgs,
     ) -> Result<(), Error> {
         let mut params = args.pointers();
+        let stream = device.stream_raw();
+        if super::replay::enabled() && stream == device.own_stream_raw() {
+            self.bind(device)?;
+            // SAFETY: the caller's contract, on the device's own stream with its context
+            // current; `params` point into `args`, which outlives the call.
+            let replayed = unsafe {
+                device.replays().launch(self, grid, block, shared_mem, stream, &mut params)
+            }?;
+            if replayed {
+                return Ok(());
+            }
+        }
         // SAFETY: the caller's contract; `params` point into `args`, which outlives the call.
-        unsafe { self.launch_on(grid, block, shared_mem, device, device.stream_raw(), &mut params) }
+        unsafe { self.launch_on(grid, block, shared_mem, device, stream, &mut params) }
+    }
+
+    /// Makes `device`'s context current, refusing a device the kernel was not loaded on.
+    fn bind(&self, device: &Device) -> Result<(), Error> {
+        if device.context().cu_ctx() as usize != self.ctx {
+            return Err(Error::Driver(format!(
+                "kernel `{}` was loaded on another device than {}",
+                self.entry,
+                device.ordinal()
+            )));
+        }
+        device.bind()
     }
 
     /// Launches the kernel on `stream` with raw parameter pointers (the form users' kernels
@@ -135,14 +160,7 @@ impl KernelFn {
         stream: cusys::CUstream,
         params: &mut [*mut std::ffi::c_void],
     ) -> Result<(), Error> {
-        if device.context().cu_ctx() as usize != self.ctx {
-            return Err(Error::Driver(format!(
-                "kernel `{}` was loaded on another device than {}",
-                self.entry,
-                device.ordinal()
-            )));
-        }
-        device.bind()?;
+        self.bind(device)?;
         // SAFETY: the caller's contract above; the function is kept loaded by `self`.
         unsafe { cu::launch_kernel(self.cu_function(), grid, block, shared_mem, stream, params) }
             .map_err(|e| driver_error(&format!("launching kernel `{}`", self.entry), e))

@@ -12,6 +12,7 @@
 //! - `nvrtc.rs`: loading NVRTC, the compile target and options, compiling one source;
 //! - `disk.rs`: the disk cache's directory, file names, keys and file format;
 //! - `loaded.rs`: a loaded kernel and its launch;
+//! - `replay.rs`: launches of a shape made before, replayed from a one-node graph;
 //! - `args.rs`: packing parameter values;
 //! - `grid.rs`: the grid of a grid-stride kernel;
 //! - `stats.rs`: the counts `emberfire::jit_stats()` reports.
@@ -25,6 +26,7 @@ pub(crate) mod disk;
 mod grid;
 mod loaded;
 pub(crate) mod nvrtc;
+pub(crate) mod replay;
 mod stats;
 
 pub(crate) use args::{KernelArgs, KernelParam};

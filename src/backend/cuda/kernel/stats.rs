@@ -1,5 +1,6 @@
 //! Counts of kernel compilations and cache hits: one set per [`KernelCache`](super::KernelCache)
-//! and one for the whole process, which `emberfire::jit_stats()` reports.
+//! and one for the whole process, which `emberfire::jit_stats()` reports with the counts of
+//! replayed launches (`replay.rs`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -23,6 +24,12 @@ pub struct JitStats {
     pub memory_hits: u64,
     /// Kernels loaded from the disk cache instead of being compiled.
     pub disk_hits: u64,
+    /// Launches replayed from a graph: a kernel launched again with the same grid on
+    /// emberfire's own stream goes to the device as a graph of one launch with new arguments,
+    /// which costs the host less than a launch (`EMBERFIRE_LAUNCH_REPLAY=0` turns it off).
+    pub replayed_launches: u64,
+    /// Graphs made for replayed launches (one per kernel and grid, at most 256 a device).
+    pub launch_graphs: u64,
 }
 
 /// Which of the three outcomes a lookup had.
@@ -55,6 +62,8 @@ impl Counters {
             compiles: self.compiles.load(Ordering::Relaxed),
             memory_hits: self.memory_hits.load(Ordering::Relaxed),
             disk_hits: self.disk_hits.load(Ordering::Relaxed),
+            replayed_launches: 0,
+            launch_graphs: 0,
         }
     }
 
@@ -78,7 +87,8 @@ static GLOBAL: Counters = Counters::new();
 
 /// The kernel compilation counters (global across devices).
 pub(crate) fn jit_stats() -> JitStats {
-    GLOBAL.snapshot()
+    let (replayed_launches, launch_graphs) = super::replay::counts();
+    JitStats { replayed_launches, launch_graphs, ..GLOBAL.snapshot() }
 }
 
 #[cfg(test)]
@@ -93,7 +103,16 @@ mod tests {
         mine.count(Outcome::MemoryHit);
         mine.count(Outcome::MemoryHit);
         mine.count(Outcome::DiskHit);
-        assert_eq!(mine.snapshot(), JitStats { compiles: 1, memory_hits: 2, disk_hits: 1 });
+        assert_eq!(
+            mine.snapshot(),
+            JitStats {
+                compiles: 1,
+                memory_hits: 2,
+                disk_hits: 1,
+                replayed_launches: 0,
+                launch_graphs: 0
+            }
+        );
         let after = jit_stats();
         // Other tests may count at the same time: the global set grew by at least this much.
         assert!(after.compiles > before.compiles && after.memory_hits >= before.memory_hits + 2);
