@@ -113,7 +113,7 @@ impl KernelFn {
     ) -> Result<(), Error> {
         let mut params = args.pointers();
         let stream = device.stream_raw();
-        if super::replay::enabled() && stream == device.own_stream_raw() {
+        if super::replay::worth_it(device, grid) && stream == device.own_stream_raw() {
             self.bind(device)?;
             // SAFETY: the caller's contract, on the device's own stream with its context
             // current; `params` point into `args`, which outlives the call.
