@@ -15,14 +15,15 @@
 //! launch takes the host, so the host is what a sequence of them waits for; a larger kernel
 //! keeps the device busier than the host, and there a graph's launch costs the device more
 //! than a kernel's (every launch replayed, the conjugate-gradient program took 5.82 and 5.90 ms
-//! against 5.61 and 5.70 launched directly on an H100). Launches on a user's stream (inside a `with_stream` scope) stay direct, and so does
-//! a launch while the user captures the device's stream into a graph of their own (the
-//! capture takes kernel launches; a graph launch there would end it with an error). A shape
-//! whose graph cannot be made is launched directly from then on. `EMBERFIRE_LAUNCH_REPLAY=0`
-//! turns replay off.
+//! against 5.61 and 5.70 launched directly on an H100).
+//!
+//! Launches on a user's stream (inside a `with_stream` scope) stay direct, and so does a launch
+//! while the user captures the device's stream into a graph of their own, so that the capture
+//! records the kernels it would record without replay. A shape whose graph cannot be made is
+//! launched directly from then on. `EMBERFIRE_LAUNCH_REPLAY=0` turns replay off.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::hash_map::{self, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{sys, DriverError};
@@ -34,9 +35,9 @@ use crate::error::Error;
 
 /// Direct launches of a shape before its graph is made: a shape launched once or twice (a
 /// program's setup) costs no graph.
-pub(crate) const REPLAY_AFTER: u32 = 2;
+const REPLAY_AFTER: u32 = 2;
 /// Graphs a device keeps; shapes past them are launched directly.
-pub(crate) const MAX_GRAPHS: usize = 256;
+const MAX_GRAPHS: usize = 256;
 /// Shapes a device counts launches of; shapes past them are launched directly.
 const MAX_SHAPES: usize = 4096;
 
@@ -137,7 +138,7 @@ impl Graph {
 #[derive(Default)]
 pub(crate) struct Replays {
     shapes: Mutex<HashMap<Shape, Entry>>,
-    graphs: std::sync::atomic::AtomicUsize,
+    graphs: AtomicUsize,
 }
 
 impl Replays {
@@ -163,11 +164,9 @@ impl Replays {
         let mut shapes = self.shapes.lock().unwrap_or_else(|e| e.into_inner());
         let known = shapes.len();
         let entry = match shapes.entry(shape) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) if known < MAX_SHAPES => {
-                v.insert(Entry::Seen(0))
-            }
-            std::collections::hash_map::Entry::Vacant(_) => return Ok(false),
+            hash_map::Entry::Occupied(o) => o.into_mut(),
+            hash_map::Entry::Vacant(v) if known < MAX_SHAPES => v.insert(Entry::Seen(0)),
+            hash_map::Entry::Vacant(_) => return Ok(false),
         };
         let p = sys::CUDA_KERNEL_NODE_PARAMS {
             func,
