@@ -221,7 +221,6 @@ pub(crate) fn summed_area(
         dims: std::array::from_fn(|k| dims[k] as i64),
         in_st,
         lines: images,
-        len: SAT_EPT,
         inner: ld,
         blocks: strips,
         block_len: strip,
@@ -236,11 +235,11 @@ pub(crate) fn summed_area(
     a.part = sums.ptr();
     a.carry = chunk_totals.ptr();
     let x_blocks = ceil_div(w, SAT_TPB as i64 * SAT_EPT) as u32;
-    let per_strip = (x_blocks, strips.min(65_535) as u32, images.min(65_535) as u32);
+    let image_blocks = images.min(65_535) as u32;
+    let per_strip = (x_blocks, strips.min(65_535) as u32, image_blocks);
     let carry_blocks = (ceil_div(ld, 32) + ceil_div(h, SAT_GROUPS as i64)) as u32;
-    let gy = images.min(65_535) as u32;
     launch_block(dev, &sat[0], per_strip, (SAT_TPB, 1, 1), &mut a)?;
-    launch_block(dev, &sat[1], (carry_blocks, gy, 1), (32, SAT_GROUPS, 1), &mut a)?;
+    launch_block(dev, &sat[1], (carry_blocks, image_blocks, 1), (32, SAT_GROUPS, 1), &mut a)?;
     launch_block(dev, &sat[2], per_strip, (SAT_TPB, 1, 1), &mut a)?;
     drop((sums, chunk_totals));
     Ok(result)

@@ -26,8 +26,8 @@ pub struct JitStats {
     pub disk_hits: u64,
     /// Launches replayed from a graph: a small kernel (at most a block a multiprocessor)
     /// launched again with the same grid on emberfire's own stream goes to the device as a
-    /// graph of one launch with new arguments,
-    /// which costs the host less than a launch (`EMBERFIRE_LAUNCH_REPLAY=0` turns it off).
+    /// graph of one launch with new arguments, which costs the host less than a launch
+    /// (`EMBERFIRE_LAUNCH_REPLAY=0` turns it off).
     pub replayed_launches: u64,
     /// Graphs made for replayed launches (one per kernel and grid, at most 256 a device).
     pub launch_graphs: u64,

@@ -468,22 +468,20 @@ template <> struct EfSatLoad<4> { static __device__ __forceinline__ void get(con
 template <> struct EfSatLoad<8> { static __device__ __forceinline__ void get(const void* p, void* d) { uint2 v = __ldg((const uint2*)p); memcpy(d, &v, 8); } };
 template <> struct EfSatLoad<16> { static __device__ __forceinline__ void get(const void* p, void* d) { uint4 v = __ldg((const uint4*)p); memcpy(d, &v, 16); } };
 
-// This thread's elements of a column, raw; positions past W are left as they are. With
-// a.inclusive set (rows aligned to EF_SAT_VEC elements, a.len a multiple of EF_SAT_VEC) whole
-// groups of EF_SAT_VEC elements inside the row are read in one load.
+// This thread's EF_SAT_EPT elements of a column, raw; positions past W are left as they are.
+// With a.inclusive set (rows aligned to EF_SAT_VEC elements) whole groups of EF_SAT_VEC
+// elements inside the row are read in one load.
 __device__ __forceinline__ void ef_sat_fetch(const ScanArgs& a, const ef_in* col, long long x0,
                                              ef_in* r) {
-  const int ept = EF_SAT_EPT;
   const long long W = a.dims[0];
 #pragma unroll
   for (int e = 0; e < EF_SAT_EPT; e += EF_SAT_VEC) {
-    if (e >= ept) continue;
     if (a.inclusive && x0 + e + EF_SAT_VEC <= W) {
       EfSatLoad<EF_SAT_VEC * sizeof(ef_in)>::get(col + x0 + e, r + e);
     } else {
 #pragma unroll
       for (int k = 0; k < EF_SAT_VEC; k++)
-        if (e + k < ept && x0 + e + k < W) r[e + k] = col[(x0 + e + k) * a.in_st[0]];
+        if (x0 + e + k < W) r[e + k] = col[(x0 + e + k) * a.in_st[0]];
     }
   }
 }
