@@ -100,7 +100,10 @@ pub fn native_id(device: i32) -> Result<i32> {
 /// }
 /// ```
 pub fn context(device: i32) -> Result<Arc<CudaContext>> {
-    Ok(device_of(device)?.context().clone())
+    let dev = device_of(device)?;
+    // (the user may synchronise the context rather than the stream: hold nothing back)
+    dev.share_stream();
+    Ok(dev.context().clone())
 }
 
 /// emberfire's own stream on `device`. emberfire keeps it for the life of the process, so the
@@ -112,7 +115,7 @@ pub fn context(device: i32) -> Result<Arc<CudaContext>> {
 /// }
 /// ```
 pub fn own_stream(device: i32) -> Result<Arc<CudaStream>> {
-    Ok(device_of(device)?.cu_stream().clone())
+    Ok(device_of(device)?.share_stream().clone())
 }
 
 /// The raw stream this thread's emberfire work on `device` goes to: the stream of the
@@ -124,7 +127,12 @@ pub fn own_stream(device: i32) -> Result<Arc<CudaStream>> {
 /// }
 /// ```
 pub fn current_stream(device: i32) -> Result<sys::CUstream> {
-    Ok(device_of(device)?.stream_raw())
+    let dev = device_of(device)?;
+    let raw = dev.stream_raw();
+    if raw == dev.stream_id().handle() {
+        dev.share_stream();
+    }
+    Ok(raw)
 }
 
 /// Runs `f` with `stream` as this thread's current stream on `device`: the arrays `f` evaluates

@@ -20,6 +20,7 @@ mod deep_graph;
 mod dlpack;
 mod error_handler;
 mod eval_control;
+mod launch_batch;
 mod movement_fusion;
 mod out_of_memory;
 mod random;

@@ -167,6 +167,8 @@ fn execute(
 ) -> Result<(), Error> {
     let lib = cufft()?;
     let _busy = lock(&plan.busy);
+    // The plan was bound to the stream when it was made: launches held back go first.
+    dev.replays().send(dev)?;
     dev.bind()?;
     let work = if plan.work_bytes > 0 { Some(dev.memory().alloc(plan.work_bytes)?) } else { None };
     if let Some(w) = &work {

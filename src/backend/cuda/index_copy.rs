@@ -40,7 +40,8 @@ struct CopyParams {
     dst: SideParams,
 }
 
-impl KernelParam for CopyParams {}
+// SAFETY: 8-byte fields only (`SideParams` too): no padding.
+unsafe impl KernelParam for CopyParams {}
 
 fn side_params(side: &Side) -> SideParams {
     let mut p = SideParams {

@@ -90,8 +90,9 @@ fn launch(
     // `codegen::source`), every pointer refers to live device memory of the right length held
     // by `p` or by the caller of `launch` (which checked a strided output's view against its
     // buffer), and the launch is ordered on the thread's current stream (which the outputs
-    // were allocated for) before any use of the outputs.
-    unsafe { func.launch(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, &mut args) }
+    // were allocated for) before any use of the outputs: held back, it is sent before
+    // anything else reaches the stream.
+    unsafe { func.launch_or_hold(dev, (grid, 1, 1), (BLOCK, 1, 1), 0, &mut args) }
 }
 
 /// The compiled kernel for `p` under `plan`: looked up by the program's structure, and its

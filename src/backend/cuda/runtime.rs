@@ -247,20 +247,32 @@ impl Device {
         &self.ctx
     }
 
-    /// emberfire's own stream on this device (owned by the device: never destroyed).
+    /// emberfire's own stream on this device (owned by the device: never destroyed). Sends
+    /// the launches held back first (`kernel/replay.rs`).
     pub(crate) fn cu_stream(&self) -> &Arc<CudaStream> {
+        self.replays.send_or_keep_error(self);
+        &self.stream
+    }
+
+    /// emberfire's own stream, handed to the user (who may queue work on it or capture it):
+    /// what is held back is sent, and nothing is held on this device from now on.
+    pub(crate) fn share_stream(&self) -> &Arc<CudaStream> {
+        self.replays.share(self);
         &self.stream
     }
 
     /// The stream this thread's work on the device goes to, as a raw handle: the user's stream
     /// inside a scope that made one current, else emberfire's own. Every kernel launch and
-    /// library call uses this one (and allocates its outputs with [`Device::alloc`]).
+    /// library call uses this one (and allocates its outputs with [`Device::alloc`]). Sends
+    /// the launches held back first (`kernel/replay.rs`).
     pub(crate) fn stream_raw(&self) -> sys::CUstream {
         self.memory.current_stream().as_raw()
     }
 
-    /// emberfire's own stream as a raw handle (never destroy it).
+    /// emberfire's own stream as a raw handle (never destroy it). Sends the launches held back
+    /// first.
     pub(crate) fn own_stream_raw(&self) -> sys::CUstream {
+        self.replays.send_or_keep_error(self);
         self.stream.cu_stream()
     }
 
@@ -305,6 +317,9 @@ impl Device {
     pub(crate) fn sync(&self) -> Result<(), Error> {
         let started = std::time::Instant::now();
         self.sync_own()?;
+        if let Some(e) = self.replays.take_failure() {
+            return Err(e);
+        }
         super::kernel::nvrtc::trace_event(|| {
             format!("waited {:.2} ms for the device", started.elapsed().as_secs_f64() * 1e3)
         });
@@ -320,6 +335,7 @@ impl Device {
 
     /// Blocks until all work queued on emberfire's own stream has finished.
     fn sync_own(&self) -> Result<(), Error> {
+        self.replays.send(self)?;
         self.stream.synchronize().map_err(|e| driver_error("synchronising the stream", e))
     }
 

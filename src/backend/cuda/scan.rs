@@ -85,7 +85,8 @@ struct ScanArgs {
     inclusive: i32,
 }
 
-impl KernelParam for ScanArgs {}
+// SAFETY: 8-byte fields, then two 4-byte ones that fill a word: no padding.
+unsafe impl KernelParam for ScanArgs {}
 
 /// Scans `input` (shape `dims`) on device `ordinal` into a new dense buffer of `out` elements.
 pub(crate) fn scan(

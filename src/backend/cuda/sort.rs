@@ -73,7 +73,8 @@ struct SortArgs {
     pad: i32,
 }
 
-impl KernelParam for SortArgs {}
+// SAFETY: 8-byte fields, then six 4-byte ones (the last one padding spelled out): no padding.
+unsafe impl KernelParam for SortArgs {}
 
 /// What a sort returns besides the sorted elements: each element's source position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

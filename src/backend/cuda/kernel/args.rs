@@ -4,20 +4,29 @@
 //! a value of the parameter's declared size; it copies them when the launch is queued. A
 //! `KernelArgs` keeps every value in its own run of 8-byte words (so any value, from an `i32`
 //! to an 80-byte struct, is stored whole and 8-byte aligned) and hands out the pointers once
-//! all values are in, so no pointer can outlive a reallocation.
+//! all values are in, so no pointer can outlive a reallocation. Every byte of the words is
+//! initialised, so a launch's values can be kept and compared with another's (a launch held
+//! back for a graph, `replay.rs`).
 
 use std::ffi::c_void;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::size_of;
 
 /// A value that can be passed to a kernel by value: plain data with the layout of the C type
 /// the kernel declares (a primitive, an array of them, or a `#[repr(C)]` struct of them).
-pub(crate) trait KernelParam: Copy + 'static {}
+///
+/// # Safety
+///
+/// Every byte of a value is initialised: the type has no padding (a `#[repr(C)]` struct
+/// spells its padding out as fields), so its bytes can be copied into and compared as words.
+pub(crate) unsafe trait KernelParam: Copy + 'static {}
 
 macro_rules! kernel_params {
-    ($($t:ty),*) => { $(impl KernelParam for $t {})* };
+    // SAFETY: primitives have no padding.
+    ($($t:ty),*) => { $(unsafe impl KernelParam for $t {})* };
 }
 kernel_params!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
-impl<T: KernelParam, const N: usize> KernelParam for [T; N] {}
+// SAFETY: an array of values without padding has none.
+unsafe impl<T: KernelParam, const N: usize> KernelParam for [T; N] {}
 
 /// The parameter values of a launch, in the kernel's order.
 ///
@@ -26,9 +35,9 @@ impl<T: KernelParam, const N: usize> KernelParam for [T; N] {}
 /// args.u64(input_ptr).u64(output_ptr).i64(n as i64);
 /// unsafe { kernel.launch(dev, grid, block, 0, &mut args) }?;
 /// ```
-#[derive(Default)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub(crate) struct KernelArgs {
-    words: Vec<MaybeUninit<u64>>,
+    words: Vec<u64>,
     /// Where each value starts in `words`.
     starts: Vec<usize>,
 }
@@ -60,8 +69,8 @@ impl KernelArgs {
     pub(crate) fn value<T: KernelParam>(&mut self, v: T) -> &mut Self {
         let start = self.reserve(size_of::<T>());
         // SAFETY: `reserve` made `size_of::<T>()` bytes (rounded up to whole words) from word
-        // `start` part of `words`; the write is unaligned-safe and copies `T`'s bytes, padding
-        // included, into `MaybeUninit` storage, which may hold uninitialised bytes.
+        // `start` part of `words`; the write is unaligned-safe and copies `T`'s bytes, every
+        // one initialised (`KernelParam`'s contract), so the words stay initialised.
         unsafe { (self.words.as_mut_ptr().add(start) as *mut T).write_unaligned(v) };
         self
     }
@@ -111,7 +120,7 @@ impl KernelArgs {
     fn reserve(&mut self, bytes: usize) -> usize {
         let start = self.words.len();
         let n = bytes.div_ceil(8).max(1);
-        self.words.resize(start + n, MaybeUninit::new(0));
+        self.words.resize(start + n, 0);
         self.starts.push(start);
         start
     }
@@ -133,9 +142,11 @@ mod tests {
     #[derive(Clone, Copy)]
     struct Pair {
         a: u32,
+        pad: u32,
         b: u64,
     }
-    impl KernelParam for Pair {}
+    // SAFETY: the padding is a field: every byte is initialised.
+    unsafe impl KernelParam for Pair {}
 
     /// Reads `size` bytes at a pointer `pointers` gave.
     fn read(p: *mut c_void, size: usize) -> Vec<u8> {
@@ -147,7 +158,7 @@ mod tests {
     fn every_value_is_stored_whole_in_order() {
         let mut args = KernelArgs::with_capacity(2);
         args.u64(0x1122_3344_5566_7788).i32(-5).bytes(&[9u8; 16]).f64(1.5);
-        args.value([7u32; 20]).value(Pair { a: 3, b: 4 }).u32(6);
+        args.value([7u32; 20]).value(Pair { a: 3, pad: 0, b: 4 }).u32(6);
         assert_eq!(args.len(), 7);
         let p = args.pointers();
         assert_eq!(read(p[0], 8), 0x1122_3344_5566_7788u64.to_ne_bytes());

@@ -7,6 +7,8 @@ use cudarc::driver::{result as cu, sys as cusys, CudaFunction, CudaModule};
 use cudarc::nvrtc::Ptx;
 
 use super::args::KernelArgs;
+use super::graph::Shape;
+use super::replay::Outcome;
 use crate::backend::cuda::driver_error;
 use crate::backend::cuda::runtime::Device;
 use crate::error::Error;
@@ -91,8 +93,8 @@ impl KernelFn {
 
     /// Launches the kernel on this thread's current stream of `device` (emberfire's own, or a
     /// user's inside a `with_stream` scope) with the parameter values in `args`; on the own
-    /// stream, a shape launched before is replayed from a graph (see `replay.rs`).
-    /// Asynchronous: returns once queued.
+    /// stream, a small launch of a shape launched before is replayed from a graph (see
+    /// `replay.rs`). Launches held back are sent first. Asynchronous: returns once queued.
     ///
     /// # Safety
     ///
@@ -111,21 +113,62 @@ impl KernelFn {
         shared_mem: u32,
         args: &mut KernelArgs,
     ) -> Result<(), Error> {
-        let mut params = args.pointers();
-        let stream = device.stream_raw();
-        if super::replay::worth_it(device, grid) && stream == device.own_stream_raw() {
-            self.bind(device)?;
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_as(device, grid, block, shared_mem, args, false) }
+    }
+
+    /// [`launch`](Self::launch), except that a small launch on the own stream may be held
+    /// back and sent later with others as one graph (`replay.rs` says when, and what sends
+    /// it). For the element-wise evaluations, whose kernels read and write only the memory
+    /// their arguments name.
+    ///
+    /// # Safety
+    ///
+    /// [`launch`](Self::launch)'s contract.
+    pub(crate) unsafe fn launch_or_hold(
+        &self,
+        device: &Device,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem: u32,
+        args: &mut KernelArgs,
+    ) -> Result<(), Error> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_as(device, grid, block, shared_mem, args, true) }
+    }
+
+    /// # Safety
+    ///
+    /// [`launch`](Self::launch)'s contract.
+    unsafe fn launch_as(
+        &self,
+        device: &Device,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_mem: u32,
+        args: &mut KernelArgs,
+        hold: bool,
+    ) -> Result<(), Error> {
+        self.bind(device)?;
+        let stream = device.current_stream_id();
+        // (the raw handle as it is: this launch orders itself after what is held, below)
+        let raw = stream.handle();
+        if stream == device.stream_id() && super::replay::worth_it(device, grid) {
+            let shape = Shape::of(self, grid, block, shared_mem);
             // SAFETY: the caller's contract, on the device's own stream with its context
-            // current; `params` point into `args`, which outlives the call.
-            let replayed = unsafe {
-                device.replays().launch(self, grid, block, shared_mem, stream, &mut params)
-            }?;
-            if replayed {
+            // current.
+            let outcome = unsafe { device.replays().launch(device, self, shape, raw, args, hold) }?;
+            if let Outcome::Done = outcome {
                 return Ok(());
             }
+        } else {
+            device.replays().send(device)?;
         }
-        // SAFETY: the caller's contract; `params` point into `args`, which outlives the call.
-        unsafe { self.launch_on(grid, block, shared_mem, device, stream, &mut params) }
+        let mut params = args.pointers();
+        // SAFETY: the caller's contract; `params` point into `args`, which outlives the call;
+        // the context is current and the function kept loaded by `self`.
+        unsafe { cu::launch_kernel(self.cu_function(), grid, block, shared_mem, raw, &mut params) }
+            .map_err(|e| driver_error(&format!("launching kernel `{}`", self.entry), e))
     }
 
     /// Makes `device`'s context current, refusing a device the kernel was not loaded on.
@@ -161,6 +204,7 @@ impl KernelFn {
         params: &mut [*mut std::ffi::c_void],
     ) -> Result<(), Error> {
         self.bind(device)?;
+        device.replays().send(device)?;
         // SAFETY: the caller's contract above; the function is kept loaded by `self`.
         unsafe { cu::launch_kernel(self.cu_function(), grid, block, shared_mem, stream, params) }
             .map_err(|e| driver_error(&format!("launching kernel `{}`", self.entry), e))

@@ -12,7 +12,10 @@
 //! - `nvrtc.rs`: loading NVRTC, the compile target and options, compiling one source;
 //! - `disk.rs`: the disk cache's directory, file names, keys and file format;
 //! - `loaded.rs`: a loaded kernel and its launch;
-//! - `replay.rs`: launches of a shape made before, replayed from a one-node graph;
+//! - `replay.rs`: launches of a shape made before, replayed from a one-node graph, and
+//!   which launches are held back, and what sends them;
+//! - `held.rs`: held launches, sent together as one graph;
+//! - `graph.rs`: a chain of launches as a graph, launched again with new arguments;
 //! - `args.rs`: packing parameter values;
 //! - `grid.rs`: the grid of a grid-stride kernel;
 //! - `stats.rs`: the counts `emberfire::jit_stats()` reports.
@@ -23,7 +26,9 @@
 mod args;
 mod cache;
 pub(crate) mod disk;
+mod graph;
 mod grid;
+mod held;
 mod loaded;
 pub(crate) mod nvrtc;
 pub(crate) mod replay;

@@ -1,4 +1,4 @@
-//! Launches replayed from CUDA graphs.
+//! Launches replayed from CUDA graphs, and small launches held back to go out together.
 //!
 //! The driver takes 3.8 to 4.0 us of the host's time for a kernel launch on an H100 or H200,
 //! whatever its form (`cuLaunchKernel`, the runtime's launch, packed parameters), while a graph
@@ -21,16 +21,41 @@
 //! while the user captures the device's stream into a graph of their own, so that the capture
 //! records the kernels it would record without replay. A shape whose graph cannot be made is
 //! launched directly from then on. `EMBERFIRE_LAUNCH_REPLAY=0` turns replay off.
+//!
+//! Held launches (`held.rs`). A replayed launch still costs the host 2.4 us, more than the
+//! small kernel it launches runs; a graph of several launches costs less each. So the
+//! element-wise evaluations' launches that would be replayed ([`KernelFn::launch_or_hold`])
+//! are held back instead and sent together, as one graph where that sequence of launches was
+//! sent before. Held launches must reach the stream before anything queued there after them,
+//! so everything else that reaches the stream sends them first:
+//! - every other launch ([`KernelFn::launch`], [`KernelFn::launch_on`]) and every replayed one;
+//! - everything that takes the stream from the device ([`Device::stream_raw`],
+//!   [`Device::own_stream_raw`], [`Device::cu_stream`], [`StreamId::as_raw`], which copies,
+//!   events, stream waits and vendor libraries' calls go through), the device's and streams'
+//!   synchronisations, and the memory manager's before it frees memory;
+//! - a vendor call on a handle bound to the stream earlier (a cuFFT plan) sends them itself.
+//!
+//! Once a device's own stream or context is handed to the user (`emberfire::cuda::own_stream`,
+//! `current_stream`, `context`), who may queue work on it or capture it directly, nothing more
+//! is held on that device. `EMBERFIRE_LAUNCH_BATCH=0` holds nothing back.
+//!
+//! [`Device::stream_raw`]: crate::backend::cuda::runtime::Device::stream_raw
+//! [`Device::own_stream_raw`]: crate::backend::cuda::runtime::Device::own_stream_raw
+//! [`Device::cu_stream`]: crate::backend::cuda::runtime::Device::cu_stream
+//! [`StreamId::as_raw`]: crate::backend::cuda::memory::StreamId::as_raw
 
 use std::collections::hash_map::{self, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use cudarc::driver::{sys, DriverError};
+use cudarc::driver::sys;
 
+use super::args::KernelArgs;
+use super::graph::{Graph, Shape};
+use super::held::{self, Held, HeldLaunch};
 use super::loaded::KernelFn;
 use crate::backend::cuda::driver_error;
-use crate::backend::cuda::runtime::Device;
+use crate::backend::cuda::runtime::{self, Device};
 use crate::error::Error;
 
 /// Direct launches of a shape before its graph is made: a shape launched once or twice (a
@@ -41,13 +66,19 @@ const MAX_GRAPHS: usize = 256;
 /// Shapes a device counts launches of; shapes past them are launched directly.
 const MAX_SHAPES: usize = 4096;
 
-/// Launches made from graphs, and graphs made, in the whole process.
+/// Launches made from one-launch graphs, and such graphs made, in the whole process.
 static REPLAYED: AtomicU64 = AtomicU64::new(0);
 static GRAPHS: AtomicU64 = AtomicU64::new(0);
 
-/// (launches replayed from graphs, graphs made) since the process began, all devices.
-pub(crate) fn counts() -> (u64, u64) {
-    (REPLAYED.load(Ordering::Relaxed), GRAPHS.load(Ordering::Relaxed))
+/// One bit for each device (by ordinal, below 64) that holds launches back now: what lets
+/// [`send_all_held`] return at once in the common case.
+static HOLDING: AtomicU64 = AtomicU64::new(0);
+
+/// (launches replayed from graphs, graphs made, launches sent in a sequence's graph, sequence
+/// graphs made) since the process began, all devices.
+pub(crate) fn counts() -> (u64, u64, u64, u64) {
+    let (batched, sequences) = held::counts();
+    (REPLAYED.load(Ordering::Relaxed), GRAPHS.load(Ordering::Relaxed), batched, sequences)
 }
 
 /// Whether replay is on (`EMBERFIRE_LAUNCH_REPLAY` is not `0`), read once.
@@ -63,13 +94,31 @@ pub(crate) fn worth_it(device: &Device, grid: (u32, u32, u32)) -> bool {
     blocks <= device.sm_count() as u64 && enabled()
 }
 
-/// What a graph replays: a kernel and its launch's shape.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct Shape {
-    func: usize,
-    grid: (u32, u32, u32),
-    block: (u32, u32, u32),
-    shared: u32,
+/// Sends the launches every device holds back to its stream. Called by everything that is
+/// about to queue work on a device's stream or wait for it other than a launch (which sends a
+/// device's own). A send that fails is reported by the device's next synchronisation.
+pub(crate) fn send_all_held() {
+    let mut mask = HOLDING.load(Ordering::Acquire);
+    if mask == 0 {
+        return;
+    }
+    // Leave the thread's current context as it was: the caller may be about to use another
+    // device's.
+    let mut current = std::ptr::null_mut();
+    // SAFETY: an out-pointer to a local.
+    let known = unsafe { sys::cuCtxGetCurrent(&mut current) }.result().is_ok();
+    while mask != 0 {
+        let ordinal = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        if let Ok(dev) = runtime::device(ordinal) {
+            dev.replays().send_or_keep_error(dev);
+        }
+    }
+    if known {
+        // SAFETY: the context that was current (or none), still alive: primary contexts are
+        // never torn down.
+        let _ = unsafe { sys::cuCtxSetCurrent(current) };
+    }
 }
 
 enum Entry {
@@ -81,155 +130,231 @@ enum Entry {
     Direct,
 }
 
-/// A graph of one kernel launch, ready to launch.
-struct Graph {
-    graph: sys::CUgraph,
-    exec: sys::CUgraphExec,
-    node: sys::CUgraphNode,
-    /// Keeps the kernel's module loaded while the graph can launch it.
-    _kernel: KernelFn,
+struct State {
+    shapes: HashMap<Shape, Entry>,
+    /// Graphs made among `shapes`.
+    graphs: usize,
+    held: Held,
+    /// The first failure of a send no caller could be told of.
+    failed: Option<Error>,
 }
 
-// SAFETY: the handles are the driver's, valid on any thread of the process; every use of one is
-// under the `Replays` lock.
-unsafe impl Send for Graph {}
-
-impl Drop for Graph {
-    fn drop(&mut self) {
-        // SAFETY: made by `Graph::new` and used by nothing else; launches already queued keep
-        // what they need (the driver defers the release until they have run).
-        unsafe {
-            let _ = sys::cuGraphExecDestroy(self.exec);
-            let _ = sys::cuGraphDestroy(self.graph);
-        }
-    }
-}
-
-impl Graph {
-    /// A graph holding the launch `p` describes (its arguments too), instantiated.
-    ///
-    /// # Safety
-    ///
-    /// `p` describes a launch that [`KernelFn::launch`]'s contract allows, the device's context
-    /// current.
-    unsafe fn new(
-        kernel: &KernelFn,
-        p: &sys::CUDA_KERNEL_NODE_PARAMS,
-    ) -> Result<Graph, DriverError> {
-        let mut graph = std::ptr::null_mut();
-        // SAFETY: out-pointers to locals; `p` as the caller promises.
-        unsafe {
-            sys::cuGraphCreate(&mut graph, 0).result()?;
-            let mut node = std::ptr::null_mut();
-            let mut exec = std::ptr::null_mut();
-            let made = sys::cuGraphAddKernelNode_v2(&mut node, graph, std::ptr::null(), 0, p)
-                .result()
-                .and_then(|()| sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0).result());
-            if let Err(e) = made {
-                let _ = sys::cuGraphDestroy(graph);
-                return Err(e);
-            }
-            Ok(Graph { graph, exec, node, _kernel: kernel.clone() })
-        }
-    }
-}
-
-/// A device's replayed launches: the shapes seen and their graphs.
-#[derive(Default)]
+/// A device's replayed and held launches: the shapes seen, their graphs, and what is held.
 pub(crate) struct Replays {
-    shapes: Mutex<HashMap<Shape, Entry>>,
-    graphs: AtomicUsize,
+    state: Mutex<State>,
+    /// Set once the device's own stream or context was handed to the user: nothing more is
+    /// held back.
+    shared: AtomicBool,
+}
+
+impl Default for Replays {
+    fn default() -> Replays {
+        let state =
+            State { shapes: HashMap::new(), graphs: 0, held: Held::default(), failed: None };
+        Replays { state: Mutex::new(state), shared: AtomicBool::new(false) }
+    }
+}
+
+/// What [`Replays::launch`] did.
+pub(super) enum Outcome {
+    /// Queued (or held) from a graph.
+    Done,
+    /// Left to the caller to launch directly (everything held was sent first).
+    Direct,
 }
 
 impl Replays {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether launches may be held back on this device.
+    fn may_hold(&self) -> bool {
+        !self.shared.load(Ordering::Relaxed) && held::batch_len() > 1
+    }
+
     /// Launches `kernel` on `stream` from its shape's graph when the shape has one (making it
-    /// on the shape's [`REPLAY_AFTER`]-th launch); `Ok(false)` when the caller is to launch
-    /// directly instead (a new shape, a stream being captured, no room for another graph).
+    /// on the shape's [`REPLAY_AFTER`]-th launch), or holds it back when `hold` and the device
+    /// holds launches; [`Outcome::Direct`] when the caller is to launch directly instead (a new
+    /// shape, a stream being captured, no room for another graph).
     ///
     /// # Safety
     ///
-    /// [`KernelFn::launch`]'s contract, for `params` (one pointer a parameter) on `stream`, the
-    /// device's own stream, with the device's context current.
-    pub(crate) unsafe fn launch(
+    /// [`KernelFn::launch`]'s contract, for `args` on `stream`, `device`'s own stream, with
+    /// its context current.
+    pub(super) unsafe fn launch(
         &self,
+        device: &Device,
         kernel: &KernelFn,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        shared: u32,
+        shape: Shape,
         stream: sys::CUstream,
-        params: &mut [*mut std::ffi::c_void],
-    ) -> Result<bool, Error> {
-        let func = kernel.cu_function();
-        let shape = Shape { func: func as usize, grid, block, shared };
-        let mut shapes = self.shapes.lock().unwrap_or_else(|e| e.into_inner());
-        let known = shapes.len();
-        let entry = match shapes.entry(shape) {
+        args: &KernelArgs,
+        hold: bool,
+    ) -> Result<Outcome, Error> {
+        let hold = hold && self.may_hold() && bit(device).is_some();
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let ready = matches!(st.shapes.get(&shape), Some(Entry::Ready(_)));
+        if hold && ready {
+            let full =
+                st.held.push(HeldLaunch { kernel: kernel.clone(), shape, args: args.clone() });
+            if let Some(bit) = bit(device) {
+                HOLDING.fetch_or(bit, Ordering::Release);
+            }
+            if full {
+                // SAFETY: the caller's contract.
+                unsafe { st.send(device, stream) }?;
+            }
+            return Ok(Outcome::Done);
+        }
+        // Whatever this launch becomes, it comes after what is held.
+        // SAFETY: the caller's contract.
+        unsafe { st.send(device, stream) }?;
+        let known = st.shapes.len();
+        let entry = match st.shapes.entry(shape) {
             hash_map::Entry::Occupied(o) => o.into_mut(),
             hash_map::Entry::Vacant(v) if known < MAX_SHAPES => v.insert(Entry::Seen(0)),
-            hash_map::Entry::Vacant(_) => return Ok(false),
+            hash_map::Entry::Vacant(_) => return Ok(Outcome::Direct),
         };
-        let p = sys::CUDA_KERNEL_NODE_PARAMS {
-            func,
-            gridDimX: grid.0,
-            gridDimY: grid.1,
-            gridDimZ: grid.2,
-            blockDimX: block.0,
-            blockDimY: block.1,
-            blockDimZ: block.2,
-            sharedMemBytes: shared,
-            kernelParams: params.as_mut_ptr(),
-            extra: std::ptr::null_mut(),
-            kern: std::ptr::null_mut(),
-            ctx: std::ptr::null_mut(),
+        // A stream that was handed to the user may be being captured into the user's graph,
+        // which then records the launches it would without replay.
+        let check_capture = || -> Result<bool, Error> {
+            Ok(self.shared.load(Ordering::Relaxed) && capturing(stream)?)
         };
-        let fresh = match entry {
-            Entry::Direct => return Ok(false),
-            Entry::Seen(k)
-                if *k < REPLAY_AFTER || self.graphs.load(Ordering::Relaxed) >= MAX_GRAPHS =>
-            {
+        match entry {
+            Entry::Direct => Ok(Outcome::Direct),
+            Entry::Seen(k) if *k < REPLAY_AFTER || st.graphs >= MAX_GRAPHS => {
                 *k = k.saturating_add(1);
-                return Ok(false);
+                Ok(Outcome::Direct)
             }
             Entry::Seen(_) => {
-                if capturing(stream)? {
-                    return Ok(false);
+                if check_capture()? {
+                    return Ok(Outcome::Direct);
                 }
                 // SAFETY: the caller's contract.
-                match unsafe { Graph::new(kernel, &p) } {
+                match unsafe { Graph::new([(kernel, shape, args)]) } {
                     Ok(g) => {
-                        *entry = Entry::Ready(g);
-                        self.graphs.fetch_add(1, Ordering::Relaxed);
+                        st.graphs += 1;
                         GRAPHS.fetch_add(1, Ordering::Relaxed);
-                        true
+                        // SAFETY: as below, the graph made with these arguments.
+                        unsafe { replay(kernel, &mut *entry.insert_ready(g), args, stream) }?;
+                        Ok(Outcome::Done)
                     }
                     Err(_) => {
                         *entry = Entry::Direct;
-                        return Ok(false);
+                        Ok(Outcome::Direct)
                     }
                 }
             }
-            Entry::Ready(_) => {
-                if capturing(stream)? {
-                    return Ok(false);
+            Entry::Ready(g) => {
+                if check_capture()? {
+                    return Ok(Outcome::Direct);
                 }
-                false
+                // SAFETY: the caller's contract; the shape's graph.
+                unsafe { replay(kernel, g, args, stream) }?;
+                Ok(Outcome::Done)
             }
-        };
-        let Entry::Ready(g) = entry else { unreachable!("a shape with a graph") };
-        let what = || format!("replaying kernel `{}`", kernel.entry());
-        // SAFETY: the node is the graph's one kernel node, `p` its kernel with new arguments
-        // (the driver copies them); the exec is launched on the caller's live stream.
-        unsafe {
-            if !fresh {
-                sys::cuGraphExecKernelNodeSetParams_v2(g.exec, g.node, &p)
-                    .result()
-                    .map_err(|e| driver_error(&what(), e))?;
-            }
-            sys::cuGraphLaunch(g.exec, stream).result().map_err(|e| driver_error(&what(), e))?;
         }
-        REPLAYED.fetch_add(1, Ordering::Relaxed);
-        Ok(true)
     }
+
+    /// Sends what `device` holds to its own stream.
+    pub(crate) fn send(&self, device: &Device) -> Result<(), Error> {
+        // (the bit is set whenever something is held, under the lock: a thread sees its own
+        // held launches here without taking it)
+        if bit(device).is_some_and(|b| HOLDING.load(Ordering::Acquire) & b == 0) {
+            return Ok(());
+        }
+        let mut st = self.lock();
+        if st.held.is_empty() {
+            return Ok(());
+        }
+        device.bind()?;
+        // SAFETY: held launches were checked by `launch` and are sent, in order, to the own
+        // stream they were held for, with the device's context current.
+        unsafe { st.send(device, device.stream_id().handle()) }
+    }
+
+    /// [`send`](Self::send), keeping a failure for the next synchronisation to report.
+    pub(crate) fn send_or_keep_error(&self, device: &Device) {
+        if let Err(e) = self.send(device) {
+            self.lock().failed.get_or_insert(e);
+        }
+    }
+
+    /// A send's failure that no caller was told of yet, once.
+    pub(crate) fn take_failure(&self) -> Option<Error> {
+        self.lock().failed.take()
+    }
+
+    /// Marks the device's own stream or context as handed to the user: what is held is sent,
+    /// and nothing is held from now on.
+    pub(crate) fn share(&self, device: &Device) {
+        self.shared.store(true, Ordering::Relaxed);
+        self.send_or_keep_error(device);
+    }
+}
+
+impl State {
+    /// Sends the held launches to `stream`.
+    ///
+    /// # Safety
+    ///
+    /// `stream` is `device`'s own, its context current.
+    unsafe fn send(&mut self, device: &Device, stream: sys::CUstream) -> Result<(), Error> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        if let Some(bit) = bit(device) {
+            HOLDING.fetch_and(!bit, Ordering::Release);
+        }
+        let shapes = &mut self.shapes;
+        let one = |l: &HeldLaunch| -> Result<(), Error> {
+            let Some(Entry::Ready(g)) = shapes.get_mut(&l.shape) else {
+                unreachable!("a launch is held only where its shape has a graph")
+            };
+            // SAFETY: the launch was checked when held; the shape's graph.
+            unsafe { replay(&l.kernel, g, &l.args, stream) }
+        };
+        // SAFETY: the caller's contract; the launches were held for this stream.
+        unsafe { self.held.send(stream, one) }
+    }
+}
+
+impl Entry {
+    /// Makes this entry the shape's graph `g` and returns it.
+    fn insert_ready(&mut self, g: Graph) -> &mut Graph {
+        *self = Entry::Ready(g);
+        match self {
+            Entry::Ready(g) => g,
+            _ => unreachable!("just made ready"),
+        }
+    }
+}
+
+/// Replays `kernel`'s launch from its shape's one-launch graph `g` with `args` on `stream`.
+///
+/// # Safety
+///
+/// [`KernelFn::launch`]'s contract for `args` on `stream`, the kernel's context current.
+unsafe fn replay(
+    kernel: &KernelFn,
+    g: &mut Graph,
+    args: &KernelArgs,
+    stream: sys::CUstream,
+) -> Result<(), Error> {
+    let what = || format!("replaying kernel `{}`", kernel.entry());
+    // SAFETY: the caller's contract; a graph of one launch of this kernel.
+    unsafe {
+        g.set_args(0, args).map_err(|e| driver_error(&what(), e))?;
+        g.launch(stream).map_err(|e| driver_error(&what(), e))?;
+    }
+    REPLAYED.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// `device`'s bit in [`HOLDING`]; devices past 64 hold nothing back.
+fn bit(device: &Device) -> Option<u64> {
+    (device.ordinal() < 64).then(|| 1u64 << device.ordinal())
 }
 
 /// Whether `stream` is being captured into a graph.

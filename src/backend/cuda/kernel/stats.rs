@@ -31,6 +31,12 @@ pub struct JitStats {
     pub replayed_launches: u64,
     /// Graphs made for replayed launches (one per kernel and grid, at most 256 a device).
     pub launch_graphs: u64,
+    /// Launches sent to the device within a graph of several: small element-wise launches on
+    /// emberfire's own stream are held back and sent together, as one graph where the same
+    /// sequence of launches was sent twice before (`EMBERFIRE_LAUNCH_BATCH=0` turns it off).
+    pub batched_launches: u64,
+    /// Graphs made for sequences of held launches (at most 64 a device).
+    pub batch_graphs: u64,
 }
 
 /// Which of the three outcomes a lookup had.
@@ -65,6 +71,8 @@ impl Counters {
             disk_hits: self.disk_hits.load(Ordering::Relaxed),
             replayed_launches: 0,
             launch_graphs: 0,
+            batched_launches: 0,
+            batch_graphs: 0,
         }
     }
 
@@ -88,8 +96,15 @@ static GLOBAL: Counters = Counters::new();
 
 /// The kernel compilation counters (global across devices).
 pub(crate) fn jit_stats() -> JitStats {
-    let (replayed_launches, launch_graphs) = super::replay::counts();
-    JitStats { replayed_launches, launch_graphs, ..GLOBAL.snapshot() }
+    let (replayed_launches, launch_graphs, batched_launches, batch_graphs) =
+        super::replay::counts();
+    JitStats {
+        replayed_launches,
+        launch_graphs,
+        batched_launches,
+        batch_graphs,
+        ..GLOBAL.snapshot()
+    }
 }
 
 #[cfg(test)]
@@ -111,7 +126,9 @@ mod tests {
                 memory_hits: 2,
                 disk_hits: 1,
                 replayed_launches: 0,
-                launch_graphs: 0
+                launch_graphs: 0,
+                batched_launches: 0,
+                batch_graphs: 0,
             }
         );
         let after = jit_stats();

@@ -127,6 +127,7 @@ impl StreamOrder for DriverStreamOrder {
     }
 
     fn synchronize_all(&self) -> Result<(), Error> {
+        crate::backend::cuda::kernel::replay::send_all_held();
         self.ctx.synchronize().map_err(|e| driver_error("synchronising the device", e))
     }
 }

@@ -30,7 +30,17 @@ impl StreamId {
     }
 
     /// The raw stream handle.
+    ///
+    /// Launches held back (`kernel/replay.rs`) are sent first, since the caller is about to
+    /// queue work on the stream or wait for it.
     pub(crate) fn as_raw(self) -> sys::CUstream {
+        crate::backend::cuda::kernel::replay::send_all_held();
+        self.handle()
+    }
+
+    /// The raw handle as it is, sending nothing: for a launch, which orders itself after the
+    /// launches held back.
+    pub(crate) fn handle(self) -> sys::CUstream {
         self.0 as usize as sys::CUstream
     }
 }
