@@ -259,8 +259,9 @@ impl Replays {
 
     /// Sends what `device` holds to its own stream.
     pub(crate) fn send(&self, device: &Device) -> Result<(), Error> {
-        // (the bit is set whenever something is held, under the lock: a thread sees its own
-        // held launches here without taking it)
+        // (the bit is set whenever something is held, and cleared only once what was held is
+        // queued, both under the lock: a thread that sees it clear here, its own held launches
+        // included, needs nothing sent)
         if bit(device).is_some_and(|b| HOLDING.load(Ordering::Acquire) & b == 0) {
             return Ok(());
         }
@@ -304,9 +305,6 @@ impl State {
         if self.held.is_empty() {
             return Ok(());
         }
-        if let Some(bit) = bit(device) {
-            HOLDING.fetch_and(!bit, Ordering::Release);
-        }
         let shapes = &mut self.shapes;
         let one = |l: &HeldLaunch| -> Result<(), Error> {
             let Some(Entry::Ready(g)) = shapes.get_mut(&l.shape) else {
@@ -316,7 +314,13 @@ impl State {
             unsafe { replay(&l.kernel, g, &l.args, stream) }
         };
         // SAFETY: the caller's contract; the launches were held for this stream.
-        unsafe { self.held.send(stream, one) }
+        let sent = unsafe { self.held.send(stream, one) };
+        // Only now, with every held launch queued (or failed and its error kept): a thread that
+        // sees the bit clear without the lock queues its work after them.
+        if let Some(bit) = bit(device) {
+            HOLDING.fetch_and(!bit, Ordering::Release);
+        }
+        sent
     }
 }
 
