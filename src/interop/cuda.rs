@@ -252,6 +252,9 @@ pub fn array_memory<T: HasAfEnum>(array: &Array<T>) -> Result<ArrayMemory> {
         ));
     }
     let data = array.try_own_data()?;
+    // (launches held back, among them maybe the one writing this array, go to the stream now:
+    // the user's work that follows may be ordered after the stream by other means than ours)
+    crate::backend::cuda::kernel::replay::send_all_held();
     let (ordinal, ptr, bytes) = match data.buffer() {
         Buffer::Cuda(m) => {
             let size = T::DTYPE.size();

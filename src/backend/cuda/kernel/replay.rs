@@ -45,7 +45,7 @@
 //! [`StreamId::as_raw`]: crate::backend::cuda::memory::StreamId::as_raw
 
 use std::collections::hash_map::{self, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use cudarc::driver::sys;
@@ -132,6 +132,10 @@ enum Entry {
 
 struct State {
     shapes: HashMap<Shape, Entry>,
+    /// The device's own stream or context was handed to the user: nothing more is held back.
+    /// (Read and set under the lock, so a launch is held either before the handing, which
+    /// then sends it, or not at all.)
+    shared: bool,
     /// Graphs made among `shapes`.
     graphs: usize,
     held: Held,
@@ -142,16 +146,18 @@ struct State {
 /// A device's replayed and held launches: the shapes seen, their graphs, and what is held.
 pub(crate) struct Replays {
     state: Mutex<State>,
-    /// Set once the device's own stream or context was handed to the user: nothing more is
-    /// held back.
-    shared: AtomicBool,
 }
 
 impl Default for Replays {
     fn default() -> Replays {
-        let state =
-            State { shapes: HashMap::new(), graphs: 0, held: Held::default(), failed: None };
-        Replays { state: Mutex::new(state), shared: AtomicBool::new(false) }
+        let state = State {
+            shapes: HashMap::new(),
+            shared: false,
+            graphs: 0,
+            held: Held::default(),
+            failed: None,
+        };
+        Replays { state: Mutex::new(state) }
     }
 }
 
@@ -166,11 +172,6 @@ pub(super) enum Outcome {
 impl Replays {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether launches may be held back on this device.
-    fn may_hold(&self) -> bool {
-        !self.shared.load(Ordering::Relaxed) && held::batch_len() > 1
     }
 
     /// Launches `kernel` on `stream` from its shape's graph when the shape has one (making it
@@ -191,9 +192,10 @@ impl Replays {
         args: &KernelArgs,
         hold: bool,
     ) -> Result<Outcome, Error> {
-        let hold = hold && self.may_hold() && bit(device).is_some();
+        let hold = hold && held::batch_len() > 1 && bit(device).is_some();
         let mut guard = self.lock();
         let st = &mut *guard;
+        let hold = hold && !st.shared;
         let ready = matches!(st.shapes.get(&shape), Some(Entry::Ready(_)));
         if hold && ready {
             let full =
@@ -218,9 +220,8 @@ impl Replays {
         };
         // A stream that was handed to the user may be being captured into the user's graph,
         // which then records the launches it would without replay.
-        let check_capture = || -> Result<bool, Error> {
-            Ok(self.shared.load(Ordering::Relaxed) && capturing(stream)?)
-        };
+        let shared = st.shared;
+        let check_capture = || -> Result<bool, Error> { Ok(shared && capturing(stream)?) };
         match entry {
             Entry::Direct => Ok(Outcome::Direct),
             Entry::Seen(k) if *k < REPLAY_AFTER || st.graphs >= MAX_GRAPHS => {
@@ -290,7 +291,7 @@ impl Replays {
     /// Marks the device's own stream or context as handed to the user: what is held is sent,
     /// and nothing is held from now on.
     pub(crate) fn share(&self, device: &Device) {
-        self.shared.store(true, Ordering::Relaxed);
+        self.lock().shared = true;
         self.send_or_keep_error(device);
     }
 }
