@@ -252,11 +252,12 @@ pub fn array_memory<T: HasAfEnum>(array: &Array<T>) -> Result<ArrayMemory> {
         ));
     }
     let data = array.try_own_data()?;
-    // (launches held back, among them maybe the one writing this array, go to the stream now:
-    // the user's work that follows may be ordered after the stream by other means than ours)
-    crate::backend::cuda::kernel::replay::send_all_held();
     let (ordinal, ptr, bytes) = match data.buffer() {
         Buffer::Cuda(m) => {
+            // (launches held back, among them maybe the one writing this array, go to the
+            // stream now: the user's work that follows may be ordered after the stream by
+            // means other than ours)
+            native::device(m.ordinal())?.send_held();
             let size = T::DTYPE.size();
             (m.ordinal(), m.ptr() + (data.offset * size) as u64, array.elements() * size)
         }

@@ -254,6 +254,12 @@ impl Device {
         &self.stream
     }
 
+    /// Sends the launches held back on the own stream (`kernel/replay.rs`) now; a failure is
+    /// reported by the next synchronisation.
+    pub(crate) fn send_held(&self) {
+        self.replays.send_or_keep_error(self);
+    }
+
     /// emberfire's own stream, handed to the user (who may queue work on it or capture it):
     /// what is held back is sent, and nothing is held on this device from now on.
     pub(crate) fn share_stream(&self) -> &Arc<CudaStream> {
