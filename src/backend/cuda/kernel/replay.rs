@@ -33,7 +33,8 @@
 //!   [`Device::own_stream_raw`], [`Device::cu_stream`], [`StreamId::as_raw`], which copies,
 //!   events, stream waits and vendor libraries' calls go through), the device's and streams'
 //!   synchronisations, and the memory manager's before it frees memory;
-//! - a vendor call on a handle bound to the stream earlier (a cuFFT plan) sends them itself.
+//! - a vendor call on a handle bound to the stream earlier (a cuFFT plan) sends them itself;
+//! - handing the user an array's device address (`emberfire::cuda::array_memory`) does too.
 //!
 //! Once a device's own stream or context is handed to the user (`emberfire::cuda::own_stream`,
 //! `current_stream`, `context`), who may queue work on it or capture it directly, nothing more
