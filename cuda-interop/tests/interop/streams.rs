@@ -1,12 +1,12 @@
 //! Running emberfire on a stream of the user's: scopes, nesting, panics, streams of other
-//! contexts, streams dropped after their scope, and memory reused across streams. Needs a CUDA
-//! device (skips without one).
+//! contexts, streams dropped after their scope, vendor plans made in one scope and used in
+//! another, and memory reused across streams. Needs a CUDA device (skips without one).
 
 use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use emberfire::{cos, dim4, sin, sum_all, Array};
+use emberfire::{c32, cos, dim4, fft, sin, sum_all, Array};
 use emberfire_cuda_interop::{self as interop, cudarc::driver::CudaContext, Error};
 
 #[test]
@@ -140,6 +140,64 @@ fn the_users_stream_may_be_dropped_after_its_scope() {
             1e-6,
         );
     }
+    interop::context(common::dev()).unwrap().check_err().unwrap();
+}
+
+/// A cuFFT plan is cached by shape; the transform must run on the stream current when it
+/// runs, not the one current when its plan was made. The plan is made inside a scope whose
+/// stream is destroyed after it, used on emberfire's stream, inside a second scope, and on
+/// emberfire's stream again, checked each time against a direct transform in f64.
+#[test]
+fn a_transform_runs_on_the_stream_current_when_it_runs() {
+    let Some(_gpu) = common::cuda() else { return };
+    let ctx = interop::context(common::dev()).unwrap();
+    // An uncommon shape, so that no other test of this process made the plan before.
+    let (n, cols) = (1155usize, 3usize);
+    let values = common::random_f32("fft scope", n * cols, 2.0);
+    let mut want = Vec::with_capacity(2 * n * cols);
+    for c in 0..cols {
+        let x = &values[c * n..(c + 1) * n];
+        for k in 0..n {
+            let (mut re, mut im) = (0.0f64, 0.0f64);
+            for (j, &v) in x.iter().enumerate() {
+                let t = -2.0 * std::f64::consts::PI * ((j * k) % n) as f64 / n as f64;
+                re += v as f64 * t.cos();
+                im += v as f64 * t.sin();
+            }
+            want.push((re, im));
+        }
+    }
+    let check = |what: &str, got: &Array<c32>| {
+        let got = got.to_vec();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let e = (g.re as f64 - w.0).abs().max((g.im as f64 - w.1).abs());
+            assert!(e <= 2e-3, "{what}: bin {i}: {g:?} vs {w:?}");
+        }
+    };
+    let transform = || fft(&Array::new(&values, dim4!(n as u64, cols as u64)), 1.0, 0);
+    {
+        let mine = ctx.new_stream().unwrap();
+        let inside = interop::with_stream(&mine, || {
+            let y = transform();
+            y.eval();
+            y
+        })
+        .unwrap();
+        check("made inside the first scope", &inside);
+        // `mine` is destroyed here, with the plan made while it was current.
+    }
+    check("after the first scope", &transform());
+    let other = ctx.new_stream().unwrap();
+    let inside = interop::with_stream(&other, || {
+        let y = transform();
+        y.eval();
+        y
+    })
+    .unwrap();
+    other.synchronize().unwrap();
+    check("inside the second scope", &inside);
+    drop(other);
+    check("after the second scope", &transform());
     interop::context(common::dev()).unwrap().check_err().unwrap();
 }
 

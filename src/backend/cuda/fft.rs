@@ -1,12 +1,13 @@
 //! FFTs on a CUDA device with cuFFT: plans cached per (device, shape, type, batch), bound to
-//! the device's emberfire stream, with work areas from emberfire's memory manager.
+//! the calling thread's current stream at each execution, with work areas from emberfire's
+//! memory manager.
 //!
 //! - **Plans.** Making a cuFFT plan costs milliseconds, so the last plans made or used are
 //!   kept (least recently used first out), as ArrayFire does: [`DEFAULT_PLAN_CACHE`] of them
 //!   unless `set_fft_plan_cache_size` says otherwise. A plan is used by one thread at
 //!   a time (its lock is held while its work area is set and the transform is queued).
 //! - **Work areas.** Plans are made with cuFFT's own allocation off; each execution takes its
-//!   work area from the memory manager on the emberfire stream and returns it right after
+//!   work area from the memory manager on the transform's stream and returns it right after
 //!   queueing, so it is reused in stream order like any buffer, counts in `device_mem_info`,
 //!   and is collected with the cache when memory runs short. cuFFT never holds memory beside
 //!   emberfire's pool, except the plans' small tables.
@@ -98,13 +99,10 @@ fn plan(dev: &Device, key: PlanKey) -> Result<Arc<Plan>, Error> {
     cufft::check("creating a plan", unsafe { (lib.create)(&mut handle) })?;
     // From here the handle is destroyed by `Plan::drop` on every path.
     let mut plan = Plan { handle, ordinal: dev.ordinal(), work_bytes: 0, busy: Mutex::new(()) };
-    // SAFETY: `handle` is a fresh plan; the stream is the device's own, alive for the process.
+    // SAFETY: `handle` is a fresh plan. (Its stream is set by each execution: a plan is
+    // cached by shape, and the stream a transform belongs on is the one current then.)
     unsafe {
         cufft::check("turning off automatic work areas", (lib.set_auto_allocation)(handle, 0))?;
-        cufft::check(
-            "setting the stream",
-            (lib.set_stream)(handle, dev.stream_raw() as *mut c_void),
-        )?;
     }
     let mut n: Vec<c_longlong> = key.n[3 - key.rank..].to_vec();
     let mut work = 0usize;
@@ -167,9 +165,14 @@ fn execute(
 ) -> Result<(), Error> {
     let lib = cufft()?;
     let _busy = lock(&plan.busy);
-    // The plan was bound to the stream when it was made: launches held back go first.
-    dev.replays().send(dev)?;
     dev.bind()?;
+    // The plan runs on this thread's current stream (a user's inside `with_stream`), bound
+    // under the plan's lock for this transform; the raw handle sends launches held back.
+    // SAFETY: the plan is live and used by this thread alone while `busy` is held; the stream
+    // is live for the duration of the call that queues the transform below.
+    cufft::check("setting the stream", unsafe {
+        (lib.set_stream)(plan.handle, dev.stream_raw() as *mut c_void)
+    })?;
     let work = if plan.work_bytes > 0 { Some(dev.memory().alloc(plan.work_bytes)?) } else { None };
     if let Some(w) = &work {
         // SAFETY: the work area is live device memory of the plan's size on this device;
@@ -181,7 +184,7 @@ fn execute(
     let (i, o) = (input as *mut c_void, output as *mut c_void);
     let dir = if inverse { cufft::INVERSE } else { cufft::FORWARD };
     // SAFETY: `input` and `output` are live device buffers of this device holding (and with
-    // room for) the plan's packed layout of `kind`; the transform is queued on emberfire's
+    // room for) the plan's packed layout of `kind`; the transform is queued on the current
     // stream, in order with every producer and consumer of those buffers.
     let status = unsafe {
         match kind {

@@ -250,7 +250,7 @@ impl Device {
     /// emberfire's own stream on this device (owned by the device: never destroyed). Sends
     /// the launches held back first (`kernel/replay.rs`).
     pub(crate) fn cu_stream(&self) -> &Arc<CudaStream> {
-        self.replays.send_or_keep_error(self);
+        self.send_held();
         &self.stream
     }
 
@@ -278,7 +278,7 @@ impl Device {
     /// emberfire's own stream as a raw handle (never destroy it). Sends the launches held back
     /// first.
     pub(crate) fn own_stream_raw(&self) -> sys::CUstream {
-        self.replays.send_or_keep_error(self);
+        self.send_held();
         self.stream.cu_stream()
     }
 

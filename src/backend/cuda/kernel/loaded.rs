@@ -120,7 +120,8 @@ impl KernelFn {
     /// [`launch`](Self::launch), except that a small launch on the own stream may be held
     /// back and sent later with others as one graph (`replay.rs` says when, and what sends
     /// it). For the element-wise evaluations, whose kernels read and write only the memory
-    /// their arguments name.
+    /// their arguments name. A held launch keeps `args` (they are left empty): build them
+    /// anew for another launch.
     ///
     /// # Safety
     ///

@@ -183,14 +183,15 @@ impl Replays {
     /// # Safety
     ///
     /// [`KernelFn::launch`]'s contract, for `args` on `stream`, `device`'s own stream, with
-    /// its context current.
+    /// its context current. A held launch takes `args` (leaving them empty), the others leave
+    /// them as they were.
     pub(super) unsafe fn launch(
         &self,
         device: &Device,
         kernel: &KernelFn,
         shape: Shape,
         stream: sys::CUstream,
-        args: &KernelArgs,
+        args: &mut KernelArgs,
         hold: bool,
     ) -> Result<Outcome, Error> {
         let hold = hold && held::batch_len() > 1 && bit(device).is_some();
@@ -199,8 +200,11 @@ impl Replays {
         let hold = hold && !st.shared;
         let ready = matches!(st.shapes.get(&shape), Some(Entry::Ready(_)));
         if hold && ready {
-            let full =
-                st.held.push(HeldLaunch { kernel: kernel.clone(), shape, args: args.clone() });
+            let full = st.held.push(HeldLaunch {
+                kernel: kernel.clone(),
+                shape,
+                args: std::mem::take(args),
+            });
             if let Some(bit) = bit(device) {
                 HOLDING.fetch_or(bit, Ordering::Release);
             }
@@ -234,7 +238,7 @@ impl Replays {
                     return Ok(Outcome::Direct);
                 }
                 // SAFETY: the caller's contract.
-                match unsafe { Graph::new([(kernel, shape, args)]) } {
+                match unsafe { Graph::new([(kernel, shape, &*args)]) } {
                     Ok(g) => {
                         st.graphs += 1;
                         GRAPHS.fetch_add(1, Ordering::Relaxed);
