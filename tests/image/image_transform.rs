@@ -278,6 +278,93 @@ fn resize_half_and_double_match_the_bilinear_formula() {
     assert!((double[x + 128 * y] - want).abs() < 1e-3);
 }
 
+/// Resizes by exactly two (halving and doubling) in the shapes the dedicated kernels take
+/// (rows of multiples of four elements, several images) and those they leave to the general
+/// ones (other sizes, views with an offset), in each element type they take, against the
+/// reference; f32 halving exactly (it moves samples), the rest with `check_warp`'s tolerance.
+fn by_two_case<T: Elem>(seed: u64, hi: f64) {
+    let mut r = Rng64::seed_from_u64(seed);
+    // (n0, n1, images) halved, then doubled
+    let halved = [(64, 48, 3), (8, 2, 1), (24, 10, 2), (136, 6, 1), (20, 6, 1), (66, 8, 1)];
+    let doubled = [(4, 1, 1), (32, 17, 2), (12, 3, 3), (6, 5, 1), (1, 1, 2)];
+    let cases = halved.iter().map(|&s| (s, true)).chain(doubled.iter().map(|&s| (s, false)));
+    for ((n0, n1, k), halve) in cases {
+        let (o0, o1) = if halve { (n0 / 2, n1 / 2) } else { (2 * n0, 2 * n1) };
+        let id = [n0, n1, k, 1];
+        let od = [o0, o1, k, 1];
+        let img: Vec<T> = uniform(&mut r, id.iter().product(), 0.0, hi);
+        let x = f64s(&img);
+        let map = [n0 as f64 / o0 as f64, 0.0, 0.0, 0.0, n1 as f64 / o1 as f64, 0.0, 0.0, 0.0, 1.0];
+        let want = warp_ref(&x, id, od, &|_, _| map, InterpType::BILINEAR, true);
+        let what = format!("{n0}x{n1}x{k} to {o0}x{o1}");
+        let a = Array::new(&img, d4(id));
+        let got = resize(&a, o0 as i64, o1 as i64, InterpType::BILINEAR);
+        check_warp(&got, od, &want, hi, &what);
+        if halve && T::TY.dtype == DType::F32 {
+            for (i, (g, w)) in got.to_vec().iter().zip(&want).enumerate() {
+                assert_eq!(g.to_v().f(), w.unwrap(), "{what}: pixel {i} is a sample");
+            }
+        }
+        // the same images as a view one column in (its start no longer aligned)
+        let wider: Vec<T> = (0..(n0 + 1) * n1 * k)
+            .map(|i| {
+                let (c, rest) = (i % (n0 + 1), i / (n0 + 1));
+                if c == 0 {
+                    T::from_v(V::F(0.0))
+                } else {
+                    img[c - 1 + n0 * rest]
+                }
+            })
+            .collect();
+        let big = Array::new(&wider, dim4!(n0 as u64 + 1, n1 as u64, k as u64));
+        let view = index(&big, &[Seq::new(1.0, n0 as f64, 1.0), Seq::default(), Seq::default()]);
+        let got = resize(&view, o0 as i64, o1 as i64, InterpType::BILINEAR);
+        check_warp(&got, od, &want, hi, &format!("{what} from a view"));
+    }
+}
+
+#[test]
+fn resize_by_exactly_two_in_every_shape_and_type() {
+    by_two_case::<f32>(11, 100.0);
+    by_two_case::<u8>(12, 255.0);
+    by_two_case::<i16>(13, 3e4);
+    by_two_case::<u16>(14, 6e4);
+    by_two_case::<i32>(15, 1e6);
+    by_two_case::<f64>(16, 1.0);
+}
+
+/// Infinities, NaN and negative zeros in images halved and doubled: the neighbours a sample
+/// weighs by 0 still count (0 times an infinity is NaN) and +0 from a neighbour turns a -0
+/// sample into +0, in the dedicated kernels as in the general ones and the reference.
+#[test]
+fn resize_by_exactly_two_keeps_the_formula_at_special_values() {
+    let (n0, n1) = (16usize, 8usize);
+    let mut img: Vec<f32> = (0..n0 * n1).map(|i| (i % 13) as f32 - 6.0).collect();
+    for (at, v) in [(0, f32::INFINITY), (3, f32::NAN), (18, -0.0), (34, -0.0), (35, -1.0)] {
+        img[at] = v;
+    }
+    img[16 * 5 + 9] = f32::NEG_INFINITY;
+    let x: Vec<f64> = img.iter().map(|&v| v as f64).collect();
+    let a = Array::new(&img, dim4!(n0 as u64, n1 as u64));
+    for (o0, o1) in [(n0 / 2, n1 / 2), (2 * n0, 2 * n1)] {
+        let map = [n0 as f64 / o0 as f64, 0.0, 0.0, 0.0, n1 as f64 / o1 as f64, 0.0, 0.0, 0.0, 1.0];
+        let od = [o0, o1, 1, 1];
+        let want = warp_ref(&x, [n0, n1, 1, 1], od, &|_, _| map, InterpType::BILINEAR, true);
+        let got = resize(&a, o0 as i64, o1 as i64, InterpType::BILINEAR).to_vec();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let w = w.unwrap();
+            let same = if w.is_nan() {
+                g.is_nan()
+            } else if w == 0.0 {
+                g.to_bits() == (w as f32).to_bits()
+            } else {
+                (*g as f64 - w).abs() <= 1e-6 * w.abs() || *g as f64 == w
+            };
+            assert!(same, "{o0}x{o1}: pixel {i}: got {g:?}, want {w:?}");
+        }
+    }
+}
+
 #[test]
 fn resize_warps_complex_images_part_by_part() {
     let v: Vec<c32> = (0..12).map(|k| c32::new(k as f32, -2.0 * k as f32)).collect();

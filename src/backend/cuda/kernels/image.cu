@@ -503,6 +503,144 @@ extern "C" __global__ void __launch_bounds__(256, RESIZE4_BLOCKS)
   }
 }
 
+#if ELEM_QUAD
+// Resizing by exactly two (ArrayFire's rule: output pixel x samples input x n0 / o0), with
+// the bilinear kernels' arithmetic (`lerp_af` is their expression) and every sample they read,
+// in kernels that know the map: no map, floor or clamp a row, 16-byte loads (4-byte elements;
+// narrower ones 8 or 4) and stores. The host sends a map here only where the sizes are exact
+// multiples (`image.rs`), rows and both images' starts aligned to four elements.
+
+// a (1 - t) + b t, written as the bilinear kernels write it, so compiled to the same operations.
+__device__ __forceinline__ real_t lerp_af(real_t a, real_t b, real_t t) {
+  return a * ((real_t)1 - t) + b * t;
+}
+
+// Four neighbouring elements stored as one word of four times their size, at an address aligned
+// to it.
+__device__ __forceinline__ void store_quad(elem_t *at, elem_t a, elem_t b, elem_t c, elem_t d) {
+  constexpr int S = sizeof(elem_t);
+  typedef typename BitsOf<S>::type B;
+  typedef typename BitsOf<2 * S>::type W;
+  B x[4];
+  memcpy(&x[0], &a, S);
+  memcpy(&x[1], &b, S);
+  memcpy(&x[2], &c, S);
+  memcpy(&x[3], &d, S);
+  const W lo = (W)x[0] | ((W)x[1] << (8 * S)), hi = (W)x[2] | ((W)x[3] << (8 * S));
+  PairStore<2 * S>::put(__cvta_generic_to_global(at), lo, hi);
+}
+
+__device__ __forceinline__ elem4 load_quad(const elem_t *at) {
+  typedef ReadOnly<sizeof(elem4)> R;
+  const typename R::bits u = R::get(at);
+  elem4 q;
+  memcpy(&q, &u, sizeof(elem4));
+  return q;
+}
+
+// Halving, o0 = n0 / 2 and o1 = n1 / 2 with o0 a multiple of four: output (x, y) is the
+// bilinear sample at (2x, 2y), weight 1 on that pixel and 0 on its neighbours (x + 1, y + 1 and
+// both), which are still read: 0 times an infinity or NaN is NaN, and +0 from a neighbour turns
+// a -0 sample into +0, as in ef_resize2. Each thread computes four outputs of a row (two quads
+// of each of its two source rows) in WR rows; launched on (32, 8) blocks, grid.x covering
+// dimension 0 in 128 outputs a block, grid.y the rows in 8 WR a block, grid.z striding over the
+// images.
+extern "C" __global__ void __launch_bounds__(256)
+    ef_resize_half(const elem_t *__restrict__ in, elem_t *__restrict__ out, long long o0_,
+                   long long o1_, long long images) {
+  const idx_t o0 = (idx_t)o0_, o1 = (idx_t)o1_, n0 = 2 * o0;
+  const idx_t xq = 4 * ((idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x);
+  const idx_t y0 = WR * ((idx_t)blockIdx.y * 8 + (idx_t)threadIdx.y);
+  if (xq >= o0 || y0 >= o1) return;
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+    const elem_t *img = in + b * (4 * o0_ * o1_);
+    elem_t *o = out + b * (o0_ * o1_);
+    // every row's loads first, so that all of them are in flight together
+    elem4 p[WR][4];
+#pragma unroll
+    for (int r = 0; r < WR; r++) {
+      const idx_t y = y0 + r < o1 ? y0 + r : o1 - 1;
+      const elem_t *top = img + (2 * y * n0 + 2 * xq);
+      p[r][0] = load_quad(top);
+      p[r][1] = load_quad(top + 4);
+      p[r][2] = load_quad(top + n0);
+      p[r][3] = load_quad(top + n0 + 4);
+    }
+#pragma unroll
+    for (int r = 0; r < WR; r++) {
+      if (y0 + r >= o1) break;
+      elem_t v[4];
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const elem4 a = p[r][h], c = p[r][2 + h];
+        const real_t r0 = lerp_af((real_t)a.a, (real_t)a.b, (real_t)0);
+        const real_t r1 = lerp_af((real_t)c.a, (real_t)c.b, (real_t)0);
+        v[2 * h] = to_elem(lerp_af(r0, r1, (real_t)0));
+        const real_t s0 = lerp_af((real_t)a.c, (real_t)a.d, (real_t)0);
+        const real_t s1 = lerp_af((real_t)c.c, (real_t)c.d, (real_t)0);
+        v[2 * h + 1] = to_elem(lerp_af(s0, s1, (real_t)0));
+      }
+      store_quad(o + ((y0 + r) * o0 + xq), v[0], v[1], v[2], v[3]);
+    }
+  }
+}
+
+// Doubling, o0 = 2 n0 and o1 = 2 n1 with n0 a multiple of four: output x samples x / 2, so an
+// even x takes source column x / 2 (weight 1, its right neighbour weight 0) and an odd one the
+// mean of x / 2 and x / 2 + 1, the last column repeating the edge; rows alike. Each thread reads
+// a quad of source columns and the next column of WR + 1 source rows, and writes the eight
+// output columns (two quads) of the 2 WR output rows they make; launched on (32, 8) blocks,
+// grid.x covering dimension 0 in 128 source columns a block, grid.y the source rows in 8 WR a
+// block, grid.z striding over the images.
+extern "C" __global__ void __launch_bounds__(256)
+    ef_resize_double(const elem_t *__restrict__ in, elem_t *__restrict__ out, long long n0_,
+                     long long n1_, long long images) {
+  const idx_t n0 = (idx_t)n0_, n1 = (idx_t)n1_, o0 = 2 * n0;
+  const idx_t j = 4 * ((idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x);
+  const idx_t y0 = WR * ((idx_t)blockIdx.y * 8 + (idx_t)threadIdx.y);
+  if (j >= n0 || y0 >= n1) return;
+  const idx_t next = j + 4 < n0 ? j + 4 : n0 - 1;
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+    const elem_t *img = in + b * (n0_ * n1_);
+    elem_t *o = out + b * (4 * n0_ * n1_);
+    elem4 q[WR + 1];
+    elem_t e[WR + 1];
+#pragma unroll
+    for (int r = 0; r <= WR; r++) {
+      const idx_t y = y0 + r < n1 ? y0 + r : n1 - 1;
+      q[r] = load_quad(img + (y * n0 + j));
+      e[r] = read_only(img, (int)(y * n0 + next));
+    }
+    // row r's samples at the eight output columns' points
+    real_t h[WR + 1][8];
+#pragma unroll
+    for (int r = 0; r <= WR; r++) {
+      const real_t c[5] = {(real_t)q[r].a, (real_t)q[r].b, (real_t)q[r].c, (real_t)q[r].d,
+                           (real_t)e[r]};
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        h[r][2 * k] = lerp_af(c[k], c[k + 1], (real_t)0);
+        h[r][2 * k + 1] = lerp_af(c[k], c[k + 1], (real_t)0.5);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < WR; r++) {
+      if (y0 + r >= n1) break;
+      elem_t *row = o + (2 * (y0 + r) * o0 + 2 * j);
+#pragma unroll
+      for (int half = 0; half < 2; half++) {
+        const real_t ty = half ? (real_t)0.5 : (real_t)0;
+        elem_t v[8];
+#pragma unroll
+        for (int k = 0; k < 8; k++) v[k] = to_elem(lerp_af(h[r][k], h[r + 1][k], ty));
+        store_quad(row + half * o0, v[0], v[1], v[2], v[3]);
+        store_quad(row + half * o0 + 4, v[4], v[5], v[6], v[7]);
+      }
+    }
+  }
+}
+#endif
+
 // Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
 // bin floor((v - minval) * scale), clamped to [0, nbins - 1]; NaN is not counted. `out` holds
 // slices * nbins zeros on entry. grid.y strides over the slices; each block counts its part of
