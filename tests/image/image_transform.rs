@@ -286,7 +286,7 @@ fn by_two_case<T: Elem>(seed: u64, hi: f64) {
     let mut r = Rng64::seed_from_u64(seed);
     // (n0, n1, images) halved, then doubled
     let halved = [(64, 48, 3), (8, 2, 1), (24, 10, 2), (136, 6, 1), (20, 6, 1), (66, 8, 1)];
-    let doubled = [(4, 1, 1), (2, 2, 1), (32, 17, 2), (66, 3, 3), (6, 5, 1), (5, 3, 1), (1, 1, 2)];
+    let doubled = [(4, 1, 1), (32, 17, 2), (12, 3, 3), (6, 5, 1), (1, 1, 2)];
     let cases = halved.iter().map(|&s| (s, true)).chain(doubled.iter().map(|&s| (s, false)));
     for ((n0, n1, k), halve) in cases {
         let (o0, o1) = if halve { (n0 / 2, n1 / 2) } else { (2 * n0, 2 * n1) };

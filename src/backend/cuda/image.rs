@@ -142,8 +142,8 @@ enum ByTwo {
 
 /// Whether this bilinear warp is a resize by exactly two that a dedicated kernel computes: one
 /// map, ArrayFire's halving (2, 2) or doubling (1/2, 1/2) with no offset, images of sizes that
-/// are exact multiples (the halved row a multiple of four elements, the doubled source row of
-/// two), elements of at most four bytes, the images not broadcast, and both images' starts
+/// are exact multiples (the halved row a multiple of four elements, or the doubled source row),
+/// elements of at most four bytes, the images not broadcast, and both images' starts and rows
 /// aligned to four elements (views with an offset take the general kernels).
 fn by_two(input: &Dense, maps: &WarpMaps, od: Dim4, out: &Dense) -> Option<ByTwo> {
     let [m] = maps.maps.as_slice() else { return None };
@@ -169,7 +169,7 @@ fn by_two(input: &Dense, maps: &WarpMaps, od: Dim4, out: &Dense) -> Option<ByTwo
         && m[4] == 0.5
         && od[0] == 2 * id[0]
         && od[1] == 2 * id[1]
-        && id[0].is_multiple_of(2)
+        && id[0].is_multiple_of(4)
     {
         Some(ByTwo::Double)
     } else {
@@ -185,18 +185,16 @@ fn resize_by_two(
     how: ByTwo,
     wide: bool,
 ) -> Result<(), Error> {
-    // (rows a thread: halving measured alike at one to eight, doubling writes four times what
-    // it reads and keeps more in flight with four)
-    let (entry, source, rows) = match how {
-        ByTwo::Half => ("ef_resize_half", out.dims, tuned_rows().unwrap_or(2)),
-        ByTwo::Double => ("ef_resize_double", input.dims, tuned_rows().unwrap_or(4)),
+    let rows = tuned_rows().unwrap_or(2);
+    let (entry, source) = match how {
+        ByTwo::Half => ("ef_resize_half", out.dims),
+        ByTwo::Double => ("ef_resize_double", input.dims),
     };
-    // grid.x: 128 output columns a block halving, 64 source columns doubling
-    let per_block = if how == ByTwo::Half { 128 } else { 64 };
     let k = kernel(dev, entry, input.dtype, warp_real_type(input.dtype), wide, rows)?;
-    // grid.y: 8 rows of `rows` each a block (within its limit: `by_two` checked the rows)
+    // grid.x: 128 columns (of the output halving, of the source doubling) a block; grid.y:
+    // 8 rows of `rows` each a block (within its limit: `by_two` checked the rows)
     let images = source[2] * source[3];
-    let gx = source[0].div_ceil(per_block);
+    let gx = source[0].div_ceil(128);
     let gy = source[1].div_ceil(8 * rows);
     let gz = images.clamp(1, 65_535);
     let mut p = KernelArgs::new();
