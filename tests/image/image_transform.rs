@@ -278,9 +278,9 @@ fn resize_half_and_double_match_the_bilinear_formula() {
     assert!((double[x + 128 * y] - want).abs() < 1e-3);
 }
 
-/// Resizes by exactly two (halving and doubling) in the shapes the dedicated kernels take
-/// (rows of multiples of four elements, several images) and those they leave to the general
-/// ones (other sizes, views with an offset), in each element type they take, against the
+/// Resizes by exactly two, halving in the shapes the dedicated CUDA kernel takes (output rows
+/// of multiples of four elements, several images) and those it leaves to the general ones
+/// (other sizes, views with an offset), and doubling, in each element type, against the
 /// reference; f32 halving exactly (it moves samples), the rest with `check_warp`'s tolerance.
 fn by_two_case<T: Elem>(seed: u64, hi: f64) {
     let mut r = Rng64::seed_from_u64(seed);
@@ -335,7 +335,7 @@ fn resize_by_exactly_two_in_every_shape_and_type() {
 
 /// Infinities, NaN and negative zeros in images halved and doubled: the neighbours a sample
 /// weighs by 0 still count (0 times an infinity is NaN) and +0 from a neighbour turns a -0
-/// sample into +0, in the dedicated kernels as in the general ones and the reference.
+/// sample into +0, in the dedicated halving kernel as in the general ones and the reference.
 #[test]
 fn resize_by_exactly_two_keeps_the_formula_at_special_values() {
     let (n0, n1) = (16usize, 8usize);

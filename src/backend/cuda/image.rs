@@ -37,15 +37,8 @@ fn limits(t: DType) -> Option<(&'static str, &'static str)> {
 }
 
 /// The entry points of `image.cu`, in the order their index is part of the key.
-const ENTRIES: [&str; 7] = [
-    "ef_warp",
-    "ef_histogram",
-    "ef_window",
-    "ef_resize2",
-    "ef_resize4",
-    "ef_resize_half",
-    "ef_resize_double",
-];
+const ENTRIES: [&str; 6] =
+    ["ef_warp", "ef_histogram", "ef_window", "ef_resize2", "ef_resize4", "ef_resize_half"];
 
 /// The kernel `entry` for elements of type `t`, computing in `real` (see `backend::image`),
 /// compiled on first use; `rows` is the warps' outputs a thread (their `WR`).
@@ -133,77 +126,44 @@ fn separable(maps: &WarpMaps) -> bool {
         .all(|m| m[1] == 0.0 && m[3] == 0.0 && m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0)
 }
 
-/// A resize by exactly two that `ef_resize_half` or `ef_resize_double` computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ByTwo {
-    Half,
-    Double,
-}
-
-/// Whether this bilinear warp is a resize by exactly two that a dedicated kernel computes: one
-/// map, ArrayFire's halving (2, 2) or doubling (1/2, 1/2) with no offset, images of sizes that
-/// are exact multiples (the halved row a multiple of four elements, or the doubled source row),
-/// elements of at most four bytes, the images not broadcast, and both images' starts and rows
-/// aligned to four elements (views with an offset take the general kernels).
-fn by_two(input: &Dense, maps: &WarpMaps, od: Dim4, out: &Dense) -> Option<ByTwo> {
-    let [m] = maps.maps.as_slice() else { return None };
+/// Whether this bilinear warp halves its images exactly, as `ef_resize_half` computes: one
+/// map, ArrayFire's halving (2, 2) with no offset, each output row a multiple of four elements
+/// and the input's twice the output's along both dimensions, elements of at most four bytes, the
+/// images not broadcast, and both images' starts aligned to four elements (views with an offset
+/// take the general kernels). (Doubling keeps `ef_resize4`: a kernel of its own for it measured
+/// slower, see the performance chapter.)
+fn halving(input: &Dense, maps: &WarpMaps, od: Dim4, out: &Dense) -> bool {
+    let [m] = maps.maps.as_slice() else { return false };
     let id = input.dims;
     let size = input.dtype.size() as u64;
     let plain = m[1] == 0.0 && m[2] == 0.0 && m[3] == 0.0 && m[5] == 0.0;
+    let by_two = m[0] == 2.0 && m[4] == 2.0 && id[0] == 2 * od[0] && id[1] == 2 * od[1];
     let same_images = id[2] == od[2] && id[3] == od[3];
     let quad = 4 * size;
     let aligned = ptr(input).is_multiple_of(quad) && ptr(out).is_multiple_of(quad);
     // (rows within the grid's 65,535 blocks of 8 along dimension 1 at one row a thread)
-    let fits = id[0] <= i32::MAX as u64 && id[1].max(od[1]) <= 8 * 65_535;
-    if !(plain && same_images && aligned && size <= 4 && fits) {
-        return None;
-    }
-    if m[0] == 2.0
-        && m[4] == 2.0
-        && id[0] == 2 * od[0]
-        && id[1] == 2 * od[1]
-        && od[0].is_multiple_of(4)
-    {
-        Some(ByTwo::Half)
-    } else if m[0] == 0.5
-        && m[4] == 0.5
-        && od[0] == 2 * id[0]
-        && od[1] == 2 * id[1]
-        && id[0].is_multiple_of(4)
-    {
-        Some(ByTwo::Double)
-    } else {
-        None
-    }
+    let fits = id[0] <= i32::MAX as u64 && od[1] <= 8 * 65_535;
+    plain && by_two && od[0].is_multiple_of(4) && same_images && aligned && size <= 4 && fits
 }
 
-/// Launches the dedicated kernel of a resize by exactly two (see [`by_two`]).
-fn resize_by_two(
-    dev: &Device,
-    input: &Dense,
-    out: &Dense,
-    how: ByTwo,
-    wide: bool,
-) -> Result<(), Error> {
+/// Launches `ef_resize_half` (see [`halving`]).
+fn resize_half(dev: &Device, input: &Dense, out: &Dense, wide: bool) -> Result<(), Error> {
     let rows = tuned_rows().unwrap_or(2);
-    let (entry, source) = match how {
-        ByTwo::Half => ("ef_resize_half", out.dims),
-        ByTwo::Double => ("ef_resize_double", input.dims),
-    };
-    let k = kernel(dev, entry, input.dtype, warp_real_type(input.dtype), wide, rows)?;
-    // grid.x: 128 columns (of the output halving, of the source doubling) a block; grid.y:
-    // 8 rows of `rows` each a block (within its limit: `by_two` checked the rows)
-    let images = source[2] * source[3];
-    let gx = source[0].div_ceil(128);
-    let gy = source[1].div_ceil(8 * rows);
+    let k = kernel(dev, "ef_resize_half", input.dtype, warp_real_type(input.dtype), wide, rows)?;
+    // grid.x: 128 output columns a block; grid.y: 8 rows of `rows` each a block (within its
+    // limit: `halving` checked the rows)
+    let od = out.dims;
+    let images = od[2] * od[3];
+    let gx = od[0].div_ceil(128);
+    let gy = od[1].div_ceil(8 * rows);
     let gz = images.clamp(1, 65_535);
     let mut p = KernelArgs::new();
-    p.u64(ptr(input)).u64(ptr(out)).i64(source[0] as i64).i64(source[1] as i64).i64(images as i64);
-    // SAFETY: the parameters match the signature of `ef_resize_half` and `ef_resize_double`
-    // (two pointers, three 64-bit integers); `input` and `out` are live device memory of this
-    // device holding the whole images of their shapes (not broadcast), aligned to four elements
-    // as `by_two` checked, held until after the launch (reuse is ordered on the same stream);
-    // each thread reads and writes inside its images only.
+    p.u64(ptr(input)).u64(ptr(out)).i64(od[0] as i64).i64(od[1] as i64).i64(images as i64);
+    // SAFETY: the parameters match the signature of `ef_resize_half` (two pointers, three
+    // 64-bit integers); `input` and `out` are live device memory of this device holding the
+    // whole images of their shapes (not broadcast), aligned to four elements as `halving`
+    // checked, held until after the launch (reuse is ordered on the same stream); each thread
+    // reads and writes inside its images only.
     unsafe { k.launch(dev, (gx as u32, gy as u32, gz as u32), (32, 8, 1), 0, &mut p) }
 }
 
@@ -236,9 +196,9 @@ pub(crate) fn warp(
     // enlarges (a thread's two rows then share their source rows), eight where it shrinks.
     // Measured on an H100 (see the performance chapter).
     let pairs = m == Interp::Linear && separable(maps);
-    if let Some(how) = pairs.then(|| by_two(input, maps, od, &out)).flatten() {
+    if pairs && halving(input, maps, od, &out) {
         drop(table);
-        resize_by_two(dev, input, &out, how, wide)?;
+        resize_half(dev, input, &out, wide)?;
         return Ok(out);
     }
     let (entry, columns, rows) = if pairs {

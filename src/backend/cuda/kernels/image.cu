@@ -504,11 +504,11 @@ extern "C" __global__ void __launch_bounds__(256, RESIZE4_BLOCKS)
 }
 
 #if ELEM_QUAD
-// Resizing by exactly two (ArrayFire's rule: output pixel x samples input x n0 / o0), with
+// Halving exactly (ArrayFire's rule: output pixel x samples input x n0 / o0, here 2x), with
 // the bilinear kernels' arithmetic (`lerp_af` is their expression) and every sample they read,
-// in kernels that know the map: no map, floor or clamp a row, 16-byte loads (4-byte elements;
-// narrower ones 8 or 4) and stores. The host sends a map here only where the sizes are exact
-// multiples (`image.rs`), rows and both images' starts aligned to four elements.
+// in a kernel that knows the map: no map, floor or clamp a row, 16-byte loads and stores (for
+// 4-byte elements; 8 or 4 for narrower ones). The host sends a map here only where the sizes
+// are exact multiples and both images' starts are aligned to four elements (`image.rs`).
 
 // a (1 - t) + b t, written as the bilinear kernels write it, so compiled to the same operations.
 __device__ __forceinline__ real_t lerp_af(real_t a, real_t b, real_t t) {
@@ -585,60 +585,6 @@ extern "C" __global__ void __launch_bounds__(256)
   }
 }
 
-// Doubling, o0 = 2 n0 and o1 = 2 n1 with n0 a multiple of four: output x samples x / 2, so an
-// even x takes source column x / 2 (weight 1, its right neighbour weight 0) and an odd one the
-// mean of x / 2 and x / 2 + 1, the last column repeating the edge; rows alike. Each thread reads
-// a quad of source columns and the next column of WR + 1 source rows, and writes the eight
-// output columns (two quads) of the 2 WR output rows they make; launched on (32, 8) blocks,
-// grid.x covering dimension 0 in 128 source columns a block, grid.y the source rows in 8 WR a
-// block, grid.z striding over the images.
-extern "C" __global__ void __launch_bounds__(256)
-    ef_resize_double(const elem_t *__restrict__ in, elem_t *__restrict__ out, long long n0_,
-                     long long n1_, long long images) {
-  const idx_t n0 = (idx_t)n0_, n1 = (idx_t)n1_, o0 = 2 * n0;
-  const idx_t j = 4 * ((idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x);
-  const idx_t y0 = WR * ((idx_t)blockIdx.y * 8 + (idx_t)threadIdx.y);
-  if (j >= n0 || y0 >= n1) return;
-  const idx_t next = j + 4 < n0 ? j + 4 : n0 - 1;
-  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
-    const elem_t *img = in + b * (n0_ * n1_);
-    elem_t *o = out + b * (4 * n0_ * n1_);
-    elem4 q[WR + 1];
-    elem_t e[WR + 1];
-#pragma unroll
-    for (int r = 0; r <= WR; r++) {
-      const idx_t y = y0 + r < n1 ? y0 + r : n1 - 1;
-      q[r] = load_quad(img + (y * n0 + j));
-      e[r] = read_only(img, (int)(y * n0 + next));
-    }
-    // row r's samples at the eight output columns' points
-    real_t h[WR + 1][8];
-#pragma unroll
-    for (int r = 0; r <= WR; r++) {
-      const real_t c[5] = {(real_t)q[r].a, (real_t)q[r].b, (real_t)q[r].c, (real_t)q[r].d,
-                           (real_t)e[r]};
-#pragma unroll
-      for (int k = 0; k < 4; k++) {
-        h[r][2 * k] = lerp_af(c[k], c[k + 1], (real_t)0);
-        h[r][2 * k + 1] = lerp_af(c[k], c[k + 1], (real_t)0.5);
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < WR; r++) {
-      if (y0 + r >= n1) break;
-      elem_t *row = o + (2 * (y0 + r) * o0 + 2 * j);
-#pragma unroll
-      for (int half = 0; half < 2; half++) {
-        const real_t ty = half ? (real_t)0.5 : (real_t)0;
-        elem_t v[8];
-#pragma unroll
-        for (int k = 0; k < 8; k++) v[k] = to_elem(lerp_af(h[r][k], h[r + 1][k], ty));
-        store_quad(row + half * o0, v[0], v[1], v[2], v[3]);
-        store_quad(row + half * o0 + 4, v[4], v[5], v[6], v[7]);
-      }
-    }
-  }
-}
 #endif
 
 // Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
