@@ -15,6 +15,7 @@ mod common;
 mod adopted_host_memory;
 mod af_compat;
 mod blas_global;
+mod compile_ahead;
 mod cuda_backend;
 mod deep_graph;
 mod dlpack;

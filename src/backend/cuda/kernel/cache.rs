@@ -28,11 +28,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use super::ahead::{self, Compiling};
 use super::disk::{
     cache_dir_from, decode_entry, disk_key, encode_entry, file_name, write_atomically,
 };
 use super::loaded::KernelFn;
-use super::nvrtc::{choose_target, compile, nvrtc, trace_event, Origin};
+use super::nvrtc::{choose_target, compile, nvrtc, trace_event, Origin, Target};
 #[cfg(test)]
 use super::stats::JitStats;
 use super::stats::{Counters, Outcome};
@@ -253,7 +254,9 @@ impl KernelCache {
     }
 
     /// The kernel `entry` of emberfire's own source that `source()` writes, for `key`: the
-    /// source is written and compiled only on the key's first use.
+    /// source is written and compiled only on the key's first use. A compile runs in the
+    /// background (`ahead.rs`): the kernel returned may still be compiling, which its launch
+    /// handles.
     pub(crate) fn kernel(
         &self,
         device: &Device,
@@ -265,11 +268,20 @@ impl KernelCache {
             let started = Instant::now();
             let text = source();
             let written = Instant::now();
-            let k = self.compile(device, &text, entry, Origin::Own);
+            let k = if ahead::enabled() {
+                self.compile_ahead(device, text, entry)
+            } else {
+                self.compile(device, &text, entry, Origin::Own)
+            };
             trace_event(|| {
                 format!(
-                    "new kernel `{entry}`: source in {:.2} ms, ready in {:.1} ms",
+                    "new kernel `{entry}`: source in {:.2} ms, {} in {:.1} ms",
                     ms(started, written),
+                    if k.as_ref().is_ok_and(|k| k.compiling_still()) {
+                        "compiling in the background, handed over"
+                    } else {
+                        "ready"
+                    },
                     ms(written, Instant::now())
                 )
             });
@@ -301,6 +313,39 @@ impl KernelCache {
         entry: &str,
         origin: Origin,
     ) -> Result<KernelFn, Error> {
+        let job = self.job(source, entry, origin)?;
+        if let Some(k) = self.disk_hit(device, &job) {
+            return Ok(k);
+        }
+        dump_source(source, entry, job.key);
+        self.counters.count(Outcome::Compiled);
+        let (image, compiled) = job.image(source)?;
+        let k = KernelFn::load(device, image, entry)?;
+        trace_event(|| format!("`{entry}` loaded in {:.1} ms", ms(compiled, Instant::now())));
+        Ok(k)
+    }
+
+    /// [`compile`](Self::compile) for emberfire's own `source`, with NVRTC's part on a thread of
+    /// its own (`ahead.rs`): the kernel returned is loaded when first needed.
+    fn compile_ahead(
+        &self,
+        device: &Device,
+        source: String,
+        entry: &str,
+    ) -> Result<KernelFn, Error> {
+        let job = self.job(&source, entry, Origin::Own)?;
+        if let Some(k) = self.disk_hit(device, &job) {
+            return Ok(k);
+        }
+        dump_source(&source, entry, job.key);
+        self.counters.count(Outcome::Compiled);
+        let compiling = Compiling::start(move || job.image(&source).map(|(image, _)| image));
+        Ok(KernelFn::compiling(device, compiling, entry))
+    }
+
+    /// What compiling `source`'s `entry` for this cache's device means: target, options, disk
+    /// key and file.
+    fn job(&self, source: &str, entry: &str, origin: Origin) -> Result<Job, Error> {
         if entry.is_empty() || entry.contains('\0') {
             return Err(Error::Driver(format!("invalid kernel entry point name {entry:?}")));
         }
@@ -309,31 +354,47 @@ impl KernelCache {
         let minimal = origin.minimal(info.version);
         let key = disk_key(source, entry, target, info.version, minimal);
         let path = self.dir.as_ref().map(|d| d.join(file_name(target, key)));
-        if let Some(p) = &path {
-            let started = Instant::now();
-            if let Ok(bytes) = fs::read(p) {
-                let read = Instant::now();
-                if let Some(image) = decode_entry(&bytes, key, target) {
-                    if let Ok(k) = KernelFn::load(device, image.to_vec(), entry) {
-                        self.counters.count(Outcome::DiskHit);
-                        trace_event(|| {
-                            format!(
-                                "`{entry}` ({} bytes) read from the disk cache in {:.2} ms, \
-                                 loaded in {:.2} ms",
-                                bytes.len(),
-                                ms(started, read),
-                                ms(read, Instant::now())
-                            )
-                        });
-                        return Ok(k);
-                    }
-                }
-            }
-        }
-        dump_source(source, entry, key);
+        Ok(Job { entry: entry.to_string(), target, minimal, key, path })
+    }
+
+    /// The kernel `job` makes, loaded from the disk cache if it holds it (counted as a disk hit).
+    fn disk_hit(&self, device: &Device, job: &Job) -> Option<KernelFn> {
+        let started = Instant::now();
+        let bytes = fs::read(job.path.as_ref()?).ok()?;
+        let read = Instant::now();
+        let image = decode_entry(&bytes, job.key, job.target)?;
+        let k = KernelFn::load(device, image.to_vec(), &job.entry).ok()?;
+        self.counters.count(Outcome::DiskHit);
+        trace_event(|| {
+            format!(
+                "`{}` ({} bytes) read from the disk cache in {:.2} ms, loaded in {:.2} ms",
+                job.entry,
+                bytes.len(),
+                ms(started, read),
+                ms(read, Instant::now())
+            )
+        });
+        Some(k)
+    }
+}
+
+/// One compile: its entry point, target and options, and where its image is stored.
+struct Job {
+    entry: String,
+    target: Target,
+    minimal: bool,
+    key: u128,
+    path: Option<PathBuf>,
+}
+
+impl Job {
+    /// Compiles `source` with NVRTC (with the full front end if the minimal one fails) and
+    /// stores the image on disk; returns it and when the compile finished.
+    fn image(&self, source: &str) -> Result<(Vec<u8>, Instant), Error> {
+        let entry = &self.entry;
         let started = Instant::now();
         let compile_with = |minimal: bool| {
-            catch_unwind(AssertUnwindSafe(|| compile(source, entry, target, minimal)))
+            catch_unwind(AssertUnwindSafe(|| compile(source, entry, self.target, minimal)))
                 .unwrap_or_else(|_| {
                     Err(Error::Driver(format!(
                         "NVRTC failed while compiling `{entry}` (an entry point is missing?)"
@@ -342,29 +403,24 @@ impl KernelCache {
         };
         // The image is stored under the key of the first choice even when the fallback made
         // it: either is code for this source, and the next process then finds it at once.
-        let image = match compile_with(minimal) {
-            Err(_) if minimal => compile_with(false)?,
+        let image = match compile_with(self.minimal) {
+            Err(_) if self.minimal => compile_with(false)?,
             done => done?,
         };
-        self.counters.count(Outcome::Compiled);
         let compiled = Instant::now();
-        let k = KernelFn::load(device, image.clone(), entry)?;
-        let loaded = Instant::now();
-        if let Some(p) = &path {
+        if let Some(p) = &self.path {
             // Best effort: a read-only or full disk only costs a compile next time.
-            let _ = write_atomically(p, &encode_entry(key, target, &image));
+            let _ = write_atomically(p, &encode_entry(self.key, self.target, &image));
         }
         trace_event(|| {
             format!(
-                "`{entry}` ({} bytes of source) compiled in {:.1} ms, loaded in {:.1} ms, stored \
-                 in {:.1} ms",
+                "`{entry}` ({} bytes of source) compiled in {:.1} ms, stored in {:.1} ms",
                 source.len(),
                 ms(started, compiled),
-                ms(compiled, loaded),
-                ms(loaded, Instant::now())
+                ms(compiled, Instant::now())
             )
         });
-        Ok(k)
+        Ok((image, compiled))
     }
 }
 

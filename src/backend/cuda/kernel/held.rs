@@ -52,11 +52,32 @@ pub(crate) fn batch_len() -> usize {
     })
 }
 
+/// Held launches at most while any of them waits for its kernel's compile (`ahead.rs`): a
+/// program's first run holds every launch from its first new kernel on, so that the compiles
+/// of the kernels after it run at the same time.
+const MAX_HELD_COMPILING: usize = 256;
+
 /// A launch held back: its kernel, shape and arguments.
 pub(super) struct HeldLaunch {
     pub(super) kernel: KernelFn,
     pub(super) shape: Shape,
     pub(super) args: KernelArgs,
+}
+
+/// A launch of a kernel that was still compiling when it was held: sent directly, once the
+/// kernel is loaded, rather than from a graph.
+pub(super) struct CompilingLaunch {
+    pub(super) kernel: KernelFn,
+    pub(super) grid: (u32, u32, u32),
+    pub(super) block: (u32, u32, u32),
+    pub(super) shared: u32,
+    pub(super) args: KernelArgs,
+}
+
+/// Either kind of held launch.
+pub(super) enum Launch {
+    Replayed(HeldLaunch),
+    Compiling(CompilingLaunch),
 }
 
 enum Sequence {
@@ -71,7 +92,9 @@ enum Sequence {
 /// A device's held launches and the sequences of them seen.
 #[derive(Default)]
 pub(super) struct Held {
-    launches: Vec<HeldLaunch>,
+    launches: Vec<Launch>,
+    /// Of `launches`, those of kernels still compiling when held.
+    compiling: usize,
     sequences: HashMap<Vec<Shape>, Sequence>,
     graphs: usize,
 }
@@ -82,10 +105,13 @@ impl Held {
         self.launches.is_empty()
     }
 
-    /// Holds a launch; returns whether as many are held as a batch sends.
-    pub(super) fn push(&mut self, launch: HeldLaunch) -> bool {
+    /// Holds a launch; returns whether as many are held as are sent at once: a batch, or
+    /// [`MAX_HELD_COMPILING`] while any held launch waits for a compile.
+    pub(super) fn push(&mut self, launch: Launch) -> bool {
+        self.compiling += matches!(launch, Launch::Compiling(_)) as usize;
         self.launches.push(launch);
-        self.launches.len() >= batch_len()
+        let limit = if self.compiling > 0 { MAX_HELD_COMPILING } else { batch_len() };
+        self.launches.len() >= limit
     }
 
     /// Sends every held launch to `stream` in the order held: as the sequence's graph where it
@@ -102,6 +128,21 @@ impl Held {
         mut one: impl FnMut(&HeldLaunch) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let launches = std::mem::take(&mut self.launches);
+        if std::mem::take(&mut self.compiling) > 0 {
+            // A first run's launches: each in turn, once its kernel is loaded.
+            return launches.into_iter().try_for_each(|l| match l {
+                Launch::Replayed(l) => one(&l),
+                // SAFETY: the caller's contract.
+                Launch::Compiling(mut l) => unsafe { l.send(stream) },
+            });
+        }
+        let launches: Vec<HeldLaunch> = launches
+            .into_iter()
+            .map(|l| match l {
+                Launch::Replayed(l) => l,
+                Launch::Compiling(_) => unreachable!("counted in `compiling`"),
+            })
+            .collect();
         if launches.len() > 1 {
             let key: Vec<Shape> = launches.iter().map(|l| l.shape).collect();
             let known = self.sequences.len();
@@ -145,5 +186,30 @@ impl Held {
             }
         }
         launches.iter().try_for_each(&mut one)
+    }
+}
+
+impl CompilingLaunch {
+    /// Waits for the kernel's compile, loads it and launches it on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// [`Held::send`]'s contract.
+    unsafe fn send(&mut self, stream: sys::CUstream) -> Result<(), Error> {
+        self.kernel.ready()?;
+        let mut params = self.args.pointers();
+        // SAFETY: the caller's contract; `params` point into `self.args`, which outlives the
+        // call; the kernel is loaded and kept loaded by `self.kernel`.
+        unsafe {
+            cudarc::driver::result::launch_kernel(
+                self.kernel.cu_function(),
+                self.grid,
+                self.block,
+                self.shared,
+                stream,
+                &mut params,
+            )
+        }
+        .map_err(|e| driver_error(&format!("launching kernel `{}`", self.kernel.entry()), e))
     }
 }

@@ -10,8 +10,9 @@
 //!
 //! - `cache.rs`: keys and the one in-memory cache per device, with its counters;
 //! - `nvrtc.rs`: loading NVRTC, the compile target and options, compiling one source;
+//! - `ahead.rs`: compiles on threads of their own, so that a launch does not wait for one;
 //! - `disk.rs`: the disk cache's directory, file names, keys and file format;
-//! - `loaded.rs`: a loaded kernel and its launch;
+//! - `loaded.rs`: a kernel, loaded or compiling, and its launch;
 //! - `replay.rs`: launches of a shape made before, replayed from a one-node graph, and
 //!   which launches are held back, and what sends them;
 //! - `held.rs`: held launches, sent together as one graph;
@@ -23,6 +24,7 @@
 //! A new hand-written kernel family is a `.cu` file, a [`Family`] variant, and a few lines
 //! that make its key and source (see `backend/cuda/copy.rs` for the smallest).
 
+mod ahead;
 mod args;
 mod cache;
 pub(crate) mod disk;

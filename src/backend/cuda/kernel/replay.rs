@@ -53,7 +53,7 @@ use cudarc::driver::sys;
 
 use super::args::KernelArgs;
 use super::graph::{Graph, Shape};
-use super::held::{self, Held, HeldLaunch};
+use super::held::{self, CompilingLaunch, Held, HeldLaunch, Launch};
 use super::loaded::KernelFn;
 use crate::backend::cuda::driver_error;
 use crate::backend::cuda::runtime::{self, Device};
@@ -70,16 +70,37 @@ const MAX_SHAPES: usize = 4096;
 /// Launches made from one-launch graphs, and such graphs made, in the whole process.
 static REPLAYED: AtomicU64 = AtomicU64::new(0);
 static GRAPHS: AtomicU64 = AtomicU64::new(0);
+/// Launches held back while their kernel compiled (`ahead.rs`), in the whole process.
+static HELD_FOR_COMPILE: AtomicU64 = AtomicU64::new(0);
 
 /// One bit for each device (by ordinal, below 64) that holds launches back now: what lets
 /// [`send_all_held`] return at once in the common case.
 static HOLDING: AtomicU64 = AtomicU64::new(0);
 
-/// (launches replayed from graphs, graphs made, launches sent in a sequence's graph, sequence
-/// graphs made) since the process began, all devices.
-pub(crate) fn counts() -> (u64, u64, u64, u64) {
+/// What was replayed and held since the process began, all devices.
+pub(crate) struct Counts {
+    /// Launches replayed from one-launch graphs.
+    pub(crate) replayed: u64,
+    /// One-launch graphs made.
+    pub(crate) graphs: u64,
+    /// Launches sent within a sequence's graph.
+    pub(crate) batched: u64,
+    /// Sequence graphs made.
+    pub(crate) sequences: u64,
+    /// Launches held back while their kernel compiled.
+    pub(crate) held_for_compile: u64,
+}
+
+/// The counts of [`Counts`].
+pub(crate) fn counts() -> Counts {
     let (batched, sequences) = held::counts();
-    (REPLAYED.load(Ordering::Relaxed), GRAPHS.load(Ordering::Relaxed), batched, sequences)
+    Counts {
+        replayed: REPLAYED.load(Ordering::Relaxed),
+        graphs: GRAPHS.load(Ordering::Relaxed),
+        batched,
+        sequences,
+        held_for_compile: HELD_FOR_COMPILE.load(Ordering::Relaxed),
+    }
 }
 
 /// Whether replay is on (`EMBERFIRE_LAUNCH_REPLAY` is not `0`), read once.
@@ -200,11 +221,11 @@ impl Replays {
         let hold = hold && !st.shared;
         let ready = matches!(st.shapes.get(&shape), Some(Entry::Ready(_)));
         if hold && ready {
-            let full = st.held.push(HeldLaunch {
+            let full = st.held.push(Launch::Replayed(HeldLaunch {
                 kernel: kernel.clone(),
                 shape,
                 args: std::mem::take(args),
-            });
+            }));
             if let Some(bit) = bit(device) {
                 HOLDING.fetch_or(bit, Ordering::Release);
             }
@@ -261,6 +282,49 @@ impl Replays {
                 Ok(Outcome::Done)
             }
         }
+    }
+
+    /// Holds back a launch of `kernel`, whose compile has not finished (`ahead.rs`), for
+    /// `device`'s own stream, after what is held already; `false` where nothing may be held
+    /// (the stream or context was handed to the user, a device past 64), and the caller is to
+    /// wait for the compile and launch. A held launch takes `args`, leaving them empty.
+    ///
+    /// # Safety
+    ///
+    /// [`KernelFn::launch`]'s contract, for `args` on `device`'s own stream, its context
+    /// current.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn hold_compiling(
+        &self,
+        device: &Device,
+        kernel: &KernelFn,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared: u32,
+        args: &mut KernelArgs,
+    ) -> Result<bool, Error> {
+        let Some(bit) = bit(device) else {
+            return Ok(false);
+        };
+        let mut st = self.lock();
+        if st.shared {
+            return Ok(false);
+        }
+        let launch = CompilingLaunch {
+            kernel: kernel.clone(),
+            grid,
+            block,
+            shared,
+            args: std::mem::take(args),
+        };
+        let full = st.held.push(Launch::Compiling(launch));
+        HOLDING.fetch_or(bit, Ordering::Release);
+        HELD_FOR_COMPILE.fetch_add(1, Ordering::Relaxed);
+        if full {
+            // SAFETY: the caller's contract.
+            unsafe { st.send(device, device.stream_id().handle()) }?;
+        }
+        Ok(true)
     }
 
     /// Sends what `device` holds to its own stream.

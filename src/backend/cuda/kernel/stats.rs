@@ -37,6 +37,11 @@ pub struct JitStats {
     pub batched_launches: u64,
     /// Graphs made for sequences of held launches (at most 64 a device).
     pub batch_graphs: u64,
+    /// Launches held back on emberfire's own stream while their kernel compiled on a thread of
+    /// its own: a program's new kernels compile at the same time, and their launches go out,
+    /// in order, when something needs them (`EMBERFIRE_COMPILE_AHEAD=0` compiles each kernel
+    /// where it is needed instead).
+    pub held_for_compile: u64,
 }
 
 /// Which of the three outcomes a lookup had.
@@ -73,6 +78,7 @@ impl Counters {
             launch_graphs: 0,
             batched_launches: 0,
             batch_graphs: 0,
+            held_for_compile: 0,
         }
     }
 
@@ -96,13 +102,13 @@ static GLOBAL: Counters = Counters::new();
 
 /// The kernel compilation counters (global across devices).
 pub(crate) fn jit_stats() -> JitStats {
-    let (replayed_launches, launch_graphs, batched_launches, batch_graphs) =
-        super::replay::counts();
+    let c = super::replay::counts();
     JitStats {
-        replayed_launches,
-        launch_graphs,
-        batched_launches,
-        batch_graphs,
+        replayed_launches: c.replayed,
+        launch_graphs: c.graphs,
+        batched_launches: c.batched,
+        batch_graphs: c.sequences,
+        held_for_compile: c.held_for_compile,
         ..GLOBAL.snapshot()
     }
 }
@@ -129,6 +135,7 @@ mod tests {
                 launch_graphs: 0,
                 batched_launches: 0,
                 batch_graphs: 0,
+                held_for_compile: 0,
             }
         );
         let after = jit_stats();

@@ -1,0 +1,219 @@
+//! A program's first run, with every kernel new: kernels compile on threads of their own while
+//! their launches are held back, and every result is still the one a launch made at once would
+//! give, whatever reaches the stream next (a host read, a reduction, a sort, a matrix product,
+//! an upload, an event, other threads, a user's stream). Each scenario runs in a child process
+//! with an empty disk cache of its own, so that its kernels are new to it. Needs a CUDA device
+//! (run with `--include-ignored` on a GPU machine).
+
+use emberfire::*;
+
+const N: usize = 4096;
+
+fn on_cuda() -> std::sync::MutexGuard<'static, ()> {
+    let guard = crate::serial();
+    set_backend(Backend::CUDA);
+    guard
+}
+
+/// The input values (small, so that the f32 results are close to the f64 reference).
+fn values(seed: usize) -> Vec<f32> {
+    (0..N).map(|i| ((i * 37 + seed * 11) % 257) as f32 / 64.0 - 2.0).collect()
+}
+
+fn f64s(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|&x| x as f64).collect()
+}
+
+fn assert_close(what: &str, got: &[f32], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((*g as f64 - w).abs() <= tol * (w.abs() + 1.0), "{what}: element {i}: {g} vs {w}");
+    }
+}
+
+/// A chain of new kernels, each reading the one before, nothing read until the end: two
+/// element-wise evaluations, a reduction of one of them, and an element-wise evaluation of
+/// both and the reduction's result.
+fn chain() {
+    let v = values(1);
+    let x = Array::new(&v, dim4!(64, 64));
+    let a = &x * 3.0f32 + 1.0f32;
+    a.eval();
+    let b = sin(&a) + &a;
+    b.eval();
+    let c = sum(&(&b * &b), 1); // 64 x 1
+    let d = emberfire::sub(&exp(&(&a * 0.25f32)), &c, true);
+    d.eval();
+    let want_a: Vec<f64> = f64s(&v).iter().map(|x| x * 3.0 + 1.0).collect();
+    let want_b: Vec<f64> = want_a.iter().map(|a| a.sin() + a).collect();
+    let want_c: Vec<f64> =
+        (0..64).map(|i| (0..64).map(|j| want_b[i + 64 * j] * want_b[i + 64 * j]).sum()).collect();
+    let want_d: Vec<f64> = (0..N).map(|k| (want_a[k] * 0.25).exp() - want_c[k % 64]).collect();
+    assert_close("chain: a", &a.to_vec(), &want_a, 1e-6);
+    assert_close("chain: b", &b.to_vec(), &want_b, 1e-5);
+    assert_close("chain: c", &c.to_vec(), &want_c, 1e-5);
+    assert_close("chain: d", &d.to_vec(), &want_d, 1e-4);
+}
+
+/// After a launch held for its compile, each other kind of work sees its result.
+fn other_work() {
+    let v = values(2);
+    let want: Vec<f64> = f64s(&v).iter().map(|x| x.cos() * 2.0 - x).collect();
+    let step = |x: &Array<f32>| cos(x) * 2.0f32 - x;
+    let x = Array::new(&v, dim4!(N as u64));
+
+    // a host read
+    let y = step(&x);
+    y.eval();
+    assert_close("read", &y.to_vec(), &want, 1e-6);
+
+    // a sort of a new kernel's result
+    let y = abs(&x) * 0.5f32 + &x;
+    y.eval();
+    let mut sorted: Vec<f64> = f64s(&v).iter().map(|x| x.abs() * 0.5 + x).collect();
+    sorted.sort_by(f64::total_cmp);
+    assert_close("sort", &sort(&y, 0, true).to_vec(), &sorted, 1e-6);
+
+    // a matrix product (cuBLAS) of two new kernels' results: 16 x 256 by 256 x 16
+    let a = moddims(&(&x * &x), dim4!(16, 256));
+    a.eval();
+    let b = moddims(&(&x - 0.5f32), dim4!(256, 16));
+    b.eval();
+    let p = matmul(&a, &b, MatProp::NONE, MatProp::NONE).to_vec();
+    let xs = f64s(&v);
+    let mut want_p = vec![0.0f64; 256];
+    for j in 0..16 {
+        for i in 0..16 {
+            want_p[i + 16 * j] =
+                (0..256).map(|k| xs[i + 16 * k].powi(2) * (xs[k + 256 * j] - 0.5)).sum();
+        }
+    }
+    assert_close("matmul", &p, &want_p, 1e-5);
+
+    // an upload into memory a held launch's result freed, and a new kernel reading it
+    let y = tanh(&x) * 4.0f32;
+    y.eval();
+    drop(y);
+    let w: Vec<f32> = v.iter().map(|&e| -e).collect();
+    let u = Array::new(&w, dim4!(N as u64));
+    let z = sqrt(&abs(&u)) + 1.0f32;
+    let want_z: Vec<f64> = f64s(&w).iter().map(|x| x.abs().sqrt() + 1.0).collect();
+    assert_close("upload", &z.to_vec(), &want_z, 1e-6);
+
+    // an event marked after a held launch, waited for on the host
+    let y = log1p(&abs(&x)) - 3.0f32;
+    y.eval();
+    let e = Event::default();
+    e.mark();
+    e.block();
+    let want_y: Vec<f64> = f64s(&v).iter().map(|x| x.abs().ln_1p() - 3.0).collect();
+    assert_close("event", &y.to_vec(), &want_y, 1e-6);
+}
+
+/// Threads evaluating new kernels of their own on one device at once.
+fn threads() {
+    let handles: Vec<_> = (0..4usize)
+        .map(|t| {
+            std::thread::spawn(move || {
+                set_backend(Backend::CUDA);
+                let v = values(10 + t);
+                let x = Array::new(&v, dim4!(N as u64));
+                // a structure of the thread's own: t + 1 square roots
+                let mut y = abs(&x) + 1.0f32;
+                let mut want: Vec<f64> = f64s(&v).iter().map(|x| x.abs() + 1.0).collect();
+                for _ in 0..=t {
+                    y = sqrt(&y);
+                    want.iter_mut().for_each(|w| *w = w.sqrt());
+                }
+                y.eval();
+                let s = sum(&y, 0);
+                let total: f64 = want.iter().sum();
+                assert_close(&format!("thread {t}"), &y.to_vec(), &want, 1e-6);
+                assert_close(&format!("thread {t}, sum"), &s.to_vec(), &[total], 1e-5);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+/// A new kernel evaluated inside a user's stream scope (compiled where it is needed), after
+/// launches held on the own stream. Hands the context to the user, so it comes last.
+fn user_stream() {
+    let v = values(3);
+    let x = Array::new(&v, dim4!(N as u64));
+    let a = &x * &x * 0.5f32;
+    a.eval();
+    let produced = Event::default();
+    produced.mark();
+    let ctx = emberfire::cuda::context(0).unwrap();
+    let mine = ctx.new_stream().unwrap();
+    // SAFETY: `mine` is a live stream of device 0's primary context that outlives the scope.
+    let c = unsafe {
+        emberfire::cuda::with_stream(0, mine.cu_stream(), || {
+            produced.enqueue_wait();
+            let c = cbrt(&a) - 1.0f32;
+            c.eval();
+            c
+        })
+    }
+    .unwrap();
+    mine.synchronize().unwrap();
+    let want: Vec<f64> = f64s(&v).iter().map(|x| (x * x * 0.5).cbrt() - 1.0).collect();
+    assert_close("user stream", &c.to_vec(), &want, 1e-6);
+}
+
+/// The child's part: every scenario, then the counts.
+#[test]
+#[ignore = "run by kernels_compile_ahead_of_their_launches in a process of its own"]
+fn first_run_scenarios() {
+    if std::env::var("EF_AHEAD_CHILD").is_err() {
+        return;
+    }
+    let _serial = on_cuda();
+    let before = jit_stats();
+    chain();
+    other_work();
+    threads();
+    user_stream();
+    let after = jit_stats();
+    println!(
+        "child compiles={} held={}",
+        after.compiles - before.compiles,
+        after.held_for_compile - before.held_for_compile
+    );
+}
+
+/// Runs the scenarios in a child with an empty disk cache: every kernel is new, and their
+/// launches are held for their compiles unless `EMBERFIRE_COMPILE_AHEAD=0` (the child's
+/// environment is this process's).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn kernels_compile_ahead_of_their_launches() {
+    let _serial = crate::serial();
+    let dir = std::env::temp_dir().join(format!("ef-ahead-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "compile_ahead::first_run_scenarios", "--include-ignored", "--nocapture"])
+        .env("EF_AHEAD_CHILD", "1")
+        .env("EMBERFIRE_KERNEL_CACHE", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "child failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+    let line = text.lines().find_map(|l| l.strip_prefix("child ")).expect("the child's counts");
+    let count = |key: &str| -> u64 {
+        let field = line.split(' ').find_map(|f| f.strip_prefix(key)).expect("a count");
+        field.parse().unwrap()
+    };
+    let (compiles, held) = (count("compiles="), count("held="));
+    assert!(compiles >= 10, "only {compiles} kernels compiled: the disk cache was not empty?");
+    if std::env::var("EMBERFIRE_COMPILE_AHEAD").is_ok_and(|v| v.trim() == "0") {
+        assert_eq!(held, 0, "nothing is held for a compile with compiling ahead off");
+    } else {
+        // the chain alone holds four launches for their compiles
+        assert!(held >= 4, "{held} launches were held for their compiles");
+    }
+}
