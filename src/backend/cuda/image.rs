@@ -37,8 +37,15 @@ fn limits(t: DType) -> Option<(&'static str, &'static str)> {
 }
 
 /// The entry points of `image.cu`, in the order their index is part of the key.
-const ENTRIES: [&str; 6] =
-    ["ef_warp", "ef_histogram", "ef_window", "ef_resize2", "ef_resize4", "ef_resize_half"];
+const ENTRIES: [&str; 7] = [
+    "ef_warp",
+    "ef_histogram",
+    "ef_window",
+    "ef_resize2",
+    "ef_resize4",
+    "ef_resize_half",
+    "ef_resize_double",
+];
 
 /// The kernel `entry` for elements of type `t`, computing in `real` (see `backend::image`),
 /// compiled on first use; `rows` is the warps' outputs a thread (their `WR`).
@@ -87,7 +94,9 @@ fn tuned_rows() -> Option<u64> {
 
 /// The columns a thread of the separable resizes computes where a map enlarges at least twice
 /// along dimension 0, named by `EMBERFIRE_RESIZE_COLUMNS` (2: `ef_resize2`; else
-/// `ef_resize4`, measured faster: see the performance chapter).
+/// `ef_resize4`, measured faster: see the performance chapter). Set, it also sends doubling by
+/// exactly two to those kernels rather than `ef_resize_double`, to measure one against the
+/// other.
 fn tuned_columns() -> Option<u64> {
     static COLUMNS: OnceLock<Option<u64>> = OnceLock::new();
     *COLUMNS.get_or_init(|| std::env::var("EMBERFIRE_RESIZE_COLUMNS").ok()?.trim().parse().ok())
@@ -126,44 +135,83 @@ fn separable(maps: &WarpMaps) -> bool {
         .all(|m| m[1] == 0.0 && m[3] == 0.0 && m[6] == 0.0 && m[7] == 0.0 && m[8] == 1.0)
 }
 
-/// Whether this bilinear warp halves its images exactly, as `ef_resize_half` computes: one
-/// map, ArrayFire's halving (2, 2) with no offset, each output row a multiple of four elements
-/// and the input's twice the output's along both dimensions, elements of at most four bytes, the
-/// images not broadcast, and both images' starts aligned to four elements (views with an offset
-/// take the general kernels). (Doubling keeps `ef_resize4`: a kernel of its own for it measured
-/// slower, see the performance chapter.)
-fn halving(input: &Dense, maps: &WarpMaps, od: Dim4, out: &Dense) -> bool {
-    let [m] = maps.maps.as_slice() else { return false };
+/// A resize by exactly two that `ef_resize_half` or `ef_resize_double` computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ByTwo {
+    Half,
+    Double,
+}
+
+/// Whether this bilinear warp is a resize by exactly two that a dedicated kernel computes: one
+/// map, ArrayFire's halving (2, 2) or doubling (1/2, 1/2) with no offset, images of sizes that
+/// are exact multiples (the halved row a multiple of four elements, the doubled source row of
+/// two), elements of at most four bytes, the images not broadcast, and both images' starts
+/// aligned to four elements (views with an offset take the general kernels).
+fn by_two(input: &Dense, maps: &WarpMaps, od: Dim4, out: &Dense) -> Option<ByTwo> {
+    let [m] = maps.maps.as_slice() else { return None };
     let id = input.dims;
     let size = input.dtype.size() as u64;
     let plain = m[1] == 0.0 && m[2] == 0.0 && m[3] == 0.0 && m[5] == 0.0;
-    let by_two = m[0] == 2.0 && m[4] == 2.0 && id[0] == 2 * od[0] && id[1] == 2 * od[1];
     let same_images = id[2] == od[2] && id[3] == od[3];
     let quad = 4 * size;
     let aligned = ptr(input).is_multiple_of(quad) && ptr(out).is_multiple_of(quad);
     // (rows within the grid's 65,535 blocks of 8 along dimension 1 at one row a thread)
-    let fits = id[0] <= i32::MAX as u64 && od[1] <= 8 * 65_535;
-    plain && by_two && od[0].is_multiple_of(4) && same_images && aligned && size <= 4 && fits
+    let fits = id[1].max(od[1]) <= 8 * 65_535;
+    if !(plain && same_images && aligned && size <= 4 && fits) {
+        return None;
+    }
+    if m[0] == 2.0
+        && m[4] == 2.0
+        && id[0] == 2 * od[0]
+        && id[1] == 2 * od[1]
+        && od[0].is_multiple_of(4)
+    {
+        Some(ByTwo::Half)
+    } else if m[0] == 0.5
+        && m[4] == 0.5
+        && od[0] == 2 * id[0]
+        && od[1] == 2 * id[1]
+        && id[0].is_multiple_of(2)
+        // (the doubling kernel reads a row's last column by an `int` offset)
+        && id[0] <= i32::MAX as u64
+        // (a column count asked for measures the general kernels)
+        && tuned_columns().is_none()
+    {
+        Some(ByTwo::Double)
+    } else {
+        None
+    }
 }
 
-/// Launches `ef_resize_half` (see [`halving`]).
-fn resize_half(dev: &Device, input: &Dense, out: &Dense, wide: bool) -> Result<(), Error> {
-    let rows = tuned_rows().unwrap_or(2);
-    let k = kernel(dev, "ef_resize_half", input.dtype, warp_real_type(input.dtype), wide, rows)?;
-    // grid.x: 128 output columns a block; grid.y: 8 rows of `rows` each a block (within its
-    // limit: `halving` checked the rows)
-    let od = out.dims;
-    let images = od[2] * od[3];
-    let gx = od[0].div_ceil(128);
-    let gy = od[1].div_ceil(8 * rows);
+/// Launches the dedicated kernel of a resize by exactly two (see [`by_two`]).
+fn resize_by_two(
+    dev: &Device,
+    input: &Dense,
+    out: &Dense,
+    how: ByTwo,
+    wide: bool,
+) -> Result<(), Error> {
+    // (rows a thread: halving measured alike at one to eight, doubling writes four times what
+    // it reads and keeps more in flight with four)
+    let (entry, source, rows) = match how {
+        ByTwo::Half => ("ef_resize_half", out.dims, tuned_rows().unwrap_or(2)),
+        ByTwo::Double => ("ef_resize_double", input.dims, tuned_rows().unwrap_or(4)),
+    };
+    // grid.x: 128 output columns a block halving, 64 source columns doubling
+    let per_block = if how == ByTwo::Half { 128 } else { 64 };
+    let k = kernel(dev, entry, input.dtype, warp_real_type(input.dtype), wide, rows)?;
+    // grid.y: 8 rows of `rows` each a block (within its limit: `by_two` checked the rows)
+    let images = source[2] * source[3];
+    let gx = source[0].div_ceil(per_block);
+    let gy = source[1].div_ceil(8 * rows);
     let gz = images.clamp(1, 65_535);
     let mut p = KernelArgs::new();
-    p.u64(ptr(input)).u64(ptr(out)).i64(od[0] as i64).i64(od[1] as i64).i64(images as i64);
-    // SAFETY: the parameters match the signature of `ef_resize_half` (two pointers, three
-    // 64-bit integers); `input` and `out` are live device memory of this device holding the
-    // whole images of their shapes (not broadcast), aligned to four elements as `halving`
-    // checked, held until after the launch (reuse is ordered on the same stream); each thread
-    // reads and writes inside its images only.
+    p.u64(ptr(input)).u64(ptr(out)).i64(source[0] as i64).i64(source[1] as i64).i64(images as i64);
+    // SAFETY: the parameters match the signature of `ef_resize_half` and `ef_resize_double`
+    // (two pointers, three 64-bit integers); `input` and `out` are live device memory of this
+    // device holding the whole images of their shapes (not broadcast), aligned to four elements
+    // as `by_two` checked, held until after the launch (reuse is ordered on the same stream);
+    // each thread reads and writes inside its images only.
     unsafe { k.launch(dev, (gx as u32, gy as u32, gz as u32), (32, 8, 1), 0, &mut p) }
 }
 
@@ -196,9 +244,8 @@ pub(crate) fn warp(
     // enlarges (a thread's two rows then share their source rows), eight where it shrinks.
     // Measured on an H100 (see the performance chapter).
     let pairs = m == Interp::Linear && separable(maps);
-    if pairs && halving(input, maps, od, &out) {
-        drop(table);
-        resize_half(dev, input, &out, wide)?;
+    if let Some(how) = pairs.then(|| by_two(input, maps, od, &out)).flatten() {
+        resize_by_two(dev, input, &out, how, wide)?;
         return Ok(out);
     }
     let (entry, columns, rows) = if pairs {

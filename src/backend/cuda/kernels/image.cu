@@ -217,6 +217,15 @@ __device__ __forceinline__ void store_pair(elem_t *at, elem_t a, elem_t b) {
 }
 #if ELEM_QUAD
 struct __align__(4 * sizeof(elem_t)) elem4 { elem_t a, b, c, d; };
+// Four neighbouring elements read as one word of four times their size, at an address aligned
+// to it.
+__device__ __forceinline__ elem4 load_quad(const elem_t *at) {
+  typedef ReadOnly<sizeof(elem4)> R;
+  const typename R::bits u = R::get(at);
+  elem4 q;
+  memcpy(&q, &u, sizeof(elem4));
+  return q;
+}
 #endif
 extern "C" __global__ void __launch_bounds__(256)
     ef_resize2(const elem_t *__restrict__ in, Dims id, elem_t *__restrict__ out, Dims od,
@@ -294,11 +303,7 @@ extern "C" __global__ void __launch_bounds__(256)
           } else
 #if ELEM_QUAD
           if (quad) {
-            typedef ReadOnly<sizeof(elem4)> R;
-            const typename R::bits u = R::get(pa), d = R::get(pb);
-            elem4 a, c;
-            memcpy(&a, &u, sizeof(elem4));
-            memcpy(&c, &d, sizeof(elem4));
+            const elem4 a = load_quad(pa), c = load_quad(pb);
             p[0] = a.a, p[1] = a.b, p[2] = a.c, p[3] = a.d;
             q[0] = c.a, q[1] = c.b, q[2] = c.c, q[3] = c.d;
           } else
@@ -504,10 +509,10 @@ extern "C" __global__ void __launch_bounds__(256, RESIZE4_BLOCKS)
 }
 
 #if ELEM_QUAD
-// Halving exactly (ArrayFire's rule: output pixel x samples input x n0 / o0, here 2x), with
+// Resizing by exactly two (ArrayFire's rule: output pixel x samples input x n0 / o0), with
 // the bilinear kernels' arithmetic (`lerp_af` is their expression) and every sample they read,
-// in a kernel that knows the map: no map, floor or clamp a row, 16-byte loads and stores (for
-// 4-byte elements; 8 or 4 for narrower ones). The host sends a map here only where the sizes
+// in kernels that know the map: no map, floor or clamp a row, loads of several elements and
+// stores of four (16 bytes for 4-byte elements). The host sends a map here only where the sizes
 // are exact multiples and both images' starts are aligned to four elements (`image.rs`).
 
 // a (1 - t) + b t, written as the bilinear kernels write it, so compiled to the same operations.
@@ -528,14 +533,6 @@ __device__ __forceinline__ void store_quad(elem_t *at, elem_t a, elem_t b, elem_
   memcpy(&x[3], &d, S);
   const W lo = (W)x[0] | ((W)x[1] << (8 * S)), hi = (W)x[2] | ((W)x[3] << (8 * S));
   PairStore<2 * S>::put(__cvta_generic_to_global(at), lo, hi);
-}
-
-__device__ __forceinline__ elem4 load_quad(const elem_t *at) {
-  typedef ReadOnly<sizeof(elem4)> R;
-  const typename R::bits u = R::get(at);
-  elem4 q;
-  memcpy(&q, &u, sizeof(elem4));
-  return q;
 }
 
 // Halving, o0 = n0 / 2 and o1 = n1 / 2 with o0 a multiple of four: output (x, y) is the
@@ -585,6 +582,60 @@ extern "C" __global__ void __launch_bounds__(256)
   }
 }
 
+// Doubling, o0 = 2 n0 and o1 = 2 n1 with n0 even: output x samples x / 2, so an even x takes
+// source column x / 2 (weight 1, its right neighbour weight 0) and an odd one the mean of x / 2
+// and x / 2 + 1, the last column repeating the edge; rows alike. Each thread reads a pair of
+// source columns and the next column of WR + 1 source rows, and writes the four output columns
+// (one quad) of the 2 WR output rows they make, so that a warp's every store is 512 contiguous
+// bytes (for 4-byte elements); launched on (32, 8) blocks, grid.x covering dimension 0 in 64
+// source columns a block, grid.y the source rows in 8 WR a block, grid.z striding over the
+// images.
+extern "C" __global__ void __launch_bounds__(256)
+    ef_resize_double(const elem_t *__restrict__ in, elem_t *__restrict__ out, long long n0_,
+                     long long n1_, long long images) {
+  const idx_t n0 = (idx_t)n0_, n1 = (idx_t)n1_, o0 = 2 * n0;
+  const idx_t j = 2 * ((idx_t)blockIdx.x * 32 + (idx_t)threadIdx.x);
+  const idx_t y0 = WR * ((idx_t)blockIdx.y * 8 + (idx_t)threadIdx.y);
+  if (j >= n0 || y0 >= n1) return;
+  const idx_t next = j + 2 < n0 ? j + 2 : n0 - 1;
+  typedef ReadOnly<2 * sizeof(elem_t)> Pair;
+  for (long long b = blockIdx.z; b < images; b += gridDim.z) {
+    const elem_t *img = in + b * (n0_ * n1_);
+    elem_t *o = out + b * (4 * n0_ * n1_);
+    elem_t q[WR + 1][3];
+#pragma unroll
+    for (int r = 0; r <= WR; r++) {
+      const idx_t y = y0 + r < n1 ? y0 + r : n1 - 1;
+      const elem_t *row = img + y * n0;
+      const typename Pair::bits u = Pair::get(row + j);
+      memcpy(q[r], &u, 2 * sizeof(elem_t));
+      q[r][2] = read_only(row, (int)next);
+    }
+    // row r's samples at the four output columns' points
+    real_t h[WR + 1][4];
+#pragma unroll
+    for (int r = 0; r <= WR; r++) {
+      const real_t c0 = (real_t)q[r][0], c1 = (real_t)q[r][1], c2 = (real_t)q[r][2];
+      h[r][0] = lerp_af(c0, c1, (real_t)0);
+      h[r][1] = lerp_af(c0, c1, (real_t)0.5);
+      h[r][2] = lerp_af(c1, c2, (real_t)0);
+      h[r][3] = lerp_af(c1, c2, (real_t)0.5);
+    }
+#pragma unroll
+    for (int r = 0; r < WR; r++) {
+      if (y0 + r >= n1) break;
+      elem_t *row = o + (2 * (y0 + r) * o0 + 2 * j);
+#pragma unroll
+      for (int half = 0; half < 2; half++) {
+        const real_t ty = half ? (real_t)0.5 : (real_t)0;
+        elem_t v[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) v[k] = to_elem(lerp_af(h[r][k], h[r + 1][k], ty));
+        store_quad(row + half * o0, v[0], v[1], v[2], v[3]);
+      }
+    }
+  }
+}
 #endif
 
 // Histograms of `slices` consecutive runs of `per_slice` elements into `nbins` bins each:
