@@ -147,7 +147,9 @@ pub(crate) fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
     type Tickets = HashMap<(usize, usize), Vec<DeviceMem>>;
     static T: OnceLock<Mutex<Tickets>> = OnceLock::new();
     let mut map = lock(T.get_or_init(Default::default));
-    let buffers = map.entry((dev.ordinal(), dev.stream_raw() as usize)).or_default();
+    // (keyed by the stream as it is: asking for it raw would send the launches held back)
+    let buffers =
+        map.entry((dev.ordinal(), dev.current_stream_id().handle() as usize)).or_default();
     if let Some(m) = buffers.last() {
         if m.len() >= count * 4 {
             return Ok(m.ptr());
