@@ -194,20 +194,11 @@ fn kernels_compile_ahead_of_their_launches() {
     let _serial = crate::serial();
     let dir = std::env::temp_dir().join(format!("ef-ahead-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "compile_ahead::first_run_scenarios", "--include-ignored", "--nocapture"])
-        .env("EF_AHEAD_CHILD", "1")
-        .env("EMBERFIRE_KERNEL_CACHE", &dir)
-        .output()
-        .unwrap();
+    let count = crate::run_child(
+        "compile_ahead::first_run_scenarios",
+        &[("EF_AHEAD_CHILD", "1".as_ref()), ("EMBERFIRE_KERNEL_CACHE", dir.as_os_str())],
+    );
     let _ = std::fs::remove_dir_all(&dir);
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "child failed: {text}{}", String::from_utf8_lossy(&out.stderr));
-    let line = text.lines().find_map(|l| l.strip_prefix("child ")).expect("the child's counts");
-    let count = |key: &str| -> u64 {
-        let field = line.split(' ').find_map(|f| f.strip_prefix(key)).expect("a count");
-        field.parse().unwrap()
-    };
     let (compiles, held) = (count("compiles="), count("held="));
     assert!(compiles >= 10, "only {compiles} kernels compiled: the disk cache was not empty?");
     if std::env::var("EMBERFIRE_COMPILE_AHEAD").is_ok_and(|v| v.trim() == "0") {

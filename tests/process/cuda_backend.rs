@@ -47,29 +47,13 @@ fn new_process_finds_the_disk_cache() {
     let _serial = crate::serial();
     let dir = std::env::temp_dir().join(format!("ef-cache-{}", std::process::id()));
     let run = || {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "cuda_backend::new_process_finds_the_disk_cache",
-                "--include-ignored",
-                "--nocapture",
-            ])
-            .env("EF_DISK_CACHE_CHILD", "1")
-            .env("EMBERFIRE_KERNEL_CACHE", &dir)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "child failed: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        text
+        let envs =
+            [("EF_DISK_CACHE_CHILD", "1".as_ref()), ("EMBERFIRE_KERNEL_CACHE", dir.as_os_str())];
+        let count = crate::run_child("cuda_backend::new_process_finds_the_disk_cache", &envs);
+        (count("compiles="), count("disk_hits="))
     };
-    let first = run();
-    assert!(first.contains("child compiles=1 disk_hits=0"), "first: {first}");
-    let second = run();
-    assert!(second.contains("child compiles=0 disk_hits=1"), "second: {second}");
+    assert_eq!(run(), (1, 0), "the first child compiles");
+    assert_eq!(run(), (0, 1), "the second child reads the disk cache");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

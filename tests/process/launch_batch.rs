@@ -93,23 +93,8 @@ fn held_launches_counted() {
 #[ignore = "needs a CUDA device"]
 fn held_launches_go_out_as_graphs() {
     let _serial = crate::serial();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "launch_batch::held_launches_counted",
-            "--include-ignored",
-            "--nocapture",
-        ])
-        .env("EF_HELD_CHILD", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "child failed: {text}{}", String::from_utf8_lossy(&out.stderr));
-    let line = text.lines().find_map(|l| l.strip_prefix("child ")).expect("the child's counts");
-    let count = |key: &str| -> u64 {
-        let field = line.split(' ').find_map(|f| f.strip_prefix(key)).expect("a count");
-        field.parse().unwrap()
-    };
+    let count =
+        crate::run_child("launch_batch::held_launches_counted", &[("EF_HELD_CHILD", "1".as_ref())]);
     let (batched, graphs) = (count("batched="), count("graphs="));
     let replay_off = std::env::var("EMBERFIRE_LAUNCH_REPLAY").is_ok_and(|v| v.trim() == "0");
     let batch_off = std::env::var("EMBERFIRE_LAUNCH_BATCH")

@@ -36,3 +36,23 @@ pub fn serial() -> MutexGuard<'static, ()> {
     static ONE: Mutex<()> = Mutex::new(());
     ONE.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Runs test `name` of this binary in a child process with `envs` set (ignored tests
+/// included), asserts that it passed, and returns the numbers of the line it printed starting
+/// `child `: `key=value` fields, as `counts("key=")` reads them.
+pub fn run_child(name: &str, envs: &[(&str, &std::ffi::OsStr)]) -> impl Fn(&str) -> u64 {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", name, "--include-ignored", "--nocapture"]);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "child failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+    let line = text.lines().find_map(|l| l.strip_prefix("child ")).expect("the child's counts");
+    let line = line.to_string();
+    move |key: &str| -> u64 {
+        let field = line.split(' ').find_map(|f| f.strip_prefix(key)).expect("a count");
+        field.parse().unwrap()
+    }
+}
