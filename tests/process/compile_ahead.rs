@@ -1,7 +1,8 @@
 //! A program's first run, with every kernel new: kernels compile on threads of their own while
 //! their launches are held back, and every result is still the one a launch made at once would
 //! give, whatever reaches the stream next (a host read, a reduction, a sort, a matrix product,
-//! an upload, an event, other threads, a user's stream). Each scenario runs in a child process
+//! an upload, an event, other threads, a user's stream), and replay counts the launch sent
+//! after its compile as a direct one. Each scenario runs in a child process
 //! with an empty disk cache of its own, so that its kernels are new to it. Needs a CUDA device
 //! (run with `--include-ignored` on a GPU machine).
 
@@ -138,6 +139,22 @@ fn threads() {
     }
 }
 
+/// A small new kernel launched round after round, each result read at once: its first launch,
+/// held for the compile and sent directly, counts toward replay as a direct launch does, so
+/// every round from the third is replayed from a graph. Returns the launches replayed.
+fn replay_after_a_compile() -> u64 {
+    const ROUNDS: usize = 24;
+    let before = jit_stats().replayed_launches;
+    for r in 0..ROUNDS {
+        let v: Vec<f32> = values(20 + r)[..1000].to_vec();
+        let x = Array::new(&v, dim4!(1000));
+        let y = &x * 0.75f32 - 5.0f32;
+        let want: Vec<f64> = f64s(&v).iter().map(|x| x * 0.75 - 5.0).collect();
+        assert_close(&format!("replay round {r}"), &y.to_vec(), &want, 1e-6);
+    }
+    jit_stats().replayed_launches - before
+}
+
 /// A new kernel evaluated inside a user's stream scope (compiled where it is needed), after
 /// launches held on the own stream. Hands the context to the user, so it comes last.
 fn user_stream() {
@@ -176,10 +193,11 @@ fn first_run_scenarios() {
     chain();
     other_work();
     threads();
+    let replayed = replay_after_a_compile();
     user_stream();
     let after = jit_stats();
     println!(
-        "child compiles={} held={}",
+        "child compiles={} held={} replayed={replayed}",
         after.compiles - before.compiles,
         after.held_for_compile - before.held_for_compile
     );
@@ -199,7 +217,11 @@ fn kernels_compile_ahead_of_their_launches() {
         &[("EF_AHEAD_CHILD", "1".as_ref()), ("EMBERFIRE_KERNEL_CACHE", dir.as_os_str())],
     );
     let _ = std::fs::remove_dir_all(&dir);
-    let (compiles, held) = (count("compiles="), count("held="));
+    let (compiles, held, replayed) = (count("compiles="), count("held="), count("replayed="));
+    if std::env::var("EMBERFIRE_LAUNCH_REPLAY").map_or(true, |v| v.trim() != "0") {
+        // every round but the first two (the first held for its compile, then sent directly)
+        assert!(replayed >= 22, "{replayed} of 24 launches replayed");
+    }
     assert!(compiles >= 10, "only {compiles} kernels compiled: the disk cache was not empty?");
     if std::env::var("EMBERFIRE_COMPILE_AHEAD").is_ok_and(|v| v.trim() == "0") {
         assert_eq!(held, 0, "nothing is held for a compile with compiling ahead off");

@@ -115,7 +115,8 @@ impl Held {
     }
 
     /// Sends every held launch to `stream` in the order held: as the sequence's graph where it
-    /// has one, else each through `one` (which replays a launch from its shape's graph).
+    /// has one, else each through `one` (which replays a launch from its shape's graph), and
+    /// those held while their kernel compiled directly, their shapes added to `direct`.
     ///
     /// # Safety
     ///
@@ -126,14 +127,18 @@ impl Held {
         &mut self,
         stream: sys::CUstream,
         mut one: impl FnMut(&HeldLaunch) -> Result<(), Error>,
+        direct: &mut Vec<Shape>,
     ) -> Result<(), Error> {
         let launches = std::mem::take(&mut self.launches);
         if std::mem::take(&mut self.compiling) > 0 {
             // A first run's launches: each in turn, once its kernel is loaded.
             return launches.into_iter().try_for_each(|l| match l {
                 Launch::Replayed(l) => one(&l),
-                // SAFETY: the caller's contract.
-                Launch::Compiling(mut l) => unsafe { l.send(stream) },
+                Launch::Compiling(mut l) => {
+                    // SAFETY: the caller's contract.
+                    direct.push(unsafe { l.send(stream) }?);
+                    Ok(())
+                }
             });
         }
         let launches: Vec<HeldLaunch> = launches
@@ -190,12 +195,13 @@ impl Held {
 }
 
 impl CompilingLaunch {
-    /// Waits for the kernel's compile, loads it and launches it on `stream`.
+    /// Waits for the kernel's compile, loads it and launches it on `stream`; returns the
+    /// launch's shape.
     ///
     /// # Safety
     ///
     /// [`Held::send`]'s contract.
-    unsafe fn send(&mut self, stream: sys::CUstream) -> Result<(), Error> {
+    unsafe fn send(&mut self, stream: sys::CUstream) -> Result<Shape, Error> {
         self.kernel.ready()?;
         let mut params = self.args.pointers();
         // SAFETY: the caller's contract; `params` point into `self.args`, which outlives the
@@ -210,6 +216,7 @@ impl CompilingLaunch {
                 &mut params,
             )
         }
-        .map_err(|e| driver_error(&format!("launching kernel `{}`", self.kernel.entry()), e))
+        .map_err(|e| driver_error(&format!("launching kernel `{}`", self.kernel.entry()), e))?;
+        Ok(Shape::of(&self.kernel, self.grid, self.block, self.shared))
     }
 }

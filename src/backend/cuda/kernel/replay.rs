@@ -383,14 +383,41 @@ impl State {
             // SAFETY: the launch was checked when held; the shape's graph.
             unsafe { replay(&l.kernel, g, &l.args, stream) }
         };
+        let mut direct = Vec::new();
         // SAFETY: the caller's contract; the launches were held for this stream.
-        let sent = unsafe { self.held.send(stream, one) };
+        let sent = unsafe { self.held.send(stream, one, &mut direct) };
+        // A launch sent directly once its compile finished counts as a direct launch of its
+        // shape, as it would have been without compiling ahead.
+        for shape in direct {
+            self.seen_directly(device, shape);
+        }
         // Only now, with every held launch queued (or failed and its error kept): a thread that
         // sees the bit clear without the lock queues its work after them.
         if let Some(bit) = bit(device) {
             HOLDING.fetch_and(!bit, Ordering::Release);
         }
         sent
+    }
+}
+
+impl State {
+    /// Counts a launch of `shape` made directly on the own stream, where it is one to replay.
+    fn seen_directly(&mut self, device: &Device, shape: Shape) {
+        if !worth_it(device, shape.grid) {
+            return;
+        }
+        let known = self.shapes.len();
+        match self.shapes.entry(shape) {
+            hash_map::Entry::Occupied(o) => {
+                if let Entry::Seen(k) = o.into_mut() {
+                    *k = k.saturating_add(1);
+                }
+            }
+            hash_map::Entry::Vacant(v) if known < MAX_SHAPES => {
+                v.insert(Entry::Seen(1));
+            }
+            hash_map::Entry::Vacant(_) => {}
+        }
     }
 }
 
