@@ -141,15 +141,15 @@ impl Held {
                 }
             });
         }
-        let launches: Vec<HeldLaunch> = launches
-            .into_iter()
-            .map(|l| match l {
+        // (none is compiling: every launch is a replayed one)
+        let replayed = || {
+            launches.iter().map(|l| match l {
                 Launch::Replayed(l) => l,
                 Launch::Compiling(_) => unreachable!("counted in `compiling`"),
             })
-            .collect();
+        };
         if launches.len() > 1 {
-            let key: Vec<Shape> = launches.iter().map(|l| l.shape).collect();
+            let key: Vec<Shape> = replayed().map(|l| l.shape).collect();
             let known = self.sequences.len();
             let entry = match self.sequences.entry(key) {
                 hash_map::Entry::Occupied(o) => Some(o.into_mut()),
@@ -161,7 +161,7 @@ impl Held {
             if let Some(entry) = entry {
                 if let Sequence::Seen(k) = entry {
                     if *k >= SEQUENCE_AFTER && self.graphs < MAX_SEQUENCES {
-                        let parts = launches.iter().map(|l| (&l.kernel, l.shape, &l.args));
+                        let parts = replayed().map(|l| (&l.kernel, l.shape, &l.args));
                         // SAFETY: the caller's contract.
                         *entry = match unsafe { Graph::new(parts) } {
                             Ok(g) => {
@@ -180,7 +180,7 @@ impl Held {
                     let what = || format!("sending {len} launches as a graph");
                     // SAFETY: the caller's contract; the graph holds these shapes in order.
                     unsafe {
-                        for (i, l) in launches.iter().enumerate() {
+                        for (i, l) in replayed().enumerate() {
                             g.set_args(i, &l.args).map_err(|e| driver_error(&what(), e))?;
                         }
                         g.launch(stream).map_err(|e| driver_error(&what(), e))?;
@@ -190,7 +190,7 @@ impl Held {
                 }
             }
         }
-        launches.iter().try_for_each(&mut one)
+        replayed().try_for_each(&mut one)
     }
 }
 

@@ -255,7 +255,7 @@ impl KernelFn {
                 return Ok(());
             }
         }
-        self.ready()?;
+        let func = self.loaded()?.func.cu_function();
         if stream == device.stream_id() && super::replay::worth_it(device, grid) {
             let shape = Shape::of(self, grid, block, shared_mem);
             // SAFETY: the caller's contract, on the device's own stream with its context
@@ -270,7 +270,7 @@ impl KernelFn {
         let mut params = args.pointers();
         // SAFETY: the caller's contract; `params` point into `args`, which outlives the call;
         // the context is current and the function kept loaded by `self`.
-        unsafe { cu::launch_kernel(self.cu_function(), grid, block, shared_mem, raw, &mut params) }
+        unsafe { cu::launch_kernel(func, grid, block, shared_mem, raw, &mut params) }
             .map_err(|e| driver_error(&format!("launching kernel `{}`", self.entry), e))
     }
 

@@ -221,18 +221,9 @@ impl Replays {
         let hold = hold && !st.shared;
         let ready = matches!(st.shapes.get(&shape), Some(Entry::Ready(_)));
         if hold && ready {
-            let full = st.held.push(Launch::Replayed(HeldLaunch {
-                kernel: kernel.clone(),
-                shape,
-                args: std::mem::take(args),
-            }));
-            if let Some(bit) = bit(device) {
-                HOLDING.fetch_or(bit, Ordering::Release);
-            }
-            if full {
-                // SAFETY: the caller's contract.
-                unsafe { st.send(device, stream) }?;
-            }
+            let launch = HeldLaunch { kernel: kernel.clone(), shape, args: std::mem::take(args) };
+            // SAFETY: the caller's contract.
+            unsafe { st.hold(device, Launch::Replayed(launch)) }?;
             return Ok(Outcome::Done);
         }
         // Whatever this launch becomes, it comes after what is held.
@@ -303,9 +294,9 @@ impl Replays {
         shared: u32,
         args: &mut KernelArgs,
     ) -> Result<bool, Error> {
-        let Some(bit) = bit(device) else {
+        if bit(device).is_none() {
             return Ok(false);
-        };
+        }
         let mut st = self.lock();
         if st.shared {
             return Ok(false);
@@ -317,13 +308,9 @@ impl Replays {
             shared,
             args: std::mem::take(args),
         };
-        let full = st.held.push(Launch::Compiling(launch));
-        HOLDING.fetch_or(bit, Ordering::Release);
         HELD_FOR_COMPILE.fetch_add(1, Ordering::Relaxed);
-        if full {
-            // SAFETY: the caller's contract.
-            unsafe { st.send(device, device.stream_id().handle()) }?;
-        }
+        // SAFETY: the caller's contract.
+        unsafe { st.hold(device, Launch::Compiling(launch)) }?;
         Ok(true)
     }
 
@@ -366,6 +353,25 @@ impl Replays {
 }
 
 impl State {
+    /// Holds `launch` back for `device`'s own stream, and sends what is held once that is as
+    /// many launches as go out at once.
+    ///
+    /// # Safety
+    ///
+    /// [`KernelFn::launch`]'s contract for the launch on `device`'s own stream, its context
+    /// current.
+    unsafe fn hold(&mut self, device: &Device, launch: Launch) -> Result<(), Error> {
+        let full = self.held.push(launch);
+        if let Some(bit) = bit(device) {
+            HOLDING.fetch_or(bit, Ordering::Release);
+        }
+        if full {
+            // SAFETY: the caller's contract.
+            unsafe { self.send(device, device.stream_id().handle()) }?;
+        }
+        Ok(())
+    }
+
     /// Sends the held launches to `stream`.
     ///
     /// # Safety
