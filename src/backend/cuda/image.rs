@@ -191,14 +191,13 @@ fn resize_by_two(
     how: ByTwo,
     wide: bool,
 ) -> Result<(), Error> {
-    // (rows a thread: halving measured alike at one to eight, doubling writes four times what
-    // it reads and keeps more in flight with four)
-    let (entry, source, rows) = match how {
-        ByTwo::Half => ("ef_resize_half", out.dims, tuned_rows().unwrap_or(2)),
-        ByTwo::Double => ("ef_resize_double", input.dims, tuned_rows().unwrap_or(4)),
+    // The grid covers the images each kernel walks (the output halving, the source doubling)
+    // in blocks of 128 output or 64 source columns. Rows a thread measured alike from one to
+    // eight for both (halving 0.031-0.032 ms, doubling 0.119-0.122 on an H100).
+    let (entry, source, per_block, rows) = match how {
+        ByTwo::Half => ("ef_resize_half", out.dims, 128, tuned_rows().unwrap_or(2)),
+        ByTwo::Double => ("ef_resize_double", input.dims, 64, tuned_rows().unwrap_or(4)),
     };
-    // grid.x: 128 output columns a block halving, 64 source columns doubling
-    let per_block = if how == ByTwo::Half { 128 } else { 64 };
     let k = kernel(dev, entry, input.dtype, warp_real_type(input.dtype), wide, rows)?;
     // grid.y: 8 rows of `rows` each a block (within its limit: `by_two` checked the rows)
     let images = source[2] * source[3];
