@@ -434,6 +434,7 @@ pub(crate) fn window(
             shape.key()[0],
             shape.key()[1],
             shape.key()[2],
+            shape.key()[3],
         ],
     );
     let k = dev.kernels().kernel(dev, key, "ef_window", || {

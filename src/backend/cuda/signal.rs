@@ -57,6 +57,7 @@ fn tiled_kernel(
             shape.key()[0],
             shape.key()[1],
             shape.key()[2],
+            shape.key()[3],
         ],
     );
     dev.kernels().kernel(dev, key, "ef_convolve2_tiled", || {

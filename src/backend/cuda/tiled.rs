@@ -15,30 +15,41 @@ pub(crate) const TILE_STAGING: &str = include_str!("kernels/tile.cu");
 /// The output tile of a tiled filter run on (32, 8) blocks: `groups` columns of 32 outputs
 /// side by side (the kernels' `TCG`), each thread computing `rows` neighbouring outputs of
 /// each of its columns (`TR`), so `32 groups` x `8 rows` outputs a tile; and the order the
-/// blocks take the tiles in (`walk`: see `tile.cu`).
+/// blocks take the tiles in (`walk`: see `tile.cu`). With `pairs` (the convolution only,
+/// `TCP = 2`), each of those columns is two neighbouring ones, which a thread reads and
+/// stores as pairs, and the tile is twice as wide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct TileShape {
     pub(crate) groups: u64,
     pub(crate) rows: u64,
     pub(crate) walk: bool,
+    pub(crate) pairs: bool,
 }
 
 impl TileShape {
     /// The defines that compile a kernel for this shape.
     pub(crate) fn defines(self) -> String {
         format!(
-            "#define TCG {}\n#define TR {}\n#define TILE_WALK {}\n",
-            self.groups, self.rows, self.walk as u8
+            "#define TCG {}\n#define TR {}\n#define TILE_WALK {}\n#define TCP {}\n",
+            self.groups,
+            self.rows,
+            self.walk as u8,
+            self.columns_a_thread()
         )
     }
 
     /// The bytes the key of a kernel compiled for this shape holds.
-    pub(crate) fn key(self) -> [u8; 3] {
-        [self.groups as u8, self.rows as u8, self.walk as u8]
+    pub(crate) fn key(self) -> [u8; 4] {
+        [self.groups as u8, self.rows as u8, self.walk as u8, self.pairs as u8]
+    }
+
+    /// Neighbouring columns a thread computes in each of its groups.
+    fn columns_a_thread(self) -> u64 {
+        1 + self.pairs as u64
     }
 
     pub(crate) fn width(self) -> u64 {
-        32 * self.groups
+        32 * self.groups * self.columns_a_thread()
     }
 
     pub(crate) fn height(self) -> u64 {
@@ -51,38 +62,50 @@ impl TileShape {
     }
 }
 
-/// The tile the convolution prefers: its filter and eight accumulators a thread already hold
-/// many registers, so the tile grows in height only.
-pub(crate) const CONVOLUTION_TILE: TileShape = TileShape { groups: 1, rows: 8, walk: true };
+/// The tile the convolution prefers: 64 x 64 outputs, each thread computing eight rows of two
+/// neighbouring columns (`pairs`), so that a thread's share of a tile's fixed cost (staging,
+/// addresses, the walk) and of its shared-memory reads covers sixteen outputs. The
+/// convolution's instructions, not its bytes, were what held it back: 32 x 64 tiles of one
+/// column a thread issued some 66 instructions an output of a 5 x 5 filter, of which 25 are
+/// its multiply-adds; these issue some 48.
+pub(crate) const CONVOLUTION_TILE: TileShape =
+    TileShape { groups: 1, rows: 8, walk: true, pairs: true };
 
 /// The tile the window filters (morphology, medians) prefer.
-pub(crate) const WINDOW_TILE: TileShape = TileShape { groups: 2, rows: 4, walk: true };
+pub(crate) const WINDOW_TILE: TileShape =
+    TileShape { groups: 2, rows: 4, walk: true, pairs: false };
 
 /// The tile Sobel prefers: 32 x 32 (each thread computes two outputs at each position, and
 /// larger tiles measured no faster), one wave of blocks walking the tiles (0.081 ms against
 /// 0.087 with blocks keeping their columns on an H100, 2026-12-07: see the performance
 /// chapter).
-pub(crate) const SOBEL_TILE: TileShape = TileShape { groups: 1, rows: 4, walk: true };
+pub(crate) const SOBEL_TILE: TileShape = TileShape { groups: 1, rows: 4, walk: true, pairs: false };
 
 /// The tile shape a filter that prefers `preferred`, with this window, over elements of
 /// `elem` bytes, is compiled for. A taller or wider tile reads fewer halo elements per output
 /// and shares more of each thread's reads of the staged rows among its outputs, as long as
 /// the staged tile and the registers that carry the next one stay small enough for several
 /// blocks a multiprocessor; a large window or element falls back to 32 x 32 tiles. (Measured
-/// on an H100 beside 32 x 32 tiles, 2026-11-26: see the performance chapter.)
+/// on an H100 beside 32 x 32 tiles, 2026-11-26: see the performance chapter.) Pairs of
+/// columns only where `preferred` has them (the filters that compute them) and for elements
+/// of 4 bytes and windows of at most 25 elements: larger ones leave no registers for a
+/// thread's second column.
 pub(crate) fn tile_shape(preferred: TileShape, window: [u64; 2], elem: usize) -> TileShape {
-    let preferred = tuned_shape().unwrap_or(preferred);
+    let can_pair = preferred.pairs && elem == 4 && window[0] * window[1] <= 25;
+    let mut shape = tuned_shape().unwrap_or(preferred);
+    shape.pairs &= can_pair;
     // the staged tile within 24 KiB, which also keeps a thread's share of the next one (the
     // registers that carry it) within 24 words
     let fits = |s: TileShape| s.staged_bytes(window, elem) <= 24 * 1024;
-    if fits(preferred) {
-        preferred
+    if fits(shape) {
+        shape
     } else {
-        TileShape { rows: 4, groups: 1, ..preferred }
+        TileShape { rows: 4, groups: 1, pairs: false, ..shape }
     }
 }
 
-/// A tile shape named by `EMBERFIRE_TILE_SHAPE=groups,rows,walk` (for measuring others).
+/// A tile shape named by `EMBERFIRE_TILE_SHAPE=groups,rows,walk[,pairs]` (for measuring
+/// others; pairs where the filter computes them).
 fn tuned_shape() -> Option<TileShape> {
     static SHAPE: OnceLock<Option<TileShape>> = OnceLock::new();
     *SHAPE.get_or_init(|| parse_shape(&std::env::var("EMBERFIRE_TILE_SHAPE").ok()?))
@@ -93,9 +116,14 @@ fn parse_shape(v: &str) -> Option<TileShape> {
     let groups = parts.next()??;
     let rows = parts.next()??;
     let walk = parts.next()??;
-    let fine = matches!(groups, 1 | 2 | 4) && matches!(rows, 1 | 2 | 4 | 8 | 16) && walk < 2;
+    let pairs = parts.next().unwrap_or(Some(0))?;
+    let fine = matches!(groups, 1 | 2 | 4)
+        && matches!(rows, 1 | 2 | 4 | 8 | 16)
+        && walk < 2
+        && pairs < 2
+        && parts.next().is_none();
     if fine {
-        Some(TileShape { groups, rows, walk: walk == 1 })
+        Some(TileShape { groups, rows, walk: walk == 1, pairs: pairs == 1 })
     } else {
         None
     }
@@ -136,4 +164,44 @@ pub(crate) fn column_grid(dev: &Device, dims: Dim4, width: u64, height: u64) -> 
     // as many rows of blocks as split the tiles evenly
     let gy = tiles.div_ceil(tiles.div_ceil(want)).min(65_535);
     (gx as u32, gy as u32, gz as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_with_and_without_pairs() {
+        let s = |groups, rows, walk, pairs| Some(TileShape { groups, rows, walk, pairs });
+        assert_eq!(parse_shape("2,4,1"), s(2, 4, true, false));
+        assert_eq!(parse_shape(" 1, 8, 0, 1"), s(1, 8, false, true));
+        for bad in ["", "1,8", "3,8,1", "1,3,1", "1,8,2", "1,8,1,2", "1,8,1,1,0", "a,8,1"] {
+            assert_eq!(parse_shape(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_convolution_pairs_columns_only_on_small_filters_of_4_byte_elements() {
+        // (the tuned shape comes from the environment, unset in the suite)
+        if tuned_shape().is_some() {
+            return;
+        }
+        let conv = |window, elem| tile_shape(CONVOLUTION_TILE, window, elem);
+        let paired = conv([5, 5], 4);
+        assert!(paired.pairs);
+        assert_eq!((paired.width(), paired.height()), (64, 64));
+        assert!(paired.defines().contains("#define TCP 2\n"));
+        for (window, elem) in [([5, 5], 8), ([5, 5], 16), ([9, 9], 4), ([7, 5], 4)] {
+            let s = conv(window, elem);
+            assert!(!s.pairs, "{window:?} {elem}");
+            assert_eq!(s.width(), 32, "{window:?} {elem}");
+            assert!(s.defines().contains("#define TCP 1\n"));
+            assert!(s.staged_bytes(window, elem) <= 24 * 1024);
+        }
+        // the window filters never pair
+        assert!(!tile_shape(WINDOW_TILE, [3, 3], 4).pairs);
+        assert!(!tile_shape(SOBEL_TILE, [3, 3], 4).pairs);
+        // every key differs where the shape does
+        assert_ne!(paired.key(), conv([5, 5], 8).key());
+    }
 }

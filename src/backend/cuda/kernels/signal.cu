@@ -138,26 +138,69 @@ extern "C" __global__ void ef_convolve(const src_t *sig, Dims sd, const src_t *f
 
 #ifdef CF0
 // The same for rank 2 and a CF0 x CF1 filter (compile-time), tiled: each block computes tiles
-// of TXW x TYH outputs of one output image (TXW = 32 TCG, TYH = 8 TR, compile-time) from a
+// of TXW x TYH outputs of one output image (TXW = 32 TCG TCP, TYH = 8 TR, compile-time) from a
 // copy in shared memory of the signal rows and columns they need (the tile grown by the
 // filter; see tile.cu for the copy and the walk over the tiles), each thread the TR
-// neighbouring outputs along dimension 1 of each of its TCG columns (32 apart) with the
-// filter in registers. Launched on (32, 8) blocks, as many as stay resident; the images
-// (dimensions 2 and 3) broadcast as in ef_convolve; a block loads its next tile while it
-// computes this one. Indices within an image are `idx_t` (int where they fit).
-#define TXW (32 * TCG)
+// neighbouring outputs along dimension 1 of each of its TCG groups of TCP neighbouring
+// columns (groups 32 TCP apart) with the filter in registers. Launched on (32, 8) blocks, as
+// many as stay resident; the images (dimensions 2 and 3) broadcast as in ef_convolve; a block
+// loads its next tile while it computes this one. Indices within an image are `idx_t` (int
+// where they fit).
+//
+// With TCP = 2 (elements of 4 bytes, small filters) a thread's two columns read each staged
+// row's CF0 + 1 elements as pairs, one 8-byte shared load for two, and store their outputs as
+// one 8-byte store where the rows allow: a row's reads cost (CF0 + 1) / 2 loads for two columns
+// where one column costs CF0, and the tile is twice as wide for the same rows, so a thread's
+// share of the tile's fixed cost (staging, addresses, the walk) covers twice the outputs. The
+// convolution's instructions, not its bytes, were what kept it from the copy ceiling.
+#ifndef TCP
+#define TCP 1
+#endif
+#define TXW (32 * TCG * TCP)
 #define TYH (8 * TR)
-// (At least four blocks a multiprocessor where the filter takes at most 25 registers: it would
-// otherwise leave room for three, too few reads in flight. Larger filters would spill.)
-extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 100 ? 4 : 1)
+// The staged rows' length: the tile grown by the filter, rounded up to whole pairs so that
+// every thread's first column starts a pair.
+#define TSW ((TXW + CF0 - 1 + TCP - 1) / TCP * TCP)
+// The elements a thread reads of each staged row, in whole pairs.
+#define TVN ((CF0 + TCP - 1 + TCP - 1) / TCP * TCP)
+struct __align__(TCP * sizeof(src_t)) tcp_t { src_t v[TCP]; };
+// Output r of each of a thread's TCP columns, stored at `at` as one store. (Pairs of 4-byte
+// elements are stored in PTX: the compiler splits an 8-byte store through a pointer it cannot
+// prove aligned into two.)
+template <typename T>
+__device__ __forceinline__ void store_tcp(T *at, const T (&acc)[TCP][TR], int r) {
+#if TCP == 2
+  if (sizeof(T) == 4) {
+    unsigned a, b;
+    memcpy(&a, &acc[0][r], 4);
+    memcpy(&b, &acc[1][r], 4);
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(at), "r"(a), "r"(b) : "memory");
+    return;
+  }
+#endif
+  tcp_t q;
+#pragma unroll
+  for (int p = 0; p < TCP; p++) q.v[p] = acc[p][r];
+  *(tcp_t *)at = q;
+}
+// (At least four blocks a multiprocessor where the filter takes at most 25 registers and a
+// thread computes at most 8 outputs a tile: it would otherwise leave room for three, too few
+// reads in flight. Three where a thread computes 16: their accumulators and the next tile's
+// share need some 80 registers, and the tiles are twice as large, so three blocks have more
+// bytes in flight than four of the smaller ones. Larger filters would spill.)
+#define CONV_BLOCKS (CF0 * CF1 * sizeof(src_t) <= 100 ? (TCP * TR * TCG > 8 ? 3 : 4) : 1)
+extern "C" __global__ void __launch_bounds__(256, CONV_BLOCKS)
     ef_convolve2_tiled(const src_t *__restrict__ sig, Dims sd, const src_t *__restrict__ filt,
                        Dims fd, src_t *__restrict__ out, Dims od, Dims start) {
-  const int w = TXW + CF0 - 1;
   const int tid = threadIdx.x + threadIdx.y * 32;
-  __shared__ src_t tile[(TXW + CF0 - 1) * (TYH + CF1 - 1)];
+  __shared__ tcp_t tile_pairs[TSW / TCP * (TYH + CF1 - 1)];
+  src_t *tile = tile_pairs[0].v;
   const idx_t n0 = (idx_t)sd.d[0], n1 = (idx_t)sd.d[1], o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
   const long long splane = sd.d[0] * sd.d[1], fplane = CF0 * CF1;
-  TileRegs<TXW + CF0 - 1, TYH + CF1 - 1, 256, src_t> next;
+  // (a thread's outputs in a row stored as one where every row of outputs starts a pair; the
+  // interior tiles' rows addressed in 32 bits)
+  const bool aligned_rows = o0 % TCP == 0 && o0 <= (idx_t)(0x7fffffff / TYH);
+  TileRegs<TSW, TYH + CF1 - 1, 256, src_t> next;
   // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
   // image b's coordinates along dimensions 2 and 3 (no division for a single plane)
   auto plane_of = [&](long long b, long long &z, long long &q) {
@@ -207,32 +250,58 @@ extern "C" __global__ void __launch_bounds__(256, CF0 * CF1 * sizeof(src_t) <= 1
     // Output (x, y) sums signal (x + start0 - a, y + start1 - c) * filter (a, c): tile element
     // (cx + CF0 - 1 - a, TR ty + r + CF1 - 1 - c).
     const idx_t y = y0 + TR * (idx_t)threadIdx.y;
+    const bool inside = aligned_rows && x0 + TXW <= o0 && y0 + TYH <= o1;
 #pragma unroll
     for (int g = 0; g < TCG; g++) {
-      const int cx = threadIdx.x + 32 * g;
+      const int cx = TCP * threadIdx.x + 32 * TCP * g;
       const idx_t x = x0 + cx;
-      src_t acc[TR];
+      src_t acc[TCP][TR];
 #pragma unroll
-      for (int r = 0; r < TR; r++) set_zero(&acc[r]);
+      for (int p = 0; p < TCP; p++)
+#pragma unroll
+        for (int r = 0; r < TR; r++) set_zero(&acc[p][r]);
       // (rows last to first, so that each output adds its filter rows in order, as the CPU)
 #pragma unroll
       for (int j = CF1 + TR - 2; j >= 0; j--) {
-        const src_t *row = tile + (TR * threadIdx.y + j) * w + cx;
-        src_t v[CF0];
+        const tcp_t *row = (const tcp_t *)(tile + (TR * threadIdx.y + j) * TSW + cx);
+        src_t v[TVN];
 #pragma unroll
-        for (int i = 0; i < CF0; i++) v[i] = row[i];
+        for (int i = 0; i < TVN / TCP; i++) {
+          const tcp_t q = row[i];
+#pragma unroll
+          for (int p = 0; p < TCP; p++) v[TCP * i + p] = q.v[p];
+        }
 #pragma unroll
         for (int r = 0; r < TR; r++) {
           const int c = CF1 - 1 + r - j;  // the filter row tile row j meets in output r
           if (c >= 0 && c < CF1) {
 #pragma unroll
-            for (int a = 0; a < CF0; a++) acc[r] = acc[r] + v[CF0 - 1 - a] * fr[a + c * CF0];
+            for (int p = 0; p < TCP; p++)
+#pragma unroll
+              for (int a = 0; a < CF0; a++)
+                acc[p][r] = acc[p][r] + v[p + CF0 - 1 - a] * fr[a + c * CF0];
           }
         }
       }
+      if (inside) {
+        // (every output of the tile lies in the image: no bounds, and each row's address one
+        // multiply-add from the first)
+        src_t *o_row = o + (y * o0 + x);
 #pragma unroll
-      for (int r = 0; r < TR; r++)
-        if (x < o0 && y + r < o1) o[x + (y + r) * o0] = acc[r];
+        for (int r = 0; r < TR; r++) {
+          store_tcp(o_row, acc, r);
+          o_row += o0;
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < TR; r++) {
+          if (y + r >= o1) break;
+          src_t *o_row = o + (y + r) * o0;
+#pragma unroll
+          for (int p = 0; p < TCP; p++)
+            if (x + p < o0) o_row[x + p] = acc[p][r];
+        }
+      }
     }
     at = after;
   }

@@ -151,7 +151,8 @@ struct TileRegs {
 #pragma unroll
     for (int m = 0; m < PER; m++) {
       const int k = thread + THREADS * m;
-      if (k < N) held[m] = f(k % TX, k / TX);
+      // (every thread has an element in each round but perhaps the last)
+      if (m < PER - 1 || k < N) held[m] = f(k % TX, k / TX);
     }
   }
 
@@ -197,7 +198,7 @@ struct TileRegs {
 #pragma unroll
     for (int m = 0; m < PER; m++) {
       const int k = thread + THREADS * m;
-      if (k < N) tile[k] = held[m];
+      if (m < PER - 1 || k < N) tile[k] = held[m];
     }
   }
 };
