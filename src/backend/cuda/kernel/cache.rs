@@ -33,7 +33,9 @@ use super::disk::{
     cache_dir_from, decode_entry, disk_key, encode_entry, file_name, write_atomically,
 };
 use super::loaded::KernelFn;
-use super::nvrtc::{choose_target, compile, nvrtc, trace_event, Origin, Target};
+use super::nvrtc::{
+    choose_target, compile, nvrtc, trace_event, FastCompile, Flags, Origin, Target,
+};
 #[cfg(test)]
 use super::stats::JitStats;
 use super::stats::{Counters, Outcome};
@@ -351,10 +353,10 @@ impl KernelCache {
         }
         let info = nvrtc()?;
         let target = choose_target(self.cc, &info.archs);
-        let minimal = origin.minimal(info.version);
-        let key = disk_key(source, entry, target, info.version, minimal);
+        let flags = origin.flags(info.version, FastCompile::from_env());
+        let key = disk_key(source, entry, target, info.version, flags);
         let path = self.dir.as_ref().map(|d| d.join(file_name(target, key)));
-        Ok(Job { entry: entry.to_string(), target, minimal, key, path })
+        Ok(Job { entry: entry.to_string(), target, flags, key, path })
     }
 
     /// The kernel `job` makes, loaded from the disk cache if it holds it (counted as a disk hit).
@@ -382,19 +384,20 @@ impl KernelCache {
 struct Job {
     entry: String,
     target: Target,
-    minimal: bool,
+    flags: Flags,
     key: u128,
     path: Option<PathBuf>,
 }
 
 impl Job {
-    /// Compiles `source` with NVRTC (with the full front end if the minimal one fails) and
+    /// Compiles `source` with NVRTC (with the full front end and full optimisation if its
+    /// flags fail) and
     /// stores the image on disk; returns it and when the compile finished.
     fn image(&self, source: &str) -> Result<(Vec<u8>, Instant), Error> {
         let entry = &self.entry;
         let started = Instant::now();
-        let compile_with = |minimal: bool| {
-            catch_unwind(AssertUnwindSafe(|| compile(source, entry, self.target, minimal)))
+        let compile_with = |flags: Flags| {
+            catch_unwind(AssertUnwindSafe(|| compile(source, entry, self.target, flags)))
                 .unwrap_or_else(|_| {
                     Err(Error::Driver(format!(
                         "NVRTC failed while compiling `{entry}` (an entry point is missing?)"
@@ -403,8 +406,8 @@ impl Job {
         };
         // The image is stored under the key of the first choice even when the fallback made
         // it: either is code for this source, and the next process then finds it at once.
-        let image = match compile_with(self.minimal) {
-            Err(_) if self.minimal => compile_with(false)?,
+        let image = match compile_with(self.flags) {
+            Err(_) if self.flags != Flags::default() => compile_with(Flags::default())?,
             done => done?,
         };
         let compiled = Instant::now();

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::nvrtc::{compile_options, Target};
+use super::nvrtc::{compile_options, Flags, Target};
 
 /// Bump this number when the file layout or the compile options change, so old files are
 /// not mistaken for current ones.
@@ -65,9 +65,9 @@ pub(crate) fn disk_key(
     entry: &str,
     target: Target,
     nvrtc: (u32, u32),
-    minimal: bool,
+    flags: Flags,
 ) -> u128 {
-    let options = compile_options(target, minimal).join(" ");
+    let options = compile_options(target, flags).join(" ");
     fnv1a_128(&[
         &FORMAT_VERSION.to_le_bytes(),
         options.as_bytes(),
@@ -144,6 +144,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::cuda::kernel::nvrtc::FastCompile;
     use crate::backend::cuda::vendor::search::read_dir_names;
 
     fn temp_dir(tag: &str) -> PathBuf {
@@ -178,16 +179,19 @@ mod tests {
     fn keys_are_stable_and_separate_their_parts() {
         // A fixed value: if this changes, every user's disk cache is invalidated; bump
         // FORMAT_VERSION deliberately instead.
-        let k = disk_key("src", "k", Target::Cubin(90), (13, 0), true);
-        assert_eq!(k, disk_key("src", "k", Target::Cubin(90), (13, 0), true));
+        let min = Flags { minimal: true, ..Flags::default() };
+        let k = disk_key("src", "k", Target::Cubin(90), (13, 0), min);
+        assert_eq!(k, disk_key("src", "k", Target::Cubin(90), (13, 0), min));
         assert_eq!(format!("{k:032x}").len(), 32);
         assert_ne!(fnv1a_128(&[b"ab", b"c"]), fnv1a_128(&[b"a", b"bc"]));
-        assert_ne!(k, disk_key("src", "k", Target::Cubin(80), (13, 0), true));
-        assert_ne!(k, disk_key("src", "k", Target::Ptx(90), (13, 0), true));
-        assert_ne!(k, disk_key("src", "k", Target::Cubin(90), (12, 8), true));
-        assert_ne!(k, disk_key("src", "k2", Target::Cubin(90), (13, 0), true));
-        assert_ne!(k, disk_key("src ", "k", Target::Cubin(90), (13, 0), true));
-        assert_ne!(k, disk_key("src", "k", Target::Cubin(90), (13, 0), false));
+        assert_ne!(k, disk_key("src", "k", Target::Cubin(80), (13, 0), min));
+        assert_ne!(k, disk_key("src", "k", Target::Ptx(90), (13, 0), min));
+        assert_ne!(k, disk_key("src", "k", Target::Cubin(90), (12, 8), min));
+        assert_ne!(k, disk_key("src", "k2", Target::Cubin(90), (13, 0), min));
+        assert_ne!(k, disk_key("src ", "k", Target::Cubin(90), (13, 0), min));
+        assert_ne!(k, disk_key("src", "k", Target::Cubin(90), (13, 0), Flags::default()));
+        let fast = Flags { fast: FastCompile::Min, ..min };
+        assert_ne!(k, disk_key("src", "k", Target::Cubin(90), (13, 0), fast));
         assert_eq!(fnv1a_128(&[b"emberfire"]), {
             let mut h: u128 = 0x6c62272e07bb014262b821756295c58d;
             for &b in 9u64.to_le_bytes().iter().chain(b"emberfire".iter()) {
