@@ -575,6 +575,63 @@ fn convolution_matches_direct_loops_in_every_domain_and_batch() {
     conv_case::<i16>(25, 1.0);
 }
 
+/// Two-dimensional convolutions of images large enough for whole tiles inside them (the CUDA
+/// backend's tiled kernel, with its pairs of columns for f32 and filters of up to 25
+/// elements, its interior tiles stored without bounds checks), beside tiles cut by every
+/// edge: odd widths (no pairs of outputs a row), several images, every filter shape the tiled
+/// kernel takes (1 x 1 to 9 x 9, even and odd), in both modes.
+fn tiled_conv_case<T: Elem>(seed: u64, tol: f64) {
+    let mut r = Rng64::seed_from_u64(seed);
+    let cases: [([usize; 4], [usize; 4]); 9] = [
+        ([200, 150, 1, 1], [5, 5, 1, 1]),
+        ([199, 131, 1, 1], [5, 5, 1, 1]),
+        ([130, 70, 2, 1], [3, 4, 1, 1]),
+        ([130, 70, 1, 1], [4, 3, 2, 1]),
+        ([64, 64, 1, 1], [5, 5, 1, 1]),
+        ([128, 128, 1, 1], [1, 1, 1, 1]),
+        ([96, 80, 1, 1], [2, 7, 1, 1]),
+        ([140, 66, 1, 1], [9, 2, 1, 1]),
+        ([257, 65, 1, 1], [9, 9, 1, 1]),
+    ];
+    for (sd, fd) in cases {
+        let s: Vec<T> = random(&mut r, count(sd));
+        let f: Vec<T> = random(&mut r, count(fd));
+        let (sa, fa) = (
+            Array::new(&s, d4(sd[0], sd[1], sd[2], sd[3])),
+            Array::new(&f, d4(fd[0], fd[1], fd[2], fd[3])),
+        );
+        let sc: Vec<C> = s.iter().map(|v| v.to_v().c()).collect();
+        let fc: Vec<C> = f.iter().map(|v| v.to_v().c()).collect();
+        // (an output sums at most the filter's elements times the largest signal element)
+        let scale = sc.iter().map(|v| v.norm()).fold(1.0, f64::max) * l1(&fc);
+        for mode in [ConvMode::DEFAULT, ConvMode::EXPAND] {
+            let mut od = [0usize; 4];
+            let mut start = [0i64; 4];
+            for k in 0..4 {
+                od[k] = if k >= 2 {
+                    sd[k].max(fd[k])
+                } else if mode == ConvMode::EXPAND {
+                    sd[k] + fd[k] - 1
+                } else {
+                    start[k] = (fd[k] / 2) as i64;
+                    sd[k]
+                };
+            }
+            let want = conv_ref(&sc, sd, &fc, fd, 2, od, start);
+            let got = convolve2(&sa, &fa, mode, ConvDomain::SPATIAL);
+            let what = format!("convolve2 {sd:?} * {fd:?} {mode:?}");
+            assert_close(&got, d4(od[0], od[1], od[2], od[3]), &want, tol, scale, &what);
+        }
+    }
+}
+
+#[test]
+fn tiled_convolution_matches_direct_loops_over_whole_and_cut_tiles() {
+    tiled_conv_case::<f32>(40, 25.0);
+    tiled_conv_case::<f64>(41, 25.0);
+    tiled_conv_case::<c32>(42, 25.0);
+}
+
 #[test]
 fn convolution_of_bytes_rounds_to_nearest() {
     let s = Array::new(&[10u8, 20, 30, 40], dim4!(4));
