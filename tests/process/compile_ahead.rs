@@ -1,7 +1,8 @@
 //! A program's first run, with every kernel new: kernels compile on threads of their own while
 //! their launches are held back, and every result is still the one a launch made at once would
 //! give, whatever reaches the stream next (a host read, a reduction, a sort, a matrix product,
-//! an upload, an event, other threads, a user's stream), and replay counts the launch sent
+//! an upload, an event, a launch of a kernel already loaded, other threads, a user's stream),
+//! and replay counts the launch sent
 //! after its compile as a direct one. Each scenario runs in a child process
 //! with an empty disk cache of its own, so that its kernels are new to it. Needs a CUDA device
 //! (run with `--include-ignored` on a GPU machine).
@@ -111,6 +112,28 @@ fn other_work() {
     assert_close("event", &y.to_vec(), &want_y, 1e-6);
 }
 
+/// A kernel already loaded, launched after a new one whose compile is under way and reading
+/// its result: it is held behind it (sending the held launches at once would wait for that
+/// compile, and a program's later new kernels would compile in turns). Returns the launches
+/// held for compiles meanwhile.
+fn behind_a_compile() -> u64 {
+    let v = values(4);
+    let x = Array::new(&v, dim4!(N as u64));
+    let twice = |a: &Array<f32>| a * 2.0f32 + 1.0f32;
+    let first = twice(&x);
+    let want_first: Vec<f64> = f64s(&v).iter().map(|x| x * 2.0 + 1.0).collect();
+    assert_close("behind: loaded first", &first.to_vec(), &want_first, 1e-6);
+    let before = jit_stats().held_for_compile;
+    let y = atan(&x) * 3.0f32 - 0.5f32;
+    y.eval();
+    let z = twice(&y);
+    z.eval();
+    let held = jit_stats().held_for_compile - before;
+    let want: Vec<f64> = f64s(&v).iter().map(|x| (x.atan() * 3.0 - 0.5) * 2.0 + 1.0).collect();
+    assert_close("behind: after the new kernel", &z.to_vec(), &want, 1e-6);
+    held
+}
+
 /// Threads evaluating new kernels of their own on one device at once.
 fn threads() {
     let handles: Vec<_> = (0..4usize)
@@ -192,12 +215,13 @@ fn first_run_scenarios() {
     let before = jit_stats();
     chain();
     other_work();
+    let behind = behind_a_compile();
     threads();
     let replayed = replay_after_a_compile();
     user_stream();
     let after = jit_stats();
     println!(
-        "child compiles={} held={} replayed={replayed}",
+        "child compiles={} held={} replayed={replayed} behind={behind}",
         after.compiles - before.compiles,
         after.held_for_compile - before.held_for_compile
     );
@@ -218,6 +242,7 @@ fn kernels_compile_ahead_of_their_launches() {
     );
     let _ = std::fs::remove_dir_all(&dir);
     let (compiles, held, replayed) = (count("compiles="), count("held="), count("replayed="));
+    let behind = count("behind=");
     if std::env::var("EMBERFIRE_LAUNCH_REPLAY").map_or(true, |v| v.trim() != "0") {
         // every round but the first two (the first held for its compile, then sent directly)
         assert!(replayed >= 22, "{replayed} of 24 launches replayed");
@@ -228,5 +253,7 @@ fn kernels_compile_ahead_of_their_launches() {
     } else {
         // the chain alone holds four launches for their compiles
         assert!(held >= 4, "{held} launches were held for their compiles");
+        // the new kernel's launch and the loaded one's behind it
+        assert!(behind >= 2, "{behind} launches held around a compile, 2 expected");
     }
 }

@@ -105,6 +105,11 @@ impl Held {
         self.launches.is_empty()
     }
 
+    /// Whether a held launch waits for its kernel's compile.
+    pub(super) fn waits_for_a_compile(&self) -> bool {
+        self.compiling > 0
+    }
+
     /// Holds a launch; returns whether as many are held as are sent at once: a batch, or
     /// [`MAX_HELD_COMPILING`] while any held launch waits for a compile.
     pub(super) fn push(&mut self, launch: Launch) -> bool {

@@ -242,7 +242,11 @@ impl KernelFn {
         let stream = device.current_stream_id();
         // (the raw handle as it is: this launch orders itself after what is held, below)
         let raw = stream.handle();
-        if self.compiling_still() && stream == device.stream_id() {
+        // (a launch behind launches that wait for their compiles waits with them: see
+        // `Replays::waiting_for_compiles`)
+        if stream == device.stream_id()
+            && (self.compiling_still() || device.replays().waiting_for_compiles(device))
+        {
             // (a launch made through `launch` keeps its arguments: its caller may use them
             // again)
             let mut kept = if hold { None } else { Some(args.clone()) };

@@ -275,8 +275,9 @@ impl Replays {
         }
     }
 
-    /// Holds back a launch of `kernel`, whose compile has not finished (`ahead.rs`), for
-    /// `device`'s own stream, after what is held already; `false` where nothing may be held
+    /// Holds back a launch of `kernel`, whose compile has not finished (`ahead.rs`) or which
+    /// comes after launches that wait for theirs, for `device`'s own stream, after what is
+    /// held already; `false` where nothing may be held
     /// (the stream or context was handed to the user, a device past 64), and the caller is to
     /// wait for the compile and launch. A held launch takes `args`, leaving them empty.
     ///
@@ -312,6 +313,18 @@ impl Replays {
         // SAFETY: the caller's contract.
         unsafe { st.hold(device, Launch::Compiling(launch)) }?;
         Ok(true)
+    }
+
+    /// Whether what `device` holds includes a launch whose kernel was still compiling when it
+    /// was held. A launch on the own stream then joins the held ones
+    /// ([`hold_compiling`](Self::hold_compiling)) even if its own kernel is loaded: sending
+    /// them first would wait for every compile under way, one program's new kernels then
+    /// compiling in turns instead of together.
+    pub(crate) fn waiting_for_compiles(&self, device: &Device) -> bool {
+        if bit(device).is_some_and(|b| HOLDING.load(Ordering::Acquire) & b == 0) {
+            return false;
+        }
+        self.lock().held.waits_for_a_compile()
     }
 
     /// Sends what `device` holds to its own stream.
