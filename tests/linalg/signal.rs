@@ -105,6 +105,38 @@ fn conv_ref(
         .collect()
 }
 
+/// A random signal and filter of these shapes, as arrays and as complex f64 values.
+fn conv_inputs<T: Elem>(
+    r: &mut Rng64,
+    sd: [usize; 4],
+    fd: [usize; 4],
+) -> (Array<T>, Array<T>, Vec<C>, Vec<C>) {
+    let s: Vec<T> = random(r, count(sd));
+    let f: Vec<T> = random(r, count(fd));
+    let sa = Array::new(&s, d4(sd[0], sd[1], sd[2], sd[3]));
+    let fa = Array::new(&f, d4(fd[0], fd[1], fd[2], fd[3]));
+    let c = |v: &[T]| v.iter().map(|v| v.to_v().c()).collect::<Vec<C>>();
+    (sa, fa, c(&s), c(&f))
+}
+
+/// A convolution's output shape and the offset of its first output in the expanded result:
+/// `rank` dimensions convolved in `mode`, the others batched.
+fn conv_out(sd: [usize; 4], fd: [usize; 4], rank: usize, mode: ConvMode) -> ([usize; 4], [i64; 4]) {
+    let mut od = [0usize; 4];
+    let mut start = [0i64; 4];
+    for k in 0..4 {
+        od[k] = if k >= rank {
+            sd[k].max(fd[k])
+        } else if mode == ConvMode::EXPAND {
+            sd[k] + fd[k] - 1
+        } else {
+            start[k] = (fd[k] / 2) as i64;
+            sd[k]
+        };
+    }
+    (od, start)
+}
+
 fn values<T: Elem>(v: &[C]) -> Vec<V> {
     v.iter().map(|&c| if T::TY.dtype.is_complex() { V::C(c) } else { V::F(c.re) }).collect()
 }
@@ -512,28 +544,10 @@ where
         ([4, 3, 5, 1], [2, 3, 4, 2], 3),
     ];
     for (sd, fd, rank) in cases {
-        let s: Vec<T> = random(&mut r, count(sd));
-        let f: Vec<T> = random(&mut r, count(fd));
-        let (sa, fa) = (
-            Array::new(&s, d4(sd[0], sd[1], sd[2], sd[3])),
-            Array::new(&f, d4(fd[0], fd[1], fd[2], fd[3])),
-        );
-        let sc: Vec<C> = s.iter().map(|v| v.to_v().c()).collect();
-        let fc: Vec<C> = f.iter().map(|v| v.to_v().c()).collect();
+        let (sa, fa, sc, fc) = conv_inputs::<T>(&mut r, sd, fd);
         let scale = l1(&sc) * l1(&fc);
         for mode in [ConvMode::DEFAULT, ConvMode::EXPAND] {
-            let mut od = [0usize; 4];
-            let mut start = [0i64; 4];
-            for k in 0..4 {
-                od[k] = if k >= rank {
-                    sd[k].max(fd[k])
-                } else if mode == ConvMode::EXPAND {
-                    sd[k] + fd[k] - 1
-                } else {
-                    start[k] = (fd[k] / 2) as i64;
-                    sd[k]
-                };
-            }
+            let (od, start) = conv_out(sd, fd, rank, mode);
             let mut want = conv_ref(&sc, sd, &fc, fd, rank, od, start);
             if T::TY.dtype.is_integer() {
                 want.iter_mut().for_each(|v| *v = C::new(v.re.round(), 0.0));
@@ -594,29 +608,11 @@ fn tiled_conv_case<T: Elem>(seed: u64, tol: f64) {
         ([257, 65, 1, 1], [9, 9, 1, 1]),
     ];
     for (sd, fd) in cases {
-        let s: Vec<T> = random(&mut r, count(sd));
-        let f: Vec<T> = random(&mut r, count(fd));
-        let (sa, fa) = (
-            Array::new(&s, d4(sd[0], sd[1], sd[2], sd[3])),
-            Array::new(&f, d4(fd[0], fd[1], fd[2], fd[3])),
-        );
-        let sc: Vec<C> = s.iter().map(|v| v.to_v().c()).collect();
-        let fc: Vec<C> = f.iter().map(|v| v.to_v().c()).collect();
+        let (sa, fa, sc, fc) = conv_inputs::<T>(&mut r, sd, fd);
         // (an output sums at most the filter's elements times the largest signal element)
         let scale = sc.iter().map(|v| v.norm()).fold(1.0, f64::max) * l1(&fc);
         for mode in [ConvMode::DEFAULT, ConvMode::EXPAND] {
-            let mut od = [0usize; 4];
-            let mut start = [0i64; 4];
-            for k in 0..4 {
-                od[k] = if k >= 2 {
-                    sd[k].max(fd[k])
-                } else if mode == ConvMode::EXPAND {
-                    sd[k] + fd[k] - 1
-                } else {
-                    start[k] = (fd[k] / 2) as i64;
-                    sd[k]
-                };
-            }
+            let (od, start) = conv_out(sd, fd, 2, mode);
             let want = conv_ref(&sc, sd, &fc, fd, 2, od, start);
             let got = convolve2(&sa, &fa, mode, ConvDomain::SPATIAL);
             let what = format!("convolve2 {sd:?} * {fd:?} {mode:?}");
