@@ -249,6 +249,7 @@ impl Device {
 
     /// emberfire's own stream on this device (owned by the device: never destroyed). Sends
     /// the launches held back first (`kernel/replay.rs`).
+    #[track_caller]
     pub(crate) fn cu_stream(&self) -> &Arc<CudaStream> {
         self.send_held();
         &self.stream
@@ -256,6 +257,7 @@ impl Device {
 
     /// Sends the launches held back on the own stream (`kernel/replay.rs`) now; a failure is
     /// reported by the next synchronisation.
+    #[track_caller]
     pub(crate) fn send_held(&self) {
         self.replays.send_or_keep_error(self);
     }
@@ -277,6 +279,7 @@ impl Device {
 
     /// emberfire's own stream as a raw handle (never destroy it). Sends the launches held back
     /// first.
+    #[track_caller]
     pub(crate) fn own_stream_raw(&self) -> sys::CUstream {
         self.send_held();
         self.stream.cu_stream()
@@ -320,6 +323,7 @@ impl Device {
 
     /// Blocks until all work queued on emberfire's own stream and on this thread's current
     /// stream has finished.
+    #[track_caller]
     pub(crate) fn sync(&self) -> Result<(), Error> {
         let started = std::time::Instant::now();
         self.sync_own()?;
@@ -340,6 +344,7 @@ impl Device {
     }
 
     /// Blocks until all work queued on emberfire's own stream has finished.
+    #[track_caller]
     fn sync_own(&self) -> Result<(), Error> {
         self.replays.send(self)?;
         self.stream.synchronize().map_err(|e| driver_error("synchronising the stream", e))

@@ -19,6 +19,7 @@ use cudarc::driver::sys;
 use super::args::KernelArgs;
 use super::graph::{Graph, Shape};
 use super::loaded::KernelFn;
+use super::nvrtc::trace_event;
 use crate::backend::cuda::driver_error;
 use crate::error::Error;
 
@@ -54,8 +55,19 @@ pub(crate) fn batch_len() -> usize {
 
 /// Held launches at most while any of them waits for its kernel's compile (`ahead.rs`): a
 /// program's first run holds every launch from its first new kernel on, so that the compiles
-/// of the kernels after it run at the same time.
-const MAX_HELD_COMPILING: usize = 256;
+/// of the kernels after it run at the same time. `EMBERFIRE_HELD_COMPILING` (read once, 16 to
+/// 65536) names another limit for measuring.
+fn max_held_compiling() -> usize {
+    static LEN: OnceLock<usize> = OnceLock::new();
+    *LEN.get_or_init(|| {
+        std::env::var("EMBERFIRE_HELD_COMPILING")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .map_or(DEFAULT_HELD_COMPILING, |n| n.clamp(16, 65_536))
+    })
+}
+
+const DEFAULT_HELD_COMPILING: usize = 256;
 
 /// A launch held back: its kernel, shape and arguments.
 pub(super) struct HeldLaunch {
@@ -111,11 +123,11 @@ impl Held {
     }
 
     /// Holds a launch; returns whether as many are held as are sent at once: a batch, or
-    /// [`MAX_HELD_COMPILING`] while any held launch waits for a compile.
+    /// [`max_held_compiling`] while any held launch waits for a compile.
     pub(super) fn push(&mut self, launch: Launch) -> bool {
         self.compiling += matches!(launch, Launch::Compiling(_)) as usize;
         self.launches.push(launch);
-        let limit = if self.compiling > 0 { MAX_HELD_COMPILING } else { batch_len() };
+        let limit = if self.compiling > 0 { max_held_compiling() } else { batch_len() };
         self.launches.len() >= limit
     }
 
@@ -135,7 +147,14 @@ impl Held {
         direct: &mut Vec<Shape>,
     ) -> Result<(), Error> {
         let launches = std::mem::take(&mut self.launches);
-        if std::mem::take(&mut self.compiling) > 0 {
+        let compiling = std::mem::take(&mut self.compiling);
+        if compiling > 0 {
+            trace_event(|| {
+                format!(
+                    "sending {} held launches, {compiling} of them held for their compiles",
+                    launches.len()
+                )
+            });
             // A first run's launches: each in turn, once its kernel is loaded.
             return launches.into_iter().try_for_each(|l| match l {
                 Launch::Replayed(l) => one(&l),

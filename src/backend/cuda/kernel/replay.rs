@@ -55,6 +55,7 @@ use super::args::KernelArgs;
 use super::graph::{Graph, Shape};
 use super::held::{self, CompilingLaunch, Held, HeldLaunch, Launch};
 use super::loaded::KernelFn;
+use super::nvrtc::trace_event;
 use crate::backend::cuda::driver_error;
 use crate::backend::cuda::runtime::{self, Device};
 use crate::error::Error;
@@ -227,6 +228,9 @@ impl Replays {
             return Ok(Outcome::Done);
         }
         // Whatever this launch becomes, it comes after what is held.
+        if st.held.waits_for_a_compile() {
+            trace_event(|| "held launches sent for a launch replay does not hold".into());
+        }
         // SAFETY: the caller's contract.
         unsafe { st.send(device, stream) }?;
         let known = st.shapes.len();
@@ -327,7 +331,9 @@ impl Replays {
         self.lock().held.waits_for_a_compile()
     }
 
-    /// Sends what `device` holds to its own stream.
+    /// Sends what `device` holds to its own stream. (With `EMBERFIRE_JIT_TRACE`, a send that
+    /// waits for compiles says where it was asked for.)
+    #[track_caller]
     pub(crate) fn send(&self, device: &Device) -> Result<(), Error> {
         // (the bit is set whenever something is held, and cleared only once what was held is
         // queued, both under the lock: a thread that sees it clear here, its own held launches
@@ -339,6 +345,10 @@ impl Replays {
         if st.held.is_empty() {
             return Ok(());
         }
+        if st.held.waits_for_a_compile() {
+            let at = std::panic::Location::caller();
+            trace_event(|| format!("held launches sent for {}:{}", at.file(), at.line()));
+        }
         device.bind()?;
         // SAFETY: held launches were checked by `launch` and are sent, in order, to the own
         // stream they were held for, with the device's context current.
@@ -346,6 +356,7 @@ impl Replays {
     }
 
     /// [`send`](Self::send), keeping a failure for the next synchronisation to report.
+    #[track_caller]
     pub(crate) fn send_or_keep_error(&self, device: &Device) {
         if let Err(e) = self.send(device) {
             self.lock().failed.get_or_insert(e);
