@@ -155,7 +155,9 @@ pub(crate) fn mul_bcast(ordinal: usize, a: &Dense, b: &Dense, od: Dim4) -> Resul
 
 /// See `Signal::convolve`. Two-dimensional convolutions with filters of up to 9 x 9
 /// run tiled (`ef_convolve2_tiled`: each signal element is read from global memory about once
-/// per tile, the filter is held in registers); the others run one thread per output.
+/// per tile, the filter is held in registers, and f32 filters of at most 25 elements compute
+/// two neighbouring columns a thread: see `tiled::CONVOLUTION_TILE`); the others run one
+/// thread per output.
 pub(crate) fn convolve(
     ordinal: usize,
     signal: &Dense,
