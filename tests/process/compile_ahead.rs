@@ -2,10 +2,9 @@
 //! their launches are held back, and every result is still the one a launch made at once would
 //! give, whatever reaches the stream next (a host read, a reduction, a sort, a matrix product,
 //! an upload, an event, a launch of a kernel already loaded, other threads, a user's stream),
-//! and replay counts the launch sent
-//! after its compile as a direct one. Each scenario runs in a child process
-//! with an empty disk cache of its own, so that its kernels are new to it. Needs a CUDA device
-//! (run with `--include-ignored` on a GPU machine).
+//! and replay counts the launch sent after its compile as a direct one. Each scenario runs in a
+//! child process with an empty disk cache of its own, so that its kernels are new to it. Needs
+//! a CUDA device (run with `--include-ignored` on a GPU machine).
 
 use emberfire::*;
 
