@@ -1,10 +1,11 @@
 //! A program's first run, with every kernel new: kernels compile on threads of their own while
 //! their launches are held back, and every result is still the one a launch made at once would
-//! give, whatever reaches the stream next (a host read, a reduction, a sort, a matrix product,
-//! an upload, an event, a launch of a kernel already loaded, other threads, a user's stream),
-//! and replay counts the launch sent after its compile as a direct one. Each scenario runs in a
-//! child process with an empty disk cache of its own, so that its kernels are new to it. Needs
-//! a CUDA device (run with `--include-ignored` on a GPU machine).
+//! give, whatever reaches the stream next (a host read, a reduction, the process's first split
+//! reduction, a sort, a matrix product, an upload, an event, a launch of a kernel already
+//! loaded, other threads, a user's stream), and replay counts the launch sent after its compile
+//! as a direct one. Each scenario runs in a child process with an empty disk cache of its own,
+//! so that its kernels are new to it. Needs a CUDA device (run with `--include-ignored` on a
+//! GPU machine).
 
 use emberfire::*;
 
@@ -54,6 +55,25 @@ fn chain() {
     assert_close("chain: b", &b.to_vec(), &want_b, 1e-5);
     assert_close("chain: c", &c.to_vec(), &want_c, 1e-5);
     assert_close("chain: d", &d.to_vec(), &want_d, 1e-4);
+}
+
+/// A process's first split reduction (one whose blocks count themselves done on zeroed
+/// tickets), of a new element-wise kernel's result still held for its compile: the tickets are
+/// zeroed without sending what is held, and the sum still sees the held launch's result.
+fn split_reduction_first() {
+    const LONG: usize = 1 << 20;
+    let v: Vec<f32> = (0..LONG).map(|i| ((i * 29) % 1021) as f32 / 256.0 - 2.0).collect();
+    let x = Array::new(&v, dim4!(LONG as u64));
+    let y = cos(&x) * 2.0f32 + 0.25f32;
+    y.eval();
+    let total = sum(&y, 0);
+    let per_row = sum(&moddims(&y, dim4!(64, (LONG / 64) as u64)), 1);
+    let want_y: Vec<f64> = f64s(&v).iter().map(|x| x.cos() * 2.0 + 0.25).collect();
+    let want_total: f64 = want_y.iter().sum();
+    let want_rows: Vec<f64> =
+        (0..64).map(|i| want_y.iter().skip(i).step_by(64).sum::<f64>()).collect();
+    assert_close("split: total", &total.to_vec(), &[want_total], 1e-5);
+    assert_close("split: rows", &per_row.to_vec(), &want_rows, 1e-5);
 }
 
 /// After a launch held for its compile, each other kind of work sees its result.
@@ -212,6 +232,7 @@ fn first_run_scenarios() {
     }
     let _serial = on_cuda();
     let before = jit_stats();
+    split_reduction_first();
     chain();
     other_work();
     let behind = behind_a_compile();

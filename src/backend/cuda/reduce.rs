@@ -143,21 +143,31 @@ pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
 /// leave them at zero, so one zeroed buffer serves every launch on that stream in turn. A
 /// buffer that is outgrown is kept, not freed: another thread may hold its address for a launch
 /// it has not queued yet, and freed memory could by then belong to someone else.
+///
+/// A new buffer is memory no stream has used, zeroed on the stream without sending the
+/// launches held back first (and without waiting): nothing held can touch it, and every launch
+/// that counts on it is queued after the zeroing. A first run's first split reduction used to
+/// wait here for every kernel compiling ahead and for the device, so the kernels after it
+/// compiled in a second wave.
 pub(crate) fn tickets(dev: &Device, count: usize) -> Result<u64, Error> {
     type Tickets = HashMap<(usize, usize), Vec<DeviceMem>>;
     static T: OnceLock<Mutex<Tickets>> = OnceLock::new();
     let mut map = lock(T.get_or_init(Default::default));
-    // (keyed by the stream as it is: asking for it raw would send the launches held back)
-    let buffers =
-        map.entry((dev.ordinal(), dev.current_stream_id().handle() as usize)).or_default();
+    // (the stream as it is: asking for it raw would send the launches held back)
+    let stream = dev.current_stream_id();
+    let buffers = map.entry((dev.ordinal(), stream.handle() as usize)).or_default();
     if let Some(m) = buffers.last() {
         if m.len() >= count * 4 {
             return Ok(m.ptr());
         }
     }
     let bytes = count.next_power_of_two().max(1024) * 4;
-    let m = dev.memory().alloc(bytes)?;
-    dev.write(&m, 0, &vec![0u8; bytes])?;
+    let m = dev.memory().alloc_unused(bytes, stream)?;
+    dev.bind()?;
+    // SAFETY: `m` is `bytes` of live memory of this device that nothing else uses, and the
+    // stream is the device's own or a user's stream open in this thread's scope.
+    unsafe { cudarc::driver::result::memset_d8_async(m.ptr(), 0, bytes, stream.handle()) }
+        .map_err(|e| super::driver_error("zeroing a reduction's tickets", e))?;
     let ptr = m.ptr();
     buffers.push(m);
     Ok(ptr)

@@ -200,6 +200,24 @@ impl MemoryManager {
                 }
             }
         }
+        self.alloc_new(bytes, class, stream)
+    }
+
+    /// Allocates `bytes` for use on `stream` from the allocator, never from the cache: memory
+    /// no stream has used, which work may be queued on without waiting for anything queued
+    /// before it (the reduction's tickets are zeroed this way while launches are held back).
+    pub(crate) fn alloc_unused(&self, bytes: usize, stream: StreamId) -> Result<DeviceMem, Error> {
+        if bytes == 0 {
+            return Ok(self.wrap(0, 0, stream, Origin::Empty));
+        }
+        let class = size_class(bytes).ok_or(Error::OutOfMemory { bytes })?;
+        self.alloc_new(bytes, class, stream)
+    }
+
+    /// A new block of size `class` (or exactly `bytes` where the class does not fit) from the
+    /// allocator, the cache freed first if the memory is not there.
+    fn alloc_new(&self, bytes: usize, class: usize, stream: StreamId) -> Result<DeviceMem, Error> {
+        let pool = &self.pool;
         let allocator = lock_state(pool).allocator.clone();
         let (ptr, size) = match allocator.allocate(class) {
             Ok(p) => (p, class),
