@@ -121,11 +121,6 @@ impl Held {
         self.launches.is_empty()
     }
 
-    /// Whether a held launch waits for its kernel's compile.
-    pub(super) fn waits_for_a_compile(&self) -> bool {
-        self.compiling > 0
-    }
-
     /// Holds a launch; returns whether as many are held as are sent at once: a batch, or
     /// [`max_held_compiling`] while any held launch waits for a compile.
     pub(super) fn push(&mut self, launch: Launch) -> bool {
@@ -137,7 +132,8 @@ impl Held {
 
     /// Sends every held launch to `stream` in the order held: as the sequence's graph where it
     /// has one, else each through `one` (which replays a launch from its shape's graph), and
-    /// those held while their kernel compiled directly, their shapes added to `direct`.
+    /// those held while their kernel compiled directly, their shapes added to `direct`. A
+    /// send that waits for compiles is traced with `why`, what asked for it.
     ///
     /// # Safety
     ///
@@ -149,14 +145,16 @@ impl Held {
         stream: sys::CUstream,
         mut one: impl FnMut(&HeldLaunch) -> Result<(), Error>,
         direct: &mut Vec<Shape>,
+        why: &dyn Fn() -> String,
     ) -> Result<(), Error> {
         let launches = std::mem::take(&mut self.launches);
         let compiling = std::mem::take(&mut self.compiling);
         if compiling > 0 {
             trace_event(|| {
                 format!(
-                    "sending {} held launches, {compiling} of them held for their compiles",
-                    launches.len()
+                    "sending {} held launches, {compiling} of them held for their compiles, for {}",
+                    launches.len(),
+                    why()
                 )
             });
             // A first run's launches: each in turn, once its kernel is loaded.

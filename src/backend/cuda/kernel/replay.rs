@@ -55,7 +55,6 @@ use super::args::KernelArgs;
 use super::graph::{Graph, Shape};
 use super::held::{self, CompilingLaunch, Held, HeldLaunch, Launch};
 use super::loaded::KernelFn;
-use super::nvrtc::trace_event;
 use crate::backend::cuda::driver_error;
 use crate::backend::cuda::runtime::{self, Device};
 use crate::error::Error;
@@ -77,6 +76,10 @@ static HELD_FOR_COMPILE: AtomicU64 = AtomicU64::new(0);
 /// One bit for each device (by ordinal, below 64) that holds launches back now: what lets
 /// [`send_all_held`] return at once in the common case.
 static HOLDING: AtomicU64 = AtomicU64::new(0);
+/// One bit for each device whose held launches include one whose kernel was still compiling
+/// when it was held: what [`Replays::waiting_for_compiles`] reads without the lock. Set and
+/// cleared under the device's lock, with [`HOLDING`].
+static HOLDING_COMPILING: AtomicU64 = AtomicU64::new(0);
 
 /// What was replayed and held since the process began, all devices.
 pub(crate) struct Counts {
@@ -228,11 +231,8 @@ impl Replays {
             return Ok(Outcome::Done);
         }
         // Whatever this launch becomes, it comes after what is held.
-        if st.held.waits_for_a_compile() {
-            trace_event(|| "held launches sent for a launch replay does not hold".into());
-        }
         // SAFETY: the caller's contract.
-        unsafe { st.send(device, stream) }?;
+        unsafe { st.send(device, stream, &|| "a launch replay does not hold".into()) }?;
         let known = st.shapes.len();
         let entry = match st.shapes.entry(shape) {
             hash_map::Entry::Occupied(o) => o.into_mut(),
@@ -324,11 +324,12 @@ impl Replays {
     /// ([`hold_compiling`](Self::hold_compiling)) even if its own kernel is loaded: sending
     /// them first would wait for every compile under way, one program's new kernels then
     /// compiling in turns instead of together.
+    ///
+    /// Read without the lock, on every launch to the own stream: a launch that sees the bit a
+    /// moment late either is held behind launches already sent (and goes out with the next
+    /// send) or sends them itself, both in order.
     pub(crate) fn waiting_for_compiles(&self, device: &Device) -> bool {
-        if bit(device).is_some_and(|b| HOLDING.load(Ordering::Acquire) & b == 0) {
-            return false;
-        }
-        self.lock().held.waits_for_a_compile()
+        bit(device).is_some_and(|b| HOLDING_COMPILING.load(Ordering::Acquire) & b != 0)
     }
 
     /// Sends what `device` holds to its own stream. (With `EMBERFIRE_JIT_TRACE`, a send that
@@ -345,14 +346,13 @@ impl Replays {
         if st.held.is_empty() {
             return Ok(());
         }
-        if st.held.waits_for_a_compile() {
-            let at = std::panic::Location::caller();
-            trace_event(|| format!("held launches sent for {}:{}", at.file(), at.line()));
-        }
+        let at = std::panic::Location::caller();
         device.bind()?;
         // SAFETY: held launches were checked by `launch` and are sent, in order, to the own
         // stream they were held for, with the device's context current.
-        unsafe { st.send(device, device.stream_id().handle()) }
+        unsafe {
+            st.send(device, device.stream_id().handle(), &|| format!("{}:{}", at.file(), at.line()))
+        }
     }
 
     /// [`send`](Self::send), keeping a failure for the next synchronisation to report.
@@ -385,23 +385,34 @@ impl State {
     /// [`KernelFn::launch`]'s contract for the launch on `device`'s own stream, its context
     /// current.
     unsafe fn hold(&mut self, device: &Device, launch: Launch) -> Result<(), Error> {
+        let compiling = matches!(launch, Launch::Compiling(_));
         let full = self.held.push(launch);
         if let Some(bit) = bit(device) {
             HOLDING.fetch_or(bit, Ordering::Release);
+            if compiling {
+                HOLDING_COMPILING.fetch_or(bit, Ordering::Release);
+            }
         }
         if full {
+            let why = || "the limit of launches held".into();
             // SAFETY: the caller's contract.
-            unsafe { self.send(device, device.stream_id().handle()) }?;
+            unsafe { self.send(device, device.stream_id().handle(), &why) }?;
         }
         Ok(())
     }
 
-    /// Sends the held launches to `stream`.
+    /// Sends the held launches to `stream`; `why` names what asked for it (traced where a
+    /// held launch waits for a compile).
     ///
     /// # Safety
     ///
     /// `stream` is `device`'s own, its context current.
-    unsafe fn send(&mut self, device: &Device, stream: sys::CUstream) -> Result<(), Error> {
+    unsafe fn send(
+        &mut self,
+        device: &Device,
+        stream: sys::CUstream,
+        why: &dyn Fn() -> String,
+    ) -> Result<(), Error> {
         if self.held.is_empty() {
             return Ok(());
         }
@@ -415,7 +426,7 @@ impl State {
         };
         let mut direct = Vec::new();
         // SAFETY: the caller's contract; the launches were held for this stream.
-        let sent = unsafe { self.held.send(stream, one, &mut direct) };
+        let sent = unsafe { self.held.send(stream, one, &mut direct, why) };
         // A launch sent directly once its compile finished counts as a direct launch of its
         // shape, as it would have been without compiling ahead.
         for shape in direct {
@@ -424,13 +435,12 @@ impl State {
         // Only now, with every held launch queued (or failed and its error kept): a thread that
         // sees the bit clear without the lock queues its work after them.
         if let Some(bit) = bit(device) {
+            HOLDING_COMPILING.fetch_and(!bit, Ordering::Release);
             HOLDING.fetch_and(!bit, Ordering::Release);
         }
         sent
     }
-}
 
-impl State {
     /// Counts a launch of `shape` made directly on the own stream, where it is one to replay.
     fn seen_directly(&mut self, device: &Device, shape: Shape) {
         if !worth_it(device, shape.grid) {
