@@ -431,11 +431,10 @@ pub(crate) fn window(
             reflect as u8,
             wide as u8,
             masked as u8,
-            shape.key()[0],
-            shape.key()[1],
-            shape.key()[2],
-            shape.key()[3],
-        ],
+        ]
+        .into_iter()
+        .chain(shape.key())
+        .collect::<Vec<u8>>(),
     );
     let k = dev.kernels().kernel(dev, key, "ef_window", || {
         let network: String =

@@ -54,11 +54,10 @@ fn tiled_kernel(
             f[1] as u8,
             wide as u8,
             0,
-            shape.key()[0],
-            shape.key()[1],
-            shape.key()[2],
-            shape.key()[3],
-        ],
+        ]
+        .into_iter()
+        .chain(shape.key())
+        .collect::<Vec<u8>>(),
     );
     dev.kernels().kernel(dev, key, "ef_convolve2_tiled", || {
         let idx = if wide { "long long" } else { "int" };
