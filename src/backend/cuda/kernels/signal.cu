@@ -197,9 +197,9 @@ extern "C" __global__ void __launch_bounds__(256, CONV_BLOCKS)
   src_t *tile = tile_pairs[0].v;
   const idx_t n0 = (idx_t)sd.d[0], n1 = (idx_t)sd.d[1], o0 = (idx_t)od.d[0], o1 = (idx_t)od.d[1];
   const long long splane = sd.d[0] * sd.d[1], fplane = CF0 * CF1;
-  // (a thread's outputs in a row stored as one where every row of outputs starts a pair; the
-  // interior tiles' rows addressed in 32 bits)
-  const bool aligned_rows = o0 % TCP == 0 && o0 <= (idx_t)(0x7fffffff / TYH);
+  // (a thread's outputs in a row stored as one where every row of outputs starts a pair;
+  // offsets within an image fit `idx_t`, and interior rows advance by pointer)
+  const bool aligned_rows = o0 % TCP == 0;
   TileRegs<TSW, TYH + CF1 - 1, 256, src_t> next;
   // tile element (i, j) is signal (x0 + start0 - (CF0 - 1) + i, y0 + start1 - (CF1 - 1) + j)
   // image b's coordinates along dimensions 2 and 3 (no division for a single plane)
