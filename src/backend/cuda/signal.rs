@@ -47,17 +47,10 @@ fn tiled_kernel(
     let which = ENTRIES.iter().position(|&e| e == "ef_convolve2_tiled").expect("an entry");
     let key = KernelKey::new(
         Family::Signal,
-        [
-            which as u8,
-            t as u8,
-            f[0] as u8,
-            f[1] as u8,
-            wide as u8,
-            0,
-        ]
-        .into_iter()
-        .chain(shape.key())
-        .collect::<Vec<u8>>(),
+        [which as u8, t as u8, f[0] as u8, f[1] as u8, wide as u8, 0]
+            .into_iter()
+            .chain(shape.key())
+            .collect::<Vec<u8>>(),
     );
     dev.kernels().kernel(dev, key, "ef_convolve2_tiled", || {
         let idx = if wide { "long long" } else { "int" };
