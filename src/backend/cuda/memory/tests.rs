@@ -173,6 +173,26 @@ fn freed_blocks_are_reused_without_new_allocations() {
 }
 
 #[test]
+fn unused_memory_never_comes_from_the_cache_and_returns_to_it() {
+    let (m, a, o) = manager(1 << 30);
+    let x = m.alloc(1000).unwrap();
+    let p = x.ptr();
+    drop(x);
+    assert_eq!(m.cached(), (1024, 1));
+    // a block that no stream has used: a new one, though a cached block would fit
+    let fresh = m.alloc_unused(1000, OWN).unwrap();
+    assert_ne!(fresh.ptr(), p);
+    assert_eq!((fresh.len(), m.cached()), (1000, (1024, 1)));
+    assert_eq!(m.info(), (1000, 1, 0, 0));
+    assert_eq!(a.calls(), (2, 0));
+    assert!(m.alloc_unused(0, OWN).unwrap().is_empty());
+    // once dropped it is cached like any other block
+    drop(fresh);
+    assert_eq!(m.cached(), (2048, 2));
+    assert!(o.log().is_empty(), "nothing to order");
+}
+
+#[test]
 fn reuse_accepts_up_to_a_quarter_larger_blocks() {
     let (m, a, _) = manager(1 << 30);
     let big = m.alloc(10 << 20).unwrap();
