@@ -9,6 +9,8 @@
 //!   `BackendUnavailable` text saying what is missing, where it was looked for and which
 //!   variable to set. [`loader::make_loadable`] does the same for the libraries cudarc binds
 //!   itself (cuBLAS, NVRTC), and one list keeps every library opened for another's sake;
+//! - [`read_ahead`]: a loaded library's files read into the file cache at once, so that its
+//!   code's first run does not fault its pages in from disk one at a time;
 //! - one file per library bound here ([`cudnn`], [`cufft`], [`cusolver`], [`nccl`]): its
 //!   description, its entry points as plain C function pointers bound with
 //!   [`loader::Opened::sym`], its constants and status texts;
@@ -33,4 +35,5 @@ pub(crate) mod cusolver;
 pub(crate) mod handles;
 pub(crate) mod loader;
 pub(crate) mod nccl;
+pub(crate) mod read_ahead;
 pub(crate) mod search;
