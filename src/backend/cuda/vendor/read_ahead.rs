@@ -2,11 +2,11 @@
 //!
 //! Why: a large library (NVRTC is over 100 MB with its builtins) is mapped, not read, when it
 //! is loaded; its code pages come from disk one page fault at a time as they are first run.
-//! On a freshly started machine nothing of it is in the file cache, and a process's first
-//! compiles ran several times slower than the same compiles a moment later in another process
-//! (a generated reduction: 257 ms, then 39 ms), the difference spent in the kernel on faults.
-//! Asking the kernel to read the whole files at once, as soon as the library is loaded and
-//! while the device's context is created, turns those faults into hits on pages already read.
+//! After a machine starts nothing of it is in the file cache. Asking the kernel to read the
+//! whole files at once, as soon as the library is loaded and while the device's context is
+//! created, turns those faults into hits on pages already read: on an H100 machine, reading
+//! NVRTC's files cold took 112 ms, and first runs of five programs with the file cache emptied
+//! before each were 13 ms shorter on average with the read ahead than without it.
 //!
 //! How: `posix_fadvise(POSIX_FADV_WILLNEED)` on each file, which queues the reads and returns;
 //! nothing is copied into the process. It is done on a thread of its own so that the caller
