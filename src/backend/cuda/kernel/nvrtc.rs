@@ -24,9 +24,9 @@
 //!   with NVRTC's `--Ofast-compile` at that level (NVRTC 12.8 and later): less time spent
 //!   optimising, for shorter first runs, against code that may run slower. Off by default.
 //! - **Read ahead.** Once NVRTC is loaded, its library files and its builtins are read into the
-//!   file cache on a thread of their own (`vendor::read_ahead`), so that the first compiles do
-//!   not fault its code in from disk page by page: with the file cache emptied, first runs
-//!   measured 10 to 20 ms shorter with it. `EMBERFIRE_READ_AHEAD=0` turns it off.
+//!   file cache on a thread of their own, so that the first compiles do not fault its code in
+//!   from disk page by page (`vendor::read_ahead` says what it measured).
+//!   `EMBERFIRE_READ_AHEAD=0` turns it off.
 //! - NVRTC compiles one program at a time per process (measured: 4 threads compiling at once
 //!   took 70 ms per compile where one took 10 ms), so compiles overlap only across processes.
 //!   Those compiles repeated one source, and NVRTC 13.0 on the machines measured keeps the
@@ -223,7 +223,7 @@ fn load_nvrtc() -> Result<NvrtcInfo, Error> {
         Ok(Ok(info)) => {
             // NVRTC's code (and its builtins, which it loads at its first compile) runs first
             // in the process's first compiles: have it read while the context is created.
-            read_ahead::read_library_ahead("nvrtc", &["libnvrtc-builtins.so"]);
+            read_ahead::read_library_ahead(&NVRTC);
             Ok(info)
         }
         Ok(Err(e)) => {

@@ -16,6 +16,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::loader::{Dependencies, Library};
+use super::search::read_dir_names;
+
 /// Whether read-ahead is on (`EMBERFIRE_READ_AHEAD` unset, or anything but `0`).
 fn enabled() -> bool {
     std::env::var_os("EMBERFIRE_READ_AHEAD").is_none_or(|v| v != "0")
@@ -24,7 +27,7 @@ fn enabled() -> bool {
 /// The files mapped into this process whose file name starts with `lib{stem}` (`"nvrtc"`:
 /// `libnvrtc.so.13`, not `libnvrtc-builtins.so.13.0`), each once, from `maps` (the text of
 /// `/proc/self/maps`).
-pub(crate) fn mapped_files(maps: &str, stem: &str) -> Vec<PathBuf> {
+fn mapped_files(maps: &str, stem: &str) -> Vec<PathBuf> {
     let prefix = format!("lib{stem}.so");
     let mut out: Vec<PathBuf> = Vec::new();
     for line in maps.lines() {
@@ -41,35 +44,32 @@ pub(crate) fn mapped_files(maps: &str, stem: &str) -> Vec<PathBuf> {
     out
 }
 
-/// The files in `dir` whose names start with one of `prefixes` (e.g. `libnvrtc-builtins.so`).
-pub(crate) fn companions_in(dir: &Path, prefixes: &[&str]) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name().to_str().is_some_and(|n| prefixes.iter().any(|p| n.starts_with(p)))
-        })
-        .map(|e| e.path())
-        .collect();
-    out.sort();
-    out
+/// The files in `dir` whose names start with one of `prefixes` (e.g. `libnvrtc-builtins.so`),
+/// in name order.
+fn companions_in(dir: &Path, prefixes: &[&str]) -> Vec<PathBuf> {
+    let mut names: Vec<String> =
+        read_dir_names(dir).filter(|n| prefixes.iter().any(|p| n.starts_with(p))).collect();
+    names.sort();
+    names.into_iter().map(|n| dir.join(n)).collect()
 }
 
-/// Starts reading the files of the loaded library `lib{stem}` and of its `companions` (file
-/// name prefixes looked for in the same folder, which it loads later by name) into the file
-/// cache, on a thread of its own. Returns at once; does nothing where read-ahead is off or
+/// Starts reading the files of the loaded library `lib` and of its companions (the files its
+/// [`Dependencies::Companions`] name in the same folder, which it loads later by name) into the
+/// file cache, on a thread of its own. Returns at once; does nothing where read-ahead is off or
 /// the library is not found mapped.
-pub(crate) fn read_library_ahead(stem: &'static str, companions: &'static [&'static str]) {
+pub(crate) fn read_library_ahead(lib: &'static Library) {
     if !enabled() || !cfg!(target_os = "linux") {
         return;
     }
+    let companions: &[&str] = match lib.dependencies {
+        Dependencies::Companions(names) => names,
+        _ => &[],
+    };
     let _ = std::thread::Builder::new().name("emberfire-read-ahead".into()).spawn(move || {
         let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
             return;
         };
-        let mut files = mapped_files(&maps, stem);
+        let mut files = mapped_files(&maps, lib.search.stem);
         let dirs: Vec<PathBuf> =
             files.iter().filter_map(|f| f.parent().map(Path::to_path_buf)).collect();
         for dir in dirs {
