@@ -27,12 +27,14 @@
 //!   file cache on a thread of their own, so that the first compiles do not fault its code in
 //!   from disk page by page (`vendor::read_ahead` says what it measured).
 //!   `EMBERFIRE_READ_AHEAD=0` turns it off.
-//! - NVRTC compiles one program at a time per process (measured: 4 threads compiling at once
-//!   took 70 ms per compile where one took 10 ms), so compiles overlap only across processes.
-//!   Those compiles repeated one source, and NVRTC 13.0 on the machines measured keeps the
-//!   code it makes in the driver's compile cache (`~/.nv/ComputeCache`), where a repeat finds
-//!   it: an uncached compile of a generated kernel there takes 100 to 450 ms, a repeat a tenth
-//!   of that. Whether uncached compiles overlap across threads is not yet measured.
+//! - **Compiles at once.** Compiles of different sources run side by side on threads of one
+//!   process, as in separate processes: four variants of a generated reduction compiled in
+//!   624 to 758 ms one after another and 441 to 480 ms on two threads (NVRTC 13.0 on a
+//!   two-core machine; 453 in two processes). An earlier measurement that saw four threads'
+//!   compiles finish one after another repeated one source: NVRTC 13.0 on the device machines
+//!   keeps the code it makes in the driver's compile cache (`~/.nv/ComputeCache`), and those
+//!   were its hits. An uncached compile of a generated kernel there takes 100 to 450 ms, a
+//!   repeat a tenth of that.
 
 use std::ffi::{c_char, CString};
 use std::fmt;
