@@ -142,6 +142,8 @@ fn wanted_splits(e: Extent, l: &Layout, groups: usize, slots: usize) -> usize {
 /// with a single split).
 pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
     let (tiles, groups) = groups_of(e, &layout);
+    // the row kernels take their group as their output (`codegen::reduce::source_many`)
+    debug_assert!(!layout.rows || tiles == 1, "a row layout of {tiles} tiles");
     let (mut splits, mut jchunk) = (1, e.r.max(1));
     if layout.split {
         let w = if layout.rows { layout.vector as usize } else { 1 };
