@@ -418,7 +418,7 @@ pub(crate) fn partial_read(
     lim: &str,
 ) -> String {
     match p.steps[k].instr {
-        Instr::Random(_) => random::fill(p, k, reg, w, at),
+        Instr::Random(_) => wide_read(p, k, reg, w, at),
         _ => format!(
             "{} {reg}[{w}];\n        if ({lim} == {w}) vload({reg}, in{k} + {at});\n        else {{\n#pragma unroll\n          for (int e = 0; e < {w}; e++) {reg}[e] = in{k}[{at} + (e < {lim} ? e : 0)];\n        }}",
             storage_type(p.steps[k].dtype)

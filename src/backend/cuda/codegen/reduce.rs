@@ -906,7 +906,7 @@ fn fold_loops(
         // Lanes of a group read consecutive W-element pieces of the row. The row's last
         // (jhi - jlo) % W elements are a partial piece of the one-at-a-time pass, its elements
         // read one by one and folded up to `lim`: a loop of their own repeated the whole body
-        // in the kernel, for NVRTC to compile twice over (a tenth of `pi`'s compile time).
+        // in the kernel, for NVRTC to compile twice over (a fifth of `pi`'s compile time).
         s.push_str("      const long long base = o * r + jlo;\n");
         s.push_str("      const long long nrow = jhi > jlo ? jhi - jlo : 0;\n");
         s.push_str("      const long long nvec = nrow / W;\n");
