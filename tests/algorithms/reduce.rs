@@ -775,7 +775,15 @@ fn dim_out_of_range_panics() {
 #[test]
 fn large_shapes_every_path() {
     let mut r = Rng(99);
-    for dims in [[70_000u64, 2, 1, 1], [3, 50_000, 1, 1], [8_200, 70, 1, 1], [9, 5, 3000, 2]] {
+    // (the last: a row split over many blocks whose last piece is shorter than a wide load)
+    let all = [
+        [70_000u64, 2, 1, 1],
+        [3, 50_000, 1, 1],
+        [8_200, 70, 1, 1],
+        [9, 5, 3000, 2],
+        [1_000_003, 1, 1, 1],
+    ];
+    for dims in all {
         let n = dims.iter().product::<u64>() as usize;
         let host: Vec<f32> = (0..n).map(|_| r.real() as f32).collect();
         let ints: Vec<i32> = (0..n).map(|_| i32::gen(&mut r)).collect();

@@ -17,7 +17,7 @@ use crate::backend::Buffer;
 use crate::dim4::Dim4;
 use crate::dtype::DType;
 use crate::error::Error;
-use crate::jit::{Data, Node, Program};
+use crate::jit::{Data, Instr, Node, Program};
 use crate::storage::HostVec;
 use crate::sync::lock;
 
@@ -66,17 +66,31 @@ pub(crate) struct Grid {
     pub blocks: usize,
 }
 
+/// How many element positions a thread's loop takes at once in a reduction of `p`.
+///
+/// Unrolling keeps several wide loads of a thread in flight, which a memory-bound body needs
+/// to reach the copy bandwidth; it also repeats the body in the kernel, and NVRTC's compile
+/// time grows with it (a reduction of two random leaves, `pi`'s, compiled in 336 ms unrolled
+/// four times and 181 ms not unrolled; a product of normals 372, 283 and 205 ms unrolled four
+/// times, twice and not at all: times of the compiler alone, which is most of a first run
+/// with an empty kernel cache). A body that loads nothing (random numbers, ranges, scalars)
+/// has no loads to overlap: its arithmetic is overlapped by the other warps of the device, so
+/// it is not unrolled. Other bodies are unrolled less as they grow.
+pub(crate) fn choose_unroll(p: &Program) -> u32 {
+    let loads = p.steps.iter().any(|s| matches!(s.instr, Instr::Input(_) | Instr::Mapped(..)));
+    match p.steps.len() {
+        _ if !loads => 1,
+        0..=8 => 4,
+        9..=24 => 2,
+        _ => 1,
+    }
+}
+
 /// Chooses the thread layout (everything but the split) for extent `e`, given the widest
-/// load `vector` the inputs allow (1 when some input is strided or coordinates are needed) and
-/// the number of threads the device holds at once.
-pub(crate) fn choose_layout(e: Extent, vector: u32, steps: usize, resident: usize) -> Layout {
-    let unroll = if steps <= 8 {
-        4
-    } else if steps <= 24 {
-        2
-    } else {
-        1
-    };
+/// load `vector` the inputs allow (1 when some input is strided or coordinates are needed),
+/// the element positions a thread takes at once (`choose_unroll`) and the number of threads
+/// the device holds at once.
+pub(crate) fn choose_layout(e: Extent, vector: u32, unroll: u32, resident: usize) -> Layout {
     if e.inner == 1 {
         // wide loads along the row need every row (and every split) to start aligned
         let w = if vector > 1 && (e.outer == 1 || e.r.is_multiple_of(vector as usize)) {
@@ -128,6 +142,8 @@ fn wanted_splits(e: Extent, l: &Layout, groups: usize, slots: usize) -> usize {
 /// with a single split).
 pub(crate) fn grid_for(e: Extent, layout: Layout, slots: usize) -> Grid {
     let (tiles, groups) = groups_of(e, &layout);
+    // the row kernels take their group as their output (`codegen::reduce::source_many`)
+    debug_assert!(!layout.rows || tiles == 1, "a row layout of {tiles} tiles");
     let (mut splits, mut jchunk) = (1, e.r.max(1));
     if layout.split {
         let w = if layout.rows { layout.vector as usize } else { 1 };
@@ -197,7 +213,7 @@ pub(crate) fn reduce(
     let plan = codegen::plan(&p, &linear, |w| aligned_for(&p, &linear, w));
     let vector = if plan.coords { 1 } else { plan.vector as u32 };
     let resident = (dev.sm_count() * 2048) as usize;
-    let layout = choose_layout(e, vector, p.steps.len(), resident);
+    let layout = choose_layout(e, vector, choose_unroll(&p), resident);
     let grid = choose_grid(e, layout, (dev.sm_count() * BLOCKS_PER_SM) as usize);
     let func = kernel(dev, &p, &plan, fold, out, &grid.layout, dim)?;
     let t = p.steps[p.outputs[0]].dtype;
@@ -265,7 +281,7 @@ pub(crate) fn reduce_siblings(
     let plan = codegen::plan(&p, &linear, |w| aligned_for(&p, &linear, w));
     let vector = if plan.coords { 1 } else { plan.vector as u32 };
     let resident = (dev.sm_count() * 2048) as usize;
-    let layout = choose_layout(e, vector, p.steps.len(), resident);
+    let layout = choose_layout(e, vector, choose_unroll(&p), resident);
     if roots.len() > 1 && rc::shared_bytes(&p, &members, &layout) > SHARED_LIMIT {
         let half = roots.len() / 2;
         let mut outs = reduce_siblings(ordinal, &roots[..half], &ops[..half], dim)?;
@@ -414,7 +430,7 @@ mod tests {
     #[test]
     fn a_long_vector_is_split_over_the_whole_device() {
         let e = Extent { inner: 1, r: 1 << 26, outer: 1 };
-        let l = choose_layout(e, 4, 3, H100);
+        let l = choose_layout(e, 4, 4, H100);
         assert_eq!((l.tx, l.ty, l.tz, l.vector), (1, 256, 1, 4));
         let g = choose_grid(e, l, 132 * 4);
         assert!(g.layout.split && g.splits == 132 * 4, "{g:?}");
@@ -425,7 +441,7 @@ mod tests {
     #[test]
     fn contiguous_rows_of_a_square_matrix_take_a_warp_each() {
         let e = Extent { inner: 1, r: 8192, outer: 8192 };
-        let l = choose_layout(e, 4, 1, H100);
+        let l = choose_layout(e, 4, 4, H100);
         assert_eq!((l.ty, l.tz), (32, 8));
         let g = choose_grid(e, l, 132 * 4);
         assert!(!g.layout.split);
@@ -435,11 +451,55 @@ mod tests {
     #[test]
     fn strided_columns_are_split_when_few() {
         let e = Extent { inner: 8192, r: 8192, outer: 1 };
-        let l = choose_layout(e, 4, 1, H100);
+        let l = choose_layout(e, 4, 4, H100);
         assert_eq!((l.tx, l.ty, l.tz, l.vector), (32, 8, 1, 4));
         let g = choose_grid(e, l, 132 * 4);
         assert_eq!(g.tiles, 64);
         assert!(g.layout.split && g.splits == 8, "{g:?}");
+    }
+
+    /// `steps` steps: an input (or, without loads, a random leaf), then scalars and sums.
+    fn program_of(steps: usize, loads: bool) -> Program {
+        use crate::jit::program::Step;
+        use crate::jit::BinOp;
+        use crate::random::stream::{Distribution, Draw, Generator};
+        let d = Dim4::new(&[64, 1, 1, 1]);
+        let leaf = if loads {
+            let buf = Arc::new(Buffer::host(HostVec::zeros(DType::F32, 64)));
+            Instr::Input(Data { buf, offset: 0, strides: [1, 64, 64, 64] })
+        } else {
+            Instr::Random(Draw::new(Generator::Philox, 0, 1, 0, Distribution::Uniform))
+        };
+        let mut p = Program {
+            steps: vec![Step { instr: leaf, dtype: DType::F32, dims: d }],
+            outputs: vec![],
+            dims: d,
+        };
+        while p.steps.len() < steps {
+            let k = p.steps.len();
+            let instr = if k % 2 == 1 {
+                Instr::Scalar(HostVec::zeros(DType::F32, 1))
+            } else {
+                Instr::Binary(BinOp::Add, k - 2, k - 1)
+            };
+            p.steps.push(Step { instr, dtype: DType::F32, dims: d });
+        }
+        p.outputs.push(p.steps.len() - 1);
+        p
+    }
+
+    #[test]
+    fn bodies_that_load_are_unrolled_less_as_they_grow_and_others_not_at_all() {
+        for (steps, unroll) in [(1, 4), (3, 4), (8, 4), (9, 2), (24, 2), (25, 1), (40, 1)] {
+            assert_eq!(choose_unroll(&program_of(steps, true)), unroll, "{steps} steps");
+        }
+        for steps in [1, 3, 9, 25] {
+            assert_eq!(choose_unroll(&program_of(steps, false)), 1, "{steps} steps, no loads");
+        }
+        // the unroll chosen is the layout's
+        let e = Extent { inner: 1, r: 1 << 20, outer: 1 };
+        assert_eq!(choose_layout(e, 4, 1, H100).unroll, 1);
+        assert_eq!(choose_layout(e, 4, 2, H100).unroll, 2);
     }
 
     #[test]
@@ -450,7 +510,7 @@ mod tests {
             Extent { inner: 1, r: 7, outer: 1 },
             Extent { inner: 3, r: 5, outer: 2 },
         ] {
-            let l = choose_layout(e, 1, 1, H100);
+            let l = choose_layout(e, 1, 4, H100);
             assert_eq!(l.threads(), 256);
             let g = choose_grid(e, l, 132 * 4);
             assert!(!g.layout.split, "{e:?}: {g:?}");

@@ -405,6 +405,27 @@ pub(crate) fn wide_read(p: &Program, k: usize, reg: &str, w: usize, at: &str) ->
     }
 }
 
+/// Declares `reg[w]` holding the first `lim` (a C expression, 1 to `w`) of the `w` elements of
+/// input or random step `k` from index `at` (a multiple of `w`): a wide load when all `w` are
+/// there, else one load an element, those past `lim` repeating the first (read, never used). A
+/// random leaf computes its numbers whatever `lim`.
+pub(crate) fn partial_read(
+    p: &Program,
+    k: usize,
+    reg: &str,
+    w: usize,
+    at: &str,
+    lim: &str,
+) -> String {
+    match p.steps[k].instr {
+        Instr::Random(_) => wide_read(p, k, reg, w, at),
+        _ => format!(
+            "{} {reg}[{w}];\n        if ({lim} == {w}) vload({reg}, in{k} + {at});\n        else {{\n#pragma unroll\n          for (int e = 0; e < {w}; e++) {reg}[e] = in{k}[{at} + (e < {lim} ? e : 0)];\n        }}",
+            storage_type(p.steps[k].dtype)
+        ),
+    }
+}
+
 /// Writes the computation of every step for one element; `raw(i)` is the stored element of
 /// input step `i`.
 pub(crate) fn body(s: &mut String, p: &Program, ind: &str, raw: impl Fn(usize) -> String) {
