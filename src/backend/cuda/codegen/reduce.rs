@@ -1038,10 +1038,6 @@ mod tests {
         }
     }
 
-    /// Several reductions of one producer: every non-index fold beside others of other
-    /// accumulator types, on every layout family, each element's steps written once per
-    /// element position and each reduction's names its own. `EMBERFIRE_DUMP_KERNELS=dir`
-    /// writes the sources for an offline compile check with NVRTC.
     /// The kernel's compile time grows with the copies of the body: a row reduction writes it
     /// once per load of its unrolled pass and once for the pass that takes one load at a time,
     /// whose last, partial piece of a row needs no loop of its own.
@@ -1070,6 +1066,10 @@ mod tests {
         }
     }
 
+    /// Several reductions of one producer: every non-index fold beside others of other
+    /// accumulator types, on every layout family, each element's steps written once per
+    /// element position and each reduction's names its own. `EMBERFIRE_DUMP_KERNELS=dir`
+    /// writes the sources for an offline compile check with NVRTC.
     #[test]
     fn generates_sibling_kernels() {
         let d = Dim4::new(&[8, 3, 1, 1]);
